@@ -1,0 +1,20 @@
+"""attn-demo: English→French encoder–decoder models whose attention you can watch.
+
+Letters used in every shape comment of this package:
+
+    B  batch size (sentences, or sentences × beams during beam search)
+    S  source length in SentencePiece pieces (EOS included)
+    T  target length in pieces (EOS included)
+    E  embedding size
+    D  size of an encoder annotation h_j = [→h_j; ←h_j]  (2 × encoder hidden size)
+    H  decoder hidden size (size of s_t)
+    A  hidden size of an additive / concat score
+    V  vocabulary size
+    K  beam size
+
+Symbols shared with the app:  h_j encoder annotation, s_t decoder state, e_tj score,
+α_tj = softmax_j(e_tj) attention weight, c_t = Σ_j α_tj h_j context vector, y_t emitted piece.
+"""
+from attn_demo.translator import Translation, Translator, load_translator
+
+__all__ = ["Translation", "Translator", "load_translator"]

@@ -1,0 +1,104 @@
+"""Attention: one interface, four score functions.
+
+Every attention module maps a decoder query and the encoder annotations to
+
+    scores   e_tj   (B, T, S)   one energy per source piece j and output step t
+    weights  α_tj   (B, T, S)   α_tj = exp(e_tj) / Σ_k exp(e_tk), padding gets exactly 0
+    context  c_t    (B, T, D)   c_t = Σ_j α_tj h_j
+
+The part of the score that depends only on h_j (W_h h_j, W h_j) is computed once per
+sentence by `project_keys` and passed back in by the caller; the modules keep no state
+between calls, so one model can serve every user at once.
+"""
+import torch
+import torch.nn as nn
+
+from attn_demo.config import ATTENTION_TYPES
+
+
+class Attention(nn.Module):
+    """Base class: subclasses define `project_keys` and `score`."""
+
+    def project_keys(self, annotations: torch.Tensor) -> torch.Tensor:
+        """Per-sentence part of the score, from h_j (B, S, D)."""
+        raise NotImplementedError
+
+    def score(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        """Energies e_tj (B, T, S) for queries (B, T, H) and projected keys."""
+        raise NotImplementedError
+
+    def forward(self, query, keys, annotations, mask):
+        """query (B, T, H), keys from project_keys, annotations h (B, S, D), mask (B, S) True = real piece."""
+        scores = self.score(query, keys)  # (B, T, S)
+        masked = scores.masked_fill(~mask[:, None, :], float("-inf"))
+        weights = torch.softmax(masked, dim=-1)  # (B, T, S)
+        context = weights @ annotations  # (B, T, D)
+        return scores, weights, context
+
+
+class BahdanauAttention(Attention):
+    """Additive attention (Bahdanau et al. 2015, eq. 6 and appendix A.1.2):
+
+        e_tj = vᵀ tanh(W_h h_j + W_s s_{t−1})
+
+    The query is the *previous* decoder state s_{t−1}; c_t then feeds the GRU that makes s_t.
+    """
+
+    def __init__(self, query_size: int, annotation_size: int, hidden_size: int):
+        super().__init__()
+        self.W_h = nn.Linear(annotation_size, hidden_size)
+        self.W_s = nn.Linear(query_size, hidden_size, bias=False)
+        self.v = nn.Linear(hidden_size, 1, bias=False)
+
+    def project_keys(self, annotations):
+        return self.W_h(annotations)  # (B, S, A)
+
+    def score(self, query, keys):
+        hidden = torch.tanh(keys[:, None, :, :] + self.W_s(query)[:, :, None, :])  # (B, T, S, A)
+        return self.v(hidden).squeeze(-1)  # (B, T, S)
+
+
+class LuongConcatAttention(BahdanauAttention):
+    """Luong "concat" score (Luong et al. 2015, eq. 8):
+
+        e_tj = vᵀ tanh(W [s_t; h_j]) = vᵀ tanh(W_h h_j + W_s s_t)
+
+    The same arithmetic as Bahdanau's, but the query is the *current* state s_t.
+    """
+
+
+class LuongDotAttention(Attention):
+    """Luong "dot" score (Luong et al. 2015, eq. 8):  e_tj = s_tᵀ h_j   (needs H = D)."""
+
+    def project_keys(self, annotations):
+        return annotations  # (B, S, D)
+
+    def score(self, query, keys):
+        return query @ keys.transpose(1, 2)  # (B, T, S)
+
+
+class LuongGeneralAttention(LuongDotAttention):
+    """Luong "general" score (Luong et al. 2015, eq. 8):  e_tj = s_tᵀ W h_j.
+
+    W h_j is computed once per sentence, so each step costs one batched dot product.
+    """
+
+    def __init__(self, query_size: int, annotation_size: int):
+        super().__init__()
+        self.W = nn.Linear(annotation_size, query_size, bias=False)
+
+    def project_keys(self, annotations):
+        return self.W(annotations)  # (B, S, H)
+
+
+def build_attention(name: str, query_size: int, annotation_size: int, hidden_size: int) -> Attention:
+    """The attention module for a config name; unknown names are refused with the valid ones."""
+    if name == "bahdanau":
+        return BahdanauAttention(query_size, annotation_size, hidden_size)
+    if name == "luong-concat":
+        return LuongConcatAttention(query_size, annotation_size, hidden_size)
+    if name == "luong-general":
+        return LuongGeneralAttention(query_size, annotation_size)
+    if name == "luong-dot":
+        return LuongDotAttention()
+    raise ValueError(f"unknown attention {name!r}; valid: {', '.join(ATTENTION_TYPES)}")

@@ -1,0 +1,149 @@
+"""Checkpoint folders in Hugging Face Hub layout, saved and loaded strictly.
+
+    config.json          ModelConfig
+    model.safetensors    the weights, stored as float16 (upcast to float32 on load)
+    source.model         SentencePiece model for English
+    target.model         SentencePiece model for French
+    README.md            model card: Hub YAML metadata, training command, measured scores
+"""
+import shutil
+from pathlib import Path
+
+import torch
+from huggingface_hub import EvalResult, ModelCard, ModelCardData
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from attn_demo.config import ModelConfig
+from attn_demo.model import Seq2Seq
+from attn_demo.tokenizer import Tokenizer
+
+CHECKPOINT_FILES = ("config.json", "model.safetensors", "source.model", "target.model")
+
+
+def save_checkpoint(folder: Path, model: Seq2Seq, src_tok: Tokenizer, tgt_tok: Tokenizer) -> None:
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    model.config.to_json(folder / "config.json")
+    weights = {name: t.detach().to("cpu", torch.float16).contiguous() for name, t in model.state_dict().items()}
+    save_file(weights, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    for tok, name in ((src_tok, "source.model"), (tgt_tok, "target.model")):
+        if tok.model_file.resolve() != (folder / name).resolve():
+            shutil.copyfile(tok.model_file, folder / name)
+
+
+def load_checkpoint(folder: Path, device="cpu") -> tuple[Seq2Seq, Tokenizer, Tokenizer]:
+    """Model (in eval mode) and tokenizers; any missing file or mismatched weight is an error naming it."""
+    folder = Path(folder)
+    for name in CHECKPOINT_FILES:
+        if not (folder / name).is_file():
+            raise FileNotFoundError(f"checkpoint {folder} has no {name}")
+    config = ModelConfig.from_json(folder / "config.json")
+    model = Seq2Seq(config)
+    model.load_state_dict(_read_weights(folder / "model.safetensors", model))
+    return model.to(device).eval(), Tokenizer(folder / "source.model"), Tokenizer(folder / "target.model")
+
+
+def _read_weights(path: Path, model: Seq2Seq) -> dict:
+    try:
+        stored = load_file(str(path))
+    except (SafetensorError, OSError, ValueError) as error:
+        raise ValueError(f"{path} is not a readable safetensors file: {error}") from error
+    expected = model.state_dict()
+    missing, extra = sorted(set(expected) - set(stored)), sorted(set(stored) - set(expected))
+    if missing or extra:
+        raise ValueError(f"{path} does not match config.json: missing weights {missing}, unexpected weights {extra}")
+    for name, tensor in stored.items():
+        if tensor.shape != expected[name].shape:
+            raise ValueError(f"{path}: weight {name} has shape {tuple(tensor.shape)}, "
+                             f"config.json implies {tuple(expected[name].shape)}")
+    return {name: tensor.float() for name, tensor in stored.items()}
+
+
+CARD_TEMPLATE = """---
+{yaml}
+---
+
+# {name}: English→French GRU encoder–decoder with {attention_title} attention
+
+A small teaching model for [attn-demo](https://github.com/attn-demo/attn-demo): a bidirectional GRU
+encoder and a GRU decoder with **{attention_title}** attention, trained from scratch on a CPU so that
+its attention can be drawn and inspected step by step. It is not a production translator.
+
+## Architecture
+- attention: `{attention}` — {equation}
+- sizes: embeddings {emb}, encoder 2×{enc} (annotations h_j of size {ann}), decoder {dec}; {parameters} parameters
+- SentencePiece unigram tokenizers, one per language (`source.model`, `target.model`), {vocab} pieces each,
+  trained on the training split only
+- weights stored as float16 in `model.safetensors`, upcast to float32 when loaded
+
+## Training
+{training_text}
+
+## Evaluation
+{results_text}
+
+## Data and credits
+Trained on the English–French sentence pairs of [Tatoeba](https://tatoeba.org) as packaged by
+[manythings.org/anki](https://www.manythings.org/anki/) (release 2019-04-07), licensed
+[CC-BY 2.0 FR](https://creativecommons.org/licenses/by/2.0/). Every pair whose English side occurs in
+the Tatoeba Challenge test set (v2020-07-28, eng-fra) was removed before training; the validation
+split holds out whole English sentences.
+"""
+
+EQUATIONS = {
+    "bahdanau": "e_tj = vᵀ tanh(W_h h_j + W_s s_{t−1}) (Bahdanau et al. 2015); the context c_t feeds the GRU input [E y_{t−1}; c_t]",
+    "luong-general": "e_tj = s_tᵀ W h_j (Luong et al. 2015), query s_t, h̃_t = tanh(W_c [c_t; s_t]) feeds the output layer, no input feeding",
+    "luong-dot": "e_tj = s_tᵀ h_j (Luong et al. 2015), query s_t, no input feeding",
+    "luong-concat": "e_tj = vᵀ tanh(W [s_t; h_j]) (Luong et al. 2015), query s_t, no input feeding",
+}
+
+
+def write_model_card(folder: Path, training: dict | None = None, results: dict | None = None) -> None:
+    """(Re)write README.md from the facts already in it plus new training facts or test results.
+
+    results: {"bleu": …, "chrf": …, "n": …, "beam": …, "dataset": …, "by_length": {...}, "command": …}
+    """
+    folder = Path(folder)
+    card_path = folder / "README.md"
+    old = ModelCard.load(card_path).data.to_dict() if card_path.is_file() else {}
+    training = training or old.get("training", {})
+    results = results or old.get("test_results")
+    config = ModelConfig.from_json(folder / "config.json")
+    eval_results = []
+    if results:
+        eval_results = [EvalResult(task_type="translation", dataset_type="tatoeba", dataset_name=results["dataset"],
+                                   dataset_config="eng-fra", dataset_split="test", metric_type=metric,
+                                   metric_value=results[metric], metric_name=f"{metric.upper()} (sacreBLEU, beam {results['beam']})")
+                        for metric in ("bleu", "chrf")]
+    data = ModelCardData(
+        language=["en", "fr"], license="cc-by-2.0", library_name="pytorch", pipeline_tag="translation",
+        tags=["translation", "attention", "gru", config.attention], datasets=["tatoeba"], metrics=["bleu", "chrf"],
+        model_name=folder.name, eval_results=eval_results or None, training=training, test_results=results,
+    )
+    title = "Bahdanau (additive)" if config.attention == "bahdanau" else f"Luong ({config.attention.split('-')[1]})"
+    card = CARD_TEMPLATE.format(
+        yaml=data.to_yaml(), name=folder.name, attention=config.attention, attention_title=title,
+        equation=EQUATIONS[config.attention], emb=config.emb_size, enc=config.enc_hidden_size,
+        ann=config.annotation_size, dec=config.dec_hidden_size, parameters=f"{training.get('parameters', 0):,}",
+        vocab=config.src_vocab_size, training_text=_training_text(training), results_text=_results_text(results),
+    )
+    card_path.write_text(card)
+
+
+def _training_text(t: dict) -> str:
+    if not t:
+        return "Not recorded."
+    return (f"From scratch, {t['minutes']} minutes on {t['threads']} CPU thread(s), {t['steps']} updates, "
+            f"{t['epochs']} epochs over {t['training_pairs']:,} pairs; best greedy validation BLEU {t['valid_bleu_greedy']} "
+            f"(chrF {t['valid_chrf_greedy']}).\n\n```\n{t['command']}\n```")
+
+
+def _results_text(r: dict | None) -> str:
+    if not r:
+        return "Not evaluated yet."
+    rows = "\n".join(f"| {bucket} | {v['n']} | {v['bleu']} |" for bucket, v in r["by_length"].items())
+    extra = "".join(f"\n\n{line}" for line in r.get("notes", []))
+    return (f"{r['dataset']}, {r['n']} sentences, beam {r['beam']}, sacreBLEU (default tokeniser, detokenised output):\n"
+            f"**BLEU {r['bleu']}**, **chrF {r['chrf']}**.\n\n| source words | sentences | BLEU |\n|---|---|---|\n{rows}"
+            f"{extra}\n\n```\n{r['command']}\n```")

@@ -1,0 +1,85 @@
+"""Tatoeba pairs: reading, test-set exclusion, the validation split, length-bucketed batches."""
+import gzip
+import random
+from collections import Counter
+from pathlib import Path
+
+import torch
+
+DATA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "tatoeba-fra-eng"
+TRAIN_POOL = DATA_DIR / "fra-eng-2019-04-07.tsv.gz"
+TEST_SET = DATA_DIR / "tatoeba-test-v2020-07-28.eng-fra.tsv"
+
+
+def normalise(text: str) -> str:
+    return " ".join(text.split())
+
+
+def read_pairs(path: Path) -> list[tuple[str, str]]:
+    """`english<TAB>french` lines (plain or .gz) → whitespace-normalised pairs."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        rows = (line.rstrip("\n").split("\t") for line in f)
+        return [(normalise(r[0]), normalise(r[1])) for r in rows if len(r) >= 2 and r[0].strip() and r[1].strip()]
+
+
+def train_valid_split(pool, test, n_valid: int, seed: int):
+    """Drop every pool pair whose English side is in the test set, then hold out whole English
+    sentences (with all their translations) until n_valid pairs, so validation English is unseen."""
+    test_english = {en for en, _ in test}
+    pool = [p for p in pool if p[0] not in test_english]
+    translations = Counter(en for en, _ in pool)
+    english = sorted(translations)
+    random.Random(seed).shuffle(english)
+    valid_english, n = set(), 0
+    for en in english:
+        if n >= n_valid:
+            break
+        valid_english.add(en)
+        n += translations[en]
+    train = [p for p in pool if p[0] not in valid_english]
+    valid = [p for p in pool if p[0] in valid_english]
+    return train, valid
+
+
+def encode_pairs(pairs, src_tok, tgt_tok, max_len: int):
+    """Pairs → (src ids + EOS, tgt ids + EOS), dropping pairs longer than max_len pieces."""
+    eos = src_tok.sp.eos_id()
+    out = []
+    for en, fr in pairs:
+        s, t = src_tok.encode(en) + [eos], tgt_tok.encode(fr) + [eos]
+        if len(s) <= max_len and len(t) <= max_len:
+            out.append((s, t))
+    return out
+
+
+def batches(examples, max_tokens: int, shuffle: bool, seed: int = 0):
+    """Length-sorted batches of about max_tokens target pieces, in random order when shuffling."""
+    rng = random.Random(seed)
+    order = sorted(range(len(examples)), key=lambda i: (len(examples[i][0]), len(examples[i][1]), rng.random() if shuffle else 0))
+    groups, group, longest = [], [], 0
+    for i in order:
+        longest = max(longest, len(examples[i][1]), len(examples[i][0]))
+        if group and longest * (len(group) + 1) > max_tokens:
+            groups.append(group)
+            group, longest = [], max(len(examples[i][0]), len(examples[i][1]))
+        group.append(i)
+    groups.append(group)
+    if shuffle:
+        rng.shuffle(groups)
+    for group in groups:
+        yield collate([examples[i] for i in group])
+
+
+def pad(seqs, value: int = 0) -> torch.Tensor:
+    width = max(len(s) for s in seqs)
+    return torch.tensor([s + [value] * (width - len(s)) for s in seqs], dtype=torch.long)
+
+
+def collate(examples, bos: int = 2):
+    """→ src (B, S), src_lengths (B,), y_in (B, T) = BOS + target[:-1], y_out (B, T) = target."""
+    src = pad([s for s, _ in examples])
+    lengths = torch.tensor([len(s) for s, _ in examples])
+    y_in = pad([[bos] + t[:-1] for _, t in examples])
+    y_out = pad([t for _, t in examples])
+    return src, lengths, y_in, y_out

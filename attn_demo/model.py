@@ -1,0 +1,165 @@
+"""GRU encoder–decoder: a bidirectional encoder and the Bahdanau and Luong decoders.
+
+Both decoders offer the same two entry points:
+    forward(y_in, memory)       teacher-forced logits for a whole target (training)
+    step(y_prev, state, memory) one output step with its trace (decoding)
+"""
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from attn_demo.attention import build_attention
+from attn_demo.config import ModelConfig
+
+
+@dataclass
+class Memory:
+    """What the decoder reads from the encoder, computed once per sentence."""
+
+    annotations: torch.Tensor  # h_j (B, S, D)
+    keys: torch.Tensor  # attention.project_keys(h) (B, S, ·)
+    mask: torch.Tensor  # (B, S) True where there is a real piece
+    init_state: torch.Tensor  # s_0 (B, H)
+
+    def select(self, rows: torch.Tensor) -> "Memory":
+        """The memory of the given batch rows (beam search repeats each sentence K times)."""
+        return Memory(self.annotations[rows], self.keys[rows], self.mask[rows], self.init_state[rows])
+
+
+@dataclass
+class Step:
+    """One decoder step: its output and everything attention computed on the way."""
+
+    logits: torch.Tensor  # (B, V)
+    state: torch.Tensor  # s_t (B, H)
+    query: torch.Tensor  # the query used: s_{t−1} (Bahdanau) or s_t (Luong)  (B, H)
+    scores: torch.Tensor  # e_tj (B, S)
+    attention: torch.Tensor  # α_tj (B, S)
+    context: torch.Tensor  # c_t (B, D)
+
+
+class Encoder(nn.Module):
+    """Bidirectional GRU: h_j = [→h_j; ←h_j] (Bahdanau et al. 2015, §3.2)."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.embed = nn.Embedding(cfg.src_vocab_size, cfg.emb_size, padding_idx=cfg.pad_id)
+        self.rnn = nn.GRU(cfg.emb_size, cfg.enc_hidden_size, batch_first=True, bidirectional=True)
+        self.dropout = nn.Dropout(cfg.dropout)
+
+    def forward(self, src, lengths):
+        """src (B, S) ids, lengths (B,) → annotations (B, S, D), ←h_1 (B, D/2)."""
+        x = self.dropout(self.embed(src))  # (B, S, E)
+        packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+        out, last = self.rnn(packed)  # last: (2, B, D/2); last[1] is the backward GRU at j = 1
+        annotations, _ = pad_packed_sequence(out, batch_first=True, total_length=src.size(1))
+        return annotations, last[1]
+
+
+class Decoder(nn.Module):
+    """Shared parts: target embedding, attention, tied output layer, s_0 = tanh(W_init ←h_1)."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        D, H = cfg.annotation_size, cfg.dec_hidden_size
+        self.embed = nn.Embedding(cfg.tgt_vocab_size, cfg.emb_size, padding_idx=cfg.pad_id)
+        self.attention = build_attention(cfg.attention, H, D, cfg.attn_hidden_size)
+        self.init = nn.Linear(cfg.enc_hidden_size, H)
+        self.out_bias = nn.Parameter(torch.zeros(cfg.tgt_vocab_size))
+        self.dropout = nn.Dropout(cfg.dropout)
+
+    def memory(self, annotations, backward_first, mask) -> Memory:
+        keys = self.attention.project_keys(annotations)
+        return Memory(annotations, keys, mask, torch.tanh(self.init(backward_first)))
+
+    def logits(self, readout):
+        """The output layer shares the target embedding matrix (Press & Wolf 2017): (…, E) → (…, V)."""
+        return F.linear(self.dropout(readout), self.embed.weight, self.out_bias)
+
+
+class BahdanauDecoder(Decoder):
+    """s_t = GRU([E y_{t−1}; c_t], s_{t−1}) where c_t attends with the query s_{t−1};
+    readout tanh(W_o [s_t; c_t; E y_{t−1}]) → tied softmax (Bahdanau et al. 2015, A.2.2)."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__(cfg)
+        E, D, H = cfg.emb_size, cfg.annotation_size, cfg.dec_hidden_size
+        self.cell = nn.GRUCell(E + D, H)
+        self.readout = nn.Linear(H + D + E, E)
+
+    def _recur(self, y_emb, s_prev, memory):
+        """One recurrence: (B, E), (B, H) → s_t, e, α, c (each (B, ·))."""
+        scores, weights, context = self.attention(s_prev[:, None], memory.keys, memory.annotations, memory.mask)
+        context = context[:, 0]  # (B, D)
+        state = self.cell(torch.cat([y_emb, context], dim=-1), s_prev)  # (B, H)
+        return state, scores[:, 0], weights[:, 0], context
+
+    def forward(self, y_in, memory):
+        """y_in (B, T) = BOS y_1 … y_{T−1} → logits (B, T, V). The step loop is the model: c_t feeds s_t."""
+        y_emb = self.dropout(self.embed(y_in))  # (B, T, E)
+        state, states, contexts = memory.init_state, [], []
+        for t in range(y_in.size(1)):
+            state, _, _, context = self._recur(y_emb[:, t], state, memory)
+            states.append(state)
+            contexts.append(context)
+        readout = torch.tanh(self.readout(torch.cat([torch.stack(states, 1), torch.stack(contexts, 1), y_emb], -1)))
+        return self.logits(readout)  # (B, T, V)
+
+    def step(self, y_prev, s_prev, memory) -> Step:
+        y_emb = self.embed(y_prev)  # (B, E)
+        state, scores, weights, context = self._recur(y_emb, s_prev, memory)
+        readout = torch.tanh(self.readout(torch.cat([state, context, y_emb], dim=-1)))
+        return Step(self.logits(readout), state, s_prev, scores, weights, context)
+
+
+class LuongDecoder(Decoder):
+    """s_t = GRU(E y_{t−1}, s_{t−1}); c_t attends with the query s_t;
+    h̃_t = tanh(W_c [c_t; s_t]) → tied softmax (Luong et al. 2015, eq. 5). No input feeding,
+    so training runs the GRU over the whole target at once."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__(cfg)
+        E, D, H = cfg.emb_size, cfg.annotation_size, cfg.dec_hidden_size
+        self.rnn = nn.GRU(E, H, batch_first=True)
+        self.W_c = nn.Linear(D + H, E)
+
+    def _run(self, y_emb, s_prev, memory):
+        """y_emb (B, T, E), s_prev (B, H) → states (B, T, H), e, α (B, T, S), c (B, T, D), h̃ (B, T, E)."""
+        states, _ = self.rnn(y_emb, s_prev[None].contiguous())  # (B, T, H)
+        scores, weights, context = self.attention(states, memory.keys, memory.annotations, memory.mask)
+        attentional = torch.tanh(self.W_c(torch.cat([context, states], dim=-1)))  # h̃_t (B, T, E)
+        return states, scores, weights, context, attentional
+
+    def forward(self, y_in, memory):
+        *_, attentional = self._run(self.dropout(self.embed(y_in)), memory.init_state, memory)
+        return self.logits(attentional)  # (B, T, V)
+
+    def step(self, y_prev, s_prev, memory) -> Step:
+        states, scores, weights, context, attentional = self._run(self.embed(y_prev)[:, None], s_prev, memory)
+        state = states[:, 0]
+        return Step(self.logits(attentional[:, 0]), state, state, scores[:, 0], weights[:, 0], context[:, 0])
+
+
+class Seq2Seq(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.config = cfg
+        self.encoder = Encoder(cfg)
+        decoder_class = BahdanauDecoder if cfg.attention == "bahdanau" else LuongDecoder
+        self.decoder = decoder_class(cfg)
+
+    @property
+    def query_symbol(self) -> str:
+        """Which decoder state is the attention query, as the app labels it."""
+        return "s_{t-1}" if self.config.attention == "bahdanau" else "s_t"
+
+    def encode(self, src, lengths) -> Memory:
+        """src (B, S) ids with EOS and padding, lengths (B,) → the decoder's Memory."""
+        annotations, backward_first = self.encoder(src, lengths)
+        return self.decoder.memory(annotations, backward_first, src != self.config.pad_id)
+
+    def forward(self, src, lengths, y_in):
+        return self.decoder(y_in, self.encode(src, lengths))  # (B, T, V)

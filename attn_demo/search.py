@@ -1,0 +1,130 @@
+"""Greedy and beam search over a batch, each returning what the model computed at every step
+of the hypothesis it chose: the trace the app draws."""
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from attn_demo.model import Memory, Seq2Seq
+
+TRACE_FIELDS = ("query", "scores", "attention", "context")
+
+
+@dataclass
+class Hypothesis:
+    tokens: list[int]  # y_1 … y_T, EOS last
+    log_prob: float  # Σ_t log p(y_t | y_<t, x)
+    trace: dict  # name → float32 array (T, ·), one row per output step; see TRACE_FIELDS
+
+
+def max_target_length(src_lengths: torch.Tensor) -> torch.Tensor:
+    """A French sentence is rarely more than twice as many pieces as its English source."""
+    return 2 * src_lengths + 10
+
+
+def _force_eos(log_probs, over_length, eos_id):
+    """Where a hypothesis reached its length limit, EOS becomes the only possible next piece."""
+    forced = torch.full_like(log_probs, float("-inf"))
+    forced[:, eos_id] = 0.0
+    return torch.where(over_length[:, None], forced, log_probs)
+
+
+def _trace_rows(step) -> dict:
+    return {name: getattr(step, name).float().cpu() for name in TRACE_FIELDS}
+
+
+@torch.inference_mode()
+def greedy_search(model: Seq2Seq, memory: Memory, limits) -> list[Hypothesis]:
+    """Pick the most probable piece at every step, for every sentence of the batch at once;
+    limits (B,) is each sentence's maximum output length."""
+    eos = model.config.eos_id
+    batch = memory.mask.size(0)
+    y = torch.full((batch,), model.config.bos_id, device=memory.mask.device)
+    state, done = memory.init_state, torch.zeros(batch, dtype=torch.bool, device=y.device)
+    tokens, log_probs, traces = [], [], []
+    for t in range(int(limits.max())):
+        step = model.decoder.step(y, state, memory)
+        lp = _force_eos(step.logits.log_softmax(-1), t + 1 >= limits, eos)
+        best, y = lp.max(-1)
+        tokens.append(y.cpu())
+        log_probs.append(best.cpu())
+        traces.append(_trace_rows(step))
+        state, done = step.state, done | (y == eos)
+        if done.all():
+            break
+    tokens, log_probs = torch.stack(tokens, 1), torch.stack(log_probs, 1)  # (B, T)
+    hypotheses = []
+    for b in range(batch):
+        length = int((tokens[b] == eos).nonzero()[0]) + 1
+        trace = {name: torch.stack([tr[name][b] for tr in traces[:length]]).numpy() for name in TRACE_FIELDS}
+        hypotheses.append(Hypothesis(tokens[b, :length].tolist(), float(log_probs[b, :length].sum()), trace))
+    return hypotheses
+
+
+@torch.inference_mode()
+def beam_search(model: Seq2Seq, memory: Memory, limits, beam_size: int, length_norm: float = 1.0):
+    """Keep the beam_size best prefixes per sentence; a finished hypothesis is ranked by
+    log p / length**length_norm (Wu et al. 2016 use a similar normalisation). Stops for a
+    sentence when it has beam_size finished hypotheses; returns the best of them."""
+    K, eos, device = beam_size, model.config.eos_id, memory.mask.device
+    batch = memory.mask.size(0)
+    limits = limits.repeat_interleave(K)  # (B·K,)
+    memory = memory.select(torch.arange(batch, device=device).repeat_interleave(K))
+    y = torch.full((batch * K,), model.config.bos_id, device=device)
+    state = memory.init_state
+    beam_scores = torch.full((batch, K), float("-inf"), device=device)
+    beam_scores[:, 0] = 0.0  # all K beams start identical: let only one of them expand
+    finished = [[] for _ in range(batch)]  # (normalised score, log p, step, origin beam, token)
+    history = []  # per step: origins (B, K), tokens (B, K), trace rows (B·K, ·)
+    for t in range(int(limits.max())):
+        step = model.decoder.step(y, state, memory)
+        lp = _force_eos(step.logits.log_softmax(-1), t + 1 >= limits, eos)
+        vocab = lp.size(-1)
+        total = (beam_scores.view(-1, 1) + lp).view(batch, K * vocab)
+        top_scores, top_index = total.topk(2 * K, dim=-1)  # (B, 2K): enough to keep K after EOS ones
+        origins, words = top_index // vocab, top_index % vocab
+        new_scores, new_origins, new_words = _advance(finished, top_scores, origins, words, t, K, eos, length_norm)
+        history.append((new_origins.cpu(), new_words.cpu(), _trace_rows(step)))
+        if all(len(f) >= K for f in finished):
+            break
+        beam_scores = new_scores
+        rows = (torch.arange(batch, device=device)[:, None] * K + new_origins).view(-1)
+        state, y = step.state[rows], new_words.view(-1)
+    return [_backtrack(max(f), b, K, history) for b, f in enumerate(finished)]
+
+
+def _advance(finished, top_scores, origins, words, t, K, eos, length_norm):
+    """Move EOS candidates to `finished`; keep the K best others as the next beams."""
+    scores, next_origins, next_words = [], [], []
+    for b in range(top_scores.size(0)):
+        kept = []
+        for score, origin, word in zip(top_scores[b].tolist(), origins[b].tolist(), words[b].tolist()):
+            if score == float("-inf"):
+                continue
+            if word == eos:
+                if len(finished[b]) < K:
+                    finished[b].append((score / (t + 1) ** length_norm, score, t, origin, word))
+            elif len(kept) < K:
+                kept.append((score, origin, word))
+        kept += [(float("-inf"), 0, eos)] * (K - len(kept))  # dead beams, never expanded again
+        scores.append([k[0] for k in kept])
+        next_origins.append([k[1] for k in kept])
+        next_words.append([k[2] for k in kept])
+    device = top_scores.device
+    return (torch.tensor(scores, device=device), torch.tensor(next_origins, device=device),
+            torch.tensor(next_words, device=device))
+
+
+def _backtrack(best, b, K, history) -> Hypothesis:
+    """Follow the origin pointers from a finished hypothesis back to the first step."""
+    _, log_prob, t, origin, word = best
+    tokens, rows = [word], [b * K + origin]
+    for step in range(t - 1, -1, -1):
+        origins, words, _ = history[step]
+        tokens.append(int(words[b, origin]))
+        origin = int(origins[b, origin])
+        rows.append(b * K + origin)
+    tokens.reverse()
+    rows.reverse()
+    trace = {name: torch.stack([history[s][2][name][row] for s, row in enumerate(rows)]).numpy() for name in TRACE_FIELDS}
+    return Hypothesis(tokens, log_prob, trace)

@@ -1,0 +1,167 @@
+"""Train one checkpoint from scratch on the Tatoeba pairs.
+
+    python -m attn_demo.train --attention bahdanau --out checkpoints/bahdanau-en-fr --minutes 60
+
+The learning rate warms up, then follows a cosine over the wall-clock budget, so a run of any
+length ends annealed. Every --valid-minutes the model is scored on the validation split
+(greedy BLEU); the best one is kept in --out in Hub layout. --resume continues a run from
+runs/<name>/last.pt.
+"""
+import argparse
+import math
+import random
+import sys
+import time
+from pathlib import Path
+
+import sacrebleu
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from attn_demo.checkpoint import save_checkpoint, write_model_card
+from attn_demo.config import ATTENTION_TYPES, ModelConfig
+from attn_demo.data import TEST_SET, TRAIN_POOL, batches, encode_pairs, read_pairs, train_valid_split
+from attn_demo.model import Seq2Seq
+from attn_demo.search import greedy_search, max_target_length
+from attn_demo.tokenizer import Tokenizer, train_tokenizer
+
+DEFAULTS = dict(
+    minutes=60.0, vocab_size=4000, emb_size=256, enc_hidden_size=256, dec_hidden_size=512, attn_hidden_size=256,
+    dropout=0.2, max_tokens=3000, max_len=50, lr=2e-3, warmup_steps=300, final_lr_fraction=0.02,
+    label_smoothing=0.1, clip=1.0, n_valid=2000, valid_minutes=5.0, seed=1, threads=2,
+)
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--attention", required=True, choices=ATTENTION_TYPES)
+    p.add_argument("--out", required=True, type=Path, help="checkpoint folder for the best model")
+    p.add_argument("--resume", action="store_true", help="continue from runs/<out name>/last.pt")
+    p.add_argument("--train-pool", type=Path, default=TRAIN_POOL)
+    p.add_argument("--test-set", type=Path, default=TEST_SET, help="pairs whose English is here are never trained on")
+    p.add_argument("--run-dir", type=Path, default=None, help="resume state (default runs/<out name>)")
+    for name, value in DEFAULTS.items():
+        p.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
+    p.add_argument("--precision", choices=("bf16", "fp32"), default="bf16", help="autocast precision of the forward pass")
+    return p.parse_args(argv)
+
+
+def learning_rate(args, step: int, elapsed_fraction: float) -> float:
+    warmup = min(1.0, (step + 1) / args.warmup_steps)
+    cosine = 0.5 * (1 + math.cos(math.pi * min(1.0, elapsed_fraction)))
+    return args.lr * warmup * (args.final_lr_fraction + (1 - args.final_lr_fraction) * cosine)
+
+
+def prepare_data(args, run_dir: Path):
+    """Splits, tokenizers (trained on the training split only, kept in run_dir), encoded pairs."""
+    train, valid = train_valid_split(read_pairs(args.train_pool), read_pairs(args.test_set), args.n_valid, args.seed)
+    tokenizers = []
+    for side, name in ((0, "source"), (1, "target")):
+        model_file = run_dir / f"{name}.model"
+        if model_file.exists():
+            tokenizers.append(Tokenizer(model_file))
+        else:
+            tokenizers.append(train_tokenizer((p[side] for p in train), run_dir / name, args.vocab_size))
+    src_tok, tgt_tok = tokenizers
+    return src_tok, tgt_tok, encode_pairs(train, src_tok, tgt_tok, args.max_len), valid
+
+
+@torch.inference_mode()
+def validate(model, src_tok, tgt_tok, valid, device) -> dict:
+    """Greedy BLEU / chrF on the validation pairs (one reference each)."""
+    model.eval()
+    hyps = []
+    pairs = sorted(valid, key=lambda p: len(p[0]))
+    for i in range(0, len(pairs), 200):
+        chunk = [src_tok.encode(en) + [model.config.eos_id] for en, _ in pairs[i:i + 200]]
+        src = torch.nn.utils.rnn.pad_sequence([torch.tensor(s) for s in chunk], batch_first=True).to(device)
+        lengths = torch.tensor([len(s) for s in chunk], device=device)
+        for hyp in greedy_search(model, model.encode(src, lengths), max_target_length(lengths)):
+            hyps.append(tgt_tok.decode(hyp.tokens[:-1]))
+    model.train()
+    refs = [[fr for _, fr in pairs]]
+    return {"bleu": sacrebleu.corpus_bleu(hyps, refs).score, "chrf": sacrebleu.corpus_chrf(hyps, refs).score}
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    run_dir = args.run_dir or Path("runs") / args.out.name
+    run_dir.mkdir(parents=True, exist_ok=True)
+    src_tok, tgt_tok, train, valid = prepare_data(args, run_dir)
+    config = ModelConfig(
+        attention=args.attention, src_vocab_size=len(src_tok), tgt_vocab_size=len(tgt_tok), emb_size=args.emb_size,
+        enc_hidden_size=args.enc_hidden_size, dec_hidden_size=args.dec_hidden_size,
+        attn_hidden_size=args.attn_hidden_size, dropout=args.dropout,
+    )
+    model = Seq2Seq(config).to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    state = {"step": 0, "epoch": 0, "elapsed": 0.0, "best_bleu": -1.0, "target_tokens": 0}
+    if args.resume:
+        saved = torch.load(run_dir / "last.pt", map_location=device, weights_only=True)
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        state = saved["state"]
+    n_params = sum(p.numel() for p in model.parameters())
+    epoch_tokens = sum(len(t) for _, t in train)
+    print(f"{len(train)} training pairs, {len(valid)} validation pairs, {n_params / 1e6:.2f}M parameters", flush=True)
+
+    def checkpoint_if_best(elapsed):
+        """Score on validation; keep the model in --out if it is the best so far; save resume state."""
+        scores = validate(model, src_tok, tgt_tok, valid, device)
+        state["elapsed"] = elapsed
+        print(f"\n[{elapsed / 60:.1f} min] step {state['step']} epoch {state['target_tokens'] / epoch_tokens:.2f} "
+              f"valid BLEU {scores['bleu']:.2f} chrF {scores['chrf']:.2f}", flush=True)
+        if scores["bleu"] > state["best_bleu"]:
+            state["best_bleu"] = scores["bleu"]
+            save_checkpoint(args.out, model, src_tok, tgt_tok)
+            write_model_card(args.out, training={
+                "command": "python -m attn_demo.train " + " ".join(sys.argv[1:] if argv is None else argv),
+                "minutes": round(elapsed / 60, 1), "steps": state["step"],
+                "epochs": round(state["target_tokens"] / epoch_tokens, 2), "parameters": n_params,
+                "threads": args.threads, "valid_bleu_greedy": round(scores["bleu"], 2),
+                "valid_chrf_greedy": round(scores["chrf"], 2), "training_pairs": len(train),
+            })
+        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "state": state}, run_dir / "last.pt")
+
+    budget = args.minutes * 60
+    start = time.time() - state["elapsed"]
+    next_valid = state["elapsed"] + args.valid_minutes * 60
+    bar = tqdm(total=int(budget), initial=int(state["elapsed"]), unit="s", mininterval=30, file=sys.stdout)
+    model.train()
+    while time.time() - start < budget:
+        for src, lengths, y_in, y_out in batches(train, args.max_tokens, shuffle=True, seed=args.seed + state["epoch"]):
+            elapsed = time.time() - start
+            if elapsed >= budget:
+                break
+            src, lengths, y_in, y_out = src.to(device), lengths.to(device), y_in.to(device), y_out.to(device)
+            # bf16 autocast: ~1.6x the fp32 speed on a CPU with AVX512-BF16; master weights stay fp32
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=args.precision == "bf16"):
+                logits = model(src, lengths, y_in)  # (B, T, V)
+            loss = F.cross_entropy(logits.float().flatten(0, 1), y_out.flatten(), ignore_index=config.pad_id,
+                                   label_smoothing=args.label_smoothing)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip)
+            for group in optimizer.param_groups:
+                group["lr"] = learning_rate(args, state["step"], elapsed / budget)
+            optimizer.step()
+            state["step"] += 1
+            state["target_tokens"] += int((y_out != config.pad_id).sum())
+            bar.update(int(elapsed) - bar.n)
+            bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{state['target_tokens'] / max(elapsed, 1):.0f}", refresh=False)
+            if elapsed >= next_valid:
+                next_valid += args.valid_minutes * 60
+                checkpoint_if_best(elapsed)
+        else:
+            state["epoch"] += 1
+    checkpoint_if_best(time.time() - start)
+    bar.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+"""The public API: load a checkpoint (local folder or Hub repo id) and translate with a trace."""
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from huggingface_hub import ModelCard, snapshot_download
+
+from attn_demo.checkpoint import load_checkpoint
+from attn_demo.data import pad
+from attn_demo.search import Hypothesis, beam_search, greedy_search, max_target_length
+from attn_demo.tokenizer import check_known, check_text
+
+
+@dataclass(frozen=True, eq=False)
+class Translation:
+    """What the model computed for one sentence; every array is float32 numpy, one row per output step."""
+
+    text: str  # detokenised French
+    source_tokens: list[str]  # S pieces, EOS last
+    target_tokens: list[str]  # T pieces, EOS last
+    scores: np.ndarray  # e_tj (T, S), before softmax
+    attention: np.ndarray  # α_tj (T, S), rows sum to 1
+    contexts: np.ndarray  # c_t = Σ_j α_tj h_j (T, D)
+    encoder_states: np.ndarray  # h_j (S, D)
+    queries: np.ndarray  # the attention query at each step (T, H): s_{t−1} or s_t
+    attention_type: str  # config name, e.g. "bahdanau", "luong-general"
+    query_symbol: str  # "s_{t-1}" or "s_t"
+    log_prob: float  # log p(y | x) of the chosen hypothesis
+
+    def to_dict(self) -> dict:
+        """Plain JSON-ready lists, for downloads and API clients."""
+        return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()}
+
+
+def pick_device() -> torch.device:
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def resolve_checkpoint(name_or_path: str, revision: str | None = None) -> Path:
+    """A local folder as is; anything else is a Hub repo id fetched (or found in the cache) by
+    huggingface_hub, which honours HF_HUB_OFFLINE, HF_HUB_CACHE / HF_HOME and the revision."""
+    path = Path(name_or_path).expanduser()
+    if path.is_dir():
+        return path
+    if path.exists() or name_or_path.count("/") != 1:
+        raise FileNotFoundError(f"{name_or_path!r} is neither a checkpoint folder nor a Hub repo id (org/name)")
+    return Path(snapshot_download(repo_id=name_or_path, revision=revision))
+
+
+class Translator:
+    def __init__(self, folder: Path, device=None):
+        self.folder = Path(folder)
+        self.device = torch.device(device) if device is not None else pick_device()
+        self.model, self.source_tokenizer, self.target_tokenizer = load_checkpoint(self.folder, self.device)
+        self.config = self.model.config
+        self.metrics = _card_metrics(self.folder / "README.md")
+
+    def encode(self, text: str) -> list[int]:
+        """Source ids with EOS, or a ValueError with a message fit for a user."""
+        text = check_text(text)
+        ids = self.source_tokenizer.encode(text)
+        check_known(text, self.source_tokenizer, ids, self.config.max_source_pieces)
+        return ids + [self.config.eos_id]
+
+    def translate(self, text: str, beam_size: int = 1, max_len: int | None = None) -> "Translation":
+        return self.translate_batch([text], beam_size, max_len)[0]
+
+    @torch.inference_mode()
+    def translate_batch(self, texts, beam_size: int = 1, max_len: int | None = None) -> list["Translation"]:
+        """Translate many sentences in one batch; a ValueError names the first bad input."""
+        if not 1 <= beam_size <= 16:
+            raise ValueError(f"beam size must be between 1 and 16, not {beam_size}")
+        sources = [self.encode(text) for text in texts]
+        src = pad(sources, self.config.pad_id).to(self.device)
+        lengths = torch.tensor([len(s) for s in sources], device=self.device)
+        limits = max_target_length(lengths) if max_len is None else torch.full_like(lengths, max_len)
+        memory = self.model.encode(src, lengths)
+        if beam_size == 1:
+            hypotheses = greedy_search(self.model, memory, limits)
+        else:
+            hypotheses = beam_search(self.model, memory, limits, beam_size)
+        annotations = memory.annotations.float().cpu().numpy()
+        return [self._translation(ids, hyp, annotations[b, :len(ids)]) for b, (ids, hyp) in enumerate(zip(sources, hypotheses))]
+
+    def _translation(self, source_ids, hyp: Hypothesis, encoder_states) -> Translation:
+        S = len(source_ids)
+        return Translation(
+            text=self.target_tokenizer.decode(hyp.tokens[:-1] if hyp.tokens[-1] == self.config.eos_id else hyp.tokens),
+            source_tokens=self.source_tokenizer.pieces(source_ids),
+            target_tokens=self.target_tokenizer.pieces(hyp.tokens),
+            scores=hyp.trace["scores"][:, :S], attention=hyp.trace["attention"][:, :S],
+            contexts=hyp.trace["context"], encoder_states=encoder_states, queries=hyp.trace["query"],
+            attention_type=self.config.attention, query_symbol=self.model.query_symbol, log_prob=hyp.log_prob,
+        )
+
+
+def _card_metrics(card_path: Path) -> dict:
+    """Test-set scores from the model card's model-index, e.g. {"bleu": 41.2, "chrf": 60.1}."""
+    if not card_path.is_file():
+        return {}
+    results = ModelCard.load(card_path).data.eval_results or []
+    return {r.metric_type: r.metric_value for r in results}
+
+
+def load_translator(name_or_path: str, device=None, revision: str | None = None) -> Translator:
+    """A Translator from a local checkpoint folder or a Hub repo id (org/name)."""
+    return Translator(resolve_checkpoint(str(name_or_path), revision), device)
