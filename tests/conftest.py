@@ -1,0 +1,71 @@
+"""Shared fixtures: a toy English→French corpus with adjective–noun inversion, tokenizers
+trained on it, and tiny models with distinct sizes (E=5, D=6, H=7, A=4) so a swapped
+dimension fails loudly."""
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from attn_demo.checkpoint import save_checkpoint  # noqa: E402
+from attn_demo.config import ATTENTION_TYPES, ModelConfig  # noqa: E402
+from attn_demo.model import Seq2Seq  # noqa: E402
+from attn_demo.tokenizer import train_tokenizer  # noqa: E402
+
+COLOURS = {"red": "rouge", "blue": "bleu", "green": "vert", "black": "noir", "white": "blanc", "yellow": "jaune", "grey": "gris"}
+NOUNS = {"cat": "chat", "dog": "chien", "book": "livre", "pen": "stylo", "bike": "vélo", "truck": "camion", "ball": "ballon", "boat": "bateau"}
+
+
+def toy_pairs() -> list[tuple[str, str]]:
+    pairs = []
+    for en_adj, fr_adj in COLOURS.items():
+        for en_noun, fr_noun in NOUNS.items():
+            pairs.append((f"the {en_adj} {en_noun}", f"le {fr_noun} {fr_adj}"))
+            pairs.append((f"I see the {en_adj} {en_noun}.", f"je vois le {fr_noun} {fr_adj}."))
+    return pairs
+
+
+@pytest.fixture(scope="session")
+def toy_tsv(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("data") / "toy.tsv"
+    path.write_text("".join(f"{en}\t{fr}\n" for en, fr in toy_pairs()), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def toy_tokenizers(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("spm")
+    pairs = toy_pairs()
+    return (train_tokenizer((en for en, _ in pairs), folder / "source", 40),
+            train_tokenizer((fr for _, fr in pairs), folder / "target", 40))
+
+
+def tiny_config(attention: str, vocab: int = 40) -> ModelConfig:
+    dec = 6 if attention == "luong-dot" else 7  # sᵀh needs H = D
+    return ModelConfig(attention=attention, src_vocab_size=vocab, tgt_vocab_size=vocab, emb_size=5,
+                       enc_hidden_size=3, dec_hidden_size=dec, attn_hidden_size=4, dropout=0.0)
+
+
+def tiny_model(attention: str, seed: int = 0) -> Seq2Seq:
+    torch.manual_seed(seed)
+    return Seq2Seq(tiny_config(attention)).eval()
+
+
+@pytest.fixture(params=ATTENTION_TYPES)
+def attention(request) -> str:
+    return request.param
+
+
+@pytest.fixture
+def toy_checkpoint(tmp_path, toy_tokenizers, attention) -> Path:
+    """A tiny randomly initialised checkpoint folder in Hub layout, weights exact in float16."""
+    model = tiny_model(attention)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(p.half().float())
+    folder = tmp_path / f"tiny-{attention}"
+    save_checkpoint(folder, model, *toy_tokenizers)
+    return folder

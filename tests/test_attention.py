@@ -1,0 +1,86 @@
+import math
+
+import pytest
+import torch
+
+from attn_demo.attention import (BahdanauAttention, LuongConcatAttention, LuongDotAttention,
+                                 LuongGeneralAttention, build_attention)
+from attn_demo.config import ATTENTION_TYPES
+
+B, T, S, D, H, A = 2, 3, 5, 6, 7, 4
+
+
+def make(name):
+    torch.manual_seed(0)
+    query_size = D if name == "luong-dot" else H
+    return build_attention(name, query_size, D, A), query_size
+
+
+def hand_score(name, module, s, h):
+    """e for one query vector s and one annotation h, written out element by element."""
+    if name == "luong-dot":
+        return sum(s[i] * h[i] for i in range(D))
+    if name == "luong-general":
+        W = module.W.weight  # (H, D)
+        return sum(s[i] * sum(W[i, k] * h[k] for k in range(D)) for i in range(H))
+    Wh, bh, Ws, v = module.W_h.weight, module.W_h.bias, module.W_s.weight, module.v.weight[0]
+    return sum(v[a] * math.tanh(float(sum(Wh[a, k] * h[k] for k in range(D)) + bh[a] + sum(Ws[a, i] * s[i] for i in range(len(s)))))
+               for a in range(A))
+
+
+@pytest.mark.parametrize("name", ATTENTION_TYPES)
+def test_scores_weights_and_context_match_hand_computation(name):
+    module, query_size = make(name)
+    query, h = torch.randn(B, T, query_size), torch.randn(B, S, D)
+    mask = torch.ones(B, S, dtype=torch.bool)
+    with torch.no_grad():
+        scores, weights, context = module(query, module.project_keys(h), h, mask)
+    assert scores.shape == weights.shape == (B, T, S) and context.shape == (B, T, D)
+    for b in range(B):
+        for t in range(T):
+            with torch.no_grad():
+                expected = torch.tensor([float(hand_score(name, module, query[b, t], h[b, j])) for j in range(S)])
+            torch.testing.assert_close(scores[b, t], expected, atol=1e-5, rtol=1e-5)
+            alpha = torch.exp(expected) / torch.exp(expected).sum()
+            torch.testing.assert_close(weights[b, t], alpha, atol=1e-6, rtol=1e-5)
+            torch.testing.assert_close(context[b, t], (alpha[:, None] * h[b]).sum(0), atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", ATTENTION_TYPES)
+def test_padding_gets_exactly_zero_weight_and_rows_sum_to_one(name):
+    module, query_size = make(name)
+    query, h = torch.randn(B, T, query_size), torch.randn(B, S, D)
+    mask = torch.tensor([[True] * S, [True, True, False, False, False]])
+    with torch.no_grad():
+        _, weights, context = module(query, module.project_keys(h), h, mask)
+    assert torch.all(weights[1, :, 2:] == 0)
+    torch.testing.assert_close(weights.sum(-1), torch.ones(B, T))
+    # what sits in the padded positions must not leak into the context
+    h_changed = h.clone()
+    h_changed[1, 2:] = 100.0
+    with torch.no_grad():
+        _, _, context_changed = module(query, module.project_keys(h_changed), h_changed, mask)
+    torch.testing.assert_close(context_changed[1], context[1])
+
+
+def test_factory_builds_each_class_and_rejects_unknown_names_listing_valid_ones():
+    classes = {"bahdanau": BahdanauAttention, "luong-concat": LuongConcatAttention,
+               "luong-general": LuongGeneralAttention, "luong-dot": LuongDotAttention}
+    for name, cls in classes.items():
+        assert type(make(name)[0]) is cls
+    with pytest.raises(ValueError) as error:
+        build_attention("luong-cosine", H, D, A)
+    assert all(name in str(error.value) for name in ATTENTION_TYPES)
+
+
+@pytest.mark.parametrize("name", ATTENTION_TYPES)
+def test_modules_hold_no_state_between_calls(name):
+    module, query_size = make(name)
+    h1, h2 = torch.randn(1, S, D), torch.randn(1, S - 1, D)
+    query, mask1, mask2 = torch.randn(1, 1, query_size), torch.ones(1, S, dtype=torch.bool), torch.ones(1, S - 1, dtype=torch.bool)
+    with torch.no_grad():
+        first = module(query, module.project_keys(h1), h1, mask1)[1]
+        module(query, module.project_keys(h2), h2, mask2)
+        again = module(query, module.project_keys(h1), h1, mask1)[1]
+    assert torch.equal(first, again)
+    assert set(vars(module)["_buffers"]) == set()

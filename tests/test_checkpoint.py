@@ -1,0 +1,79 @@
+import json
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+from huggingface_hub import ModelCard
+
+from attn_demo.checkpoint import load_checkpoint, save_checkpoint, write_model_card
+from attn_demo.translator import load_translator
+
+SENTENCES = ["the red cat", "I see the green boat."]
+
+
+def test_save_then_load_gives_identical_translations(toy_checkpoint, tmp_path):
+    first = load_translator(toy_checkpoint, device="cpu")
+    model, src_tok, tgt_tok = load_checkpoint(toy_checkpoint)
+    save_checkpoint(tmp_path / "again", model, src_tok, tgt_tok)
+    second = load_translator(tmp_path / "again", device="cpu")
+    for a, b in zip(first.translate_batch(SENTENCES, beam_size=2), second.translate_batch(SENTENCES, beam_size=2)):
+        assert a.target_tokens == b.target_tokens
+        assert (a.scores == b.scores).all() and (a.attention == b.attention).all() and (a.contexts == b.contexts).all()
+
+
+def test_weights_are_stored_as_float16_and_loaded_as_float32(toy_checkpoint):
+    stored = load_file(str(toy_checkpoint / "model.safetensors"))
+    assert {t.dtype for t in stored.values()} == {torch.float16}
+    model, _, _ = load_checkpoint(toy_checkpoint)
+    assert {p.dtype for p in model.parameters()} == {torch.float32}
+    assert not model.training
+
+
+@pytest.mark.parametrize("name", ["config.json", "model.safetensors", "source.model", "target.model"])
+def test_missing_file_is_named(toy_checkpoint, name):
+    (toy_checkpoint / name).unlink()
+    with pytest.raises(FileNotFoundError, match=name):
+        load_checkpoint(toy_checkpoint)
+
+
+def test_corrupt_weights_file_is_named(toy_checkpoint):
+    (toy_checkpoint / "model.safetensors").write_bytes(b"\x00garbage" * 10)
+    with pytest.raises(ValueError, match="model.safetensors"):
+        load_checkpoint(toy_checkpoint)
+
+
+def test_missing_extra_and_misshapen_weights_are_named(toy_checkpoint):
+    path = toy_checkpoint / "model.safetensors"
+    weights = load_file(str(path))
+    name = "decoder.out_bias"
+    bias = weights.pop(name)
+    save_file({**weights, "decoder.surprise": bias}, str(path))
+    with pytest.raises(ValueError, match=r"missing weights \['decoder.out_bias'\], unexpected weights \['decoder.surprise'\]"):
+        load_checkpoint(toy_checkpoint)
+    save_file({**weights, name: bias[:-1].contiguous()}, str(path))
+    with pytest.raises(ValueError, match="decoder.out_bias has shape"):
+        load_checkpoint(toy_checkpoint)
+
+
+def test_config_that_disagrees_with_weights_is_refused(toy_checkpoint):
+    config = json.loads((toy_checkpoint / "config.json").read_text())
+    config["emb_size"] += 1
+    (toy_checkpoint / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match="has shape"):
+        load_checkpoint(toy_checkpoint)
+
+
+def test_model_card_carries_hub_metadata_training_facts_and_scores(toy_checkpoint):
+    training = {"command": "python -m attn_demo.train --attention x", "minutes": 1.5, "steps": 10, "epochs": 0.5,
+                "parameters": 1234, "threads": 1, "valid_bleu_greedy": 9.5, "valid_chrf_greedy": 20.0, "training_pairs": 99}
+    write_model_card(toy_checkpoint, training=training)
+    results = {"bleu": 12.34, "chrf": 40.5, "n": 112, "beam": 5, "dataset": "toy.tsv", "command": "python -m attn_demo.evaluate",
+               "by_length": {"1-5": {"n": 112, "bleu": 12.34}}}
+    write_model_card(toy_checkpoint, results=results)  # keeps the training facts already there
+    card = ModelCard.load(toy_checkpoint / "README.md")
+    assert card.data.language == ["en", "fr"] and card.data.license == "cc-by-2.0" and card.data.datasets == ["tatoeba"]
+    assert card.data.training == training
+    assert {(r.metric_type, r.metric_value) for r in card.data.eval_results} == {("bleu", 12.34), ("chrf", 40.5)}
+    assert "manythings.org" in card.text and "Tatoeba" in card.text and "1,234 parameters" in card.text
+    assert load_translator(toy_checkpoint).metrics == {"bleu": 12.34, "chrf": 40.5}

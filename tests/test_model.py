@@ -1,0 +1,79 @@
+import pytest
+import torch
+
+from attn_demo.config import ModelConfig
+from conftest import tiny_config, tiny_model
+
+B, S, T, V = 3, 5, 4, 40
+
+
+def batch(seed=0):
+    g = torch.Generator().manual_seed(seed)
+    src = torch.randint(4, V, (B, S), generator=g)
+    lengths = torch.tensor([S, 3, 2])
+    src[1, 3:] = 0
+    src[2, 2:] = 0
+    y_in = torch.randint(4, V, (B, T), generator=g)
+    return src, lengths, y_in
+
+
+def test_teacher_forced_logits_equal_step_by_step_decoding(attention):
+    """Training (whole target at once) and decoding (one step at a time) must be the same model."""
+    model = tiny_model(attention)
+    src, lengths, y_in = batch()
+    with torch.no_grad():
+        memory = model.encode(src, lengths)
+        forced = model.decoder(y_in, memory)  # (B, T, V)
+        state, stepped = memory.init_state, []
+        for t in range(T):
+            step = model.decoder.step(y_in[:, t], state, memory)
+            stepped.append(step.logits)
+            state = step.state
+    assert forced.shape == (B, T, V)
+    torch.testing.assert_close(torch.stack(stepped, 1), forced, atol=1e-5, rtol=1e-5)
+
+
+def test_query_is_previous_state_for_bahdanau_and_current_state_for_luong(attention):
+    model = tiny_model(attention)
+    src, lengths, y_in = batch()
+    with torch.no_grad():
+        memory = model.encode(src, lengths)
+        step = model.decoder.step(y_in[:, 0], memory.init_state, memory)
+    expected = memory.init_state if attention == "bahdanau" else step.state
+    assert torch.equal(step.query, expected)
+    assert model.query_symbol == ("s_{t-1}" if attention == "bahdanau" else "s_t")
+
+
+def test_padding_does_not_change_a_sentence(attention):
+    """A short sentence decodes the same alone as beside longer ones (packing and masks work)."""
+    model = tiny_model(attention)
+    src, lengths, y_in = batch()
+    with torch.no_grad():
+        together = model(src, lengths, y_in)[2]
+        alone = model(src[2:, :2], lengths[2:], y_in[2:])[0]
+    torch.testing.assert_close(alone, together, atol=1e-5, rtol=1e-5)
+
+
+def test_output_layer_is_tied_to_target_embedding(attention):
+    model = tiny_model(attention)
+    names = dict(model.named_parameters())
+    assert not any(name.startswith("decoder.out.") for name in names)
+    with torch.no_grad():
+        model.decoder.embed.weight[7].zero_()
+        model.decoder.out_bias[7] = -50.0
+        src, lengths, y_in = batch()
+        logits = model(src, lengths, y_in)
+    assert torch.all(logits.argmax(-1) != 7) and torch.allclose(logits[..., 7], torch.tensor(-50.0))
+
+
+def test_config_round_trips_through_json_and_rejects_bad_values(tmp_path, attention):
+    cfg = tiny_config(attention)
+    cfg.to_json(tmp_path / "config.json")
+    assert ModelConfig.from_json(tmp_path / "config.json") == cfg
+    with pytest.raises(ValueError, match="valid: bahdanau"):
+        ModelConfig("additive", V, V)
+    with pytest.raises(ValueError, match="dec_hidden_size == 2"):
+        ModelConfig("luong-dot", V, V, enc_hidden_size=3, dec_hidden_size=7)
+    (tmp_path / "config.json").write_text('{"attention": "bahdanau", "src_vocab_size": 4, "tgt_vocab_size": 4, "colour": 1}')
+    with pytest.raises(ValueError, match="colour"):
+        ModelConfig.from_json(tmp_path / "config.json")

@@ -1,0 +1,78 @@
+import pytest
+import torch
+
+from attn_demo.search import beam_search, greedy_search, max_target_length
+from conftest import tiny_model
+
+EOS = 3
+
+
+def source(model):
+    g = torch.Generator().manual_seed(1)
+    src = torch.randint(4, 40, (3, 6), generator=g)
+    src[:, -1] = EOS
+    src[1, 4:], src[1, 3] = 0, EOS
+    lengths = torch.tensor([6, 4, 6])
+    return src, lengths, model.encode(src, lengths)
+
+
+def teacher_forced(model, src, lengths, b, tokens):
+    """Re-run the decoder on the chosen tokens: log p and the attention of every step."""
+    y_in = torch.tensor([[model.config.bos_id] + tokens[:-1]])
+    memory = model.encode(src[b:b + 1], lengths[b:b + 1])
+    state, log_prob, attention = memory.init_state, 0.0, []
+    for t, y in enumerate(tokens):
+        step = model.decoder.step(y_in[:, t], state, memory)
+        log_prob += float(step.logits.log_softmax(-1)[0, y])
+        attention.append(step.attention[0])
+        state = step.state
+    return log_prob, torch.stack(attention).numpy()
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+@torch.inference_mode()
+def test_trace_and_score_are_those_of_the_returned_tokens(attention, beam_size):
+    """Backtracking must pair every step's trace with the hypothesis that produced it."""
+    model = tiny_model(attention, seed=3)
+    src, lengths, memory = source(model)
+    limits = max_target_length(lengths)
+    hyps = greedy_search(model, memory, limits) if beam_size == 1 else beam_search(model, memory, limits, beam_size)
+    for b, hyp in enumerate(hyps):
+        assert hyp.tokens[-1] == EOS and EOS not in hyp.tokens[:-1]
+        assert len(hyp.tokens) <= int(limits[b])
+        log_prob, attention_rows = teacher_forced(model, src, lengths, b, hyp.tokens)
+        assert hyp.log_prob == pytest.approx(log_prob, abs=1e-4)
+        assert hyp.trace["attention"].shape == (len(hyp.tokens), src.size(1))
+        torch.testing.assert_close(torch.from_numpy(hyp.trace["attention"]), torch.from_numpy(attention_rows), atol=1e-5, rtol=1e-5)
+
+
+@torch.inference_mode()
+def test_beam_of_one_is_greedy(attention):
+    model = tiny_model(attention, seed=4)
+    src, lengths, memory = source(model)
+    limits = max_target_length(lengths)
+    greedy = greedy_search(model, memory, limits)
+    beam = beam_search(model, memory, limits, beam_size=1)
+    assert [h.tokens for h in beam] == [h.tokens for h in greedy]
+
+
+@torch.inference_mode()
+def test_wider_beam_finds_a_hypothesis_at_least_as_probable_per_piece(attention):
+    model = tiny_model(attention, seed=5)
+    src, lengths, memory = source(model)
+    limits = max_target_length(lengths)
+    greedy = greedy_search(model, memory, limits)
+    beam = beam_search(model, memory, limits, beam_size=4)
+    for g, b in zip(greedy, beam):
+        assert b.log_prob / len(b.tokens) >= g.log_prob / len(g.tokens) - 1e-5
+
+
+@torch.inference_mode()
+def test_length_limit_forces_eos(attention):
+    model = tiny_model(attention, seed=6)
+    with torch.no_grad():
+        model.decoder.out_bias[EOS] = -1e4  # the model never wants to stop
+    src, lengths, memory = source(model)
+    limits = torch.tensor([2, 3, 4])
+    for search in (lambda: greedy_search(model, memory, limits), lambda: beam_search(model, memory, limits, 2)):
+        assert [len(h.tokens) for h in search()] == [2, 3, 4]

@@ -1,0 +1,54 @@
+import math
+
+import torch
+import torch.nn.functional as F
+from huggingface_hub import ModelCard
+
+from attn_demo.checkpoint import load_checkpoint
+from attn_demo.data import collate, encode_pairs
+from attn_demo.model import Seq2Seq
+from attn_demo.train import learning_rate, main, parse_args
+from conftest import toy_pairs
+
+
+def loss_on_toy(model, src_tok, tgt_tok):
+    src, lengths, y_in, y_out = collate(encode_pairs(toy_pairs(), src_tok, tgt_tok, max_len=50))
+    with torch.no_grad():
+        logits = model(src, lengths, y_in)
+    return float(F.cross_entropy(logits.flatten(0, 1), y_out.flatten(), ignore_index=0))
+
+
+def train_args(tmp_path, toy_tsv, attention, minutes):
+    (tmp_path / "test.tsv").write_text("a held-out sentence\tune phrase\n")
+    return ["--attention", attention, "--out", str(tmp_path / "out"), "--run-dir", str(tmp_path / "run"),
+            "--train-pool", str(toy_tsv), "--test-set", str(tmp_path / "test.tsv"), "--minutes", str(minutes),
+            "--vocab-size", "40", "--emb-size", "8", "--enc-hidden-size", "8", "--dec-hidden-size", "16",
+            "--attn-hidden-size", "8", "--n-valid", "12", "--valid-minutes", "0.1", "--max-tokens", "300",
+            "--lr", "0.01", "--warmup-steps", "5", "--threads", "1"]
+
+
+def test_a_short_run_lowers_the_loss_and_leaves_a_hub_checkpoint(tmp_path, toy_tsv, attention):
+    main(train_args(tmp_path, toy_tsv, attention, minutes=0.1))
+    model, src_tok, tgt_tok = load_checkpoint(tmp_path / "out")
+    torch.manual_seed(0)
+    untrained = Seq2Seq(model.config).eval()
+    assert loss_on_toy(model, src_tok, tgt_tok) < 0.7 * loss_on_toy(untrained, src_tok, tgt_tok)
+    facts = ModelCard.load(tmp_path / "out" / "README.md").data.training
+    assert facts["parameters"] == sum(p.numel() for p in model.parameters()) and facts["steps"] > 0
+    assert "--attention " + attention in facts["command"]
+
+
+def test_resume_continues_the_same_run(tmp_path, toy_tsv):
+    main(train_args(tmp_path, toy_tsv, "luong-general", minutes=0.05))
+    first = torch.load(tmp_path / "run" / "last.pt", weights_only=True)["state"]
+    main(train_args(tmp_path, toy_tsv, "luong-general", minutes=0.1) + ["--resume"])
+    second = torch.load(tmp_path / "run" / "last.pt", weights_only=True)["state"]
+    assert second["step"] > first["step"] and second["elapsed"] > first["elapsed"]
+
+
+def test_learning_rate_warms_up_then_anneals_over_the_time_budget():
+    args = parse_args(["--attention", "bahdanau", "--out", "x", "--lr", "0.002", "--warmup-steps", "100"])
+    assert learning_rate(args, 0, 0.0) == 0.002 / 100
+    assert learning_rate(args, 99, 0.0) == 0.002
+    assert math.isclose(learning_rate(args, 5000, 0.5), 0.002 * (args.final_lr_fraction + (1 - args.final_lr_fraction) / 2))
+    assert math.isclose(learning_rate(args, 5000, 1.0), 0.002 * args.final_lr_fraction)

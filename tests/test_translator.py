@@ -1,0 +1,99 @@
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from attn_demo import load_translator
+from attn_demo.tokenizer import MAX_INPUT_CHARS
+from conftest import ROOT
+
+
+@pytest.fixture
+def translator(toy_checkpoint):
+    return load_translator(toy_checkpoint, device="cpu")
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_translation_arrays_are_consistent(translator, beam_size):
+    result = translator.translate("I see the red cat.", beam_size=beam_size)
+    S, T = len(result.source_tokens), len(result.target_tokens)
+    assert result.source_tokens[-1] == result.target_tokens[-1] == "</s>"
+    assert result.scores.shape == result.attention.shape == (T, S)
+    assert result.encoder_states.shape == (S, translator.config.annotation_size)
+    assert result.contexts.shape == (T, translator.config.annotation_size)
+    assert result.queries.shape == (T, translator.config.dec_hidden_size)
+    np.testing.assert_allclose(result.attention.sum(1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(result.contexts, result.attention @ result.encoder_states, atol=1e-5)
+    # α is exactly the softmax of the scores shown beside it
+    expected = np.exp(result.scores - result.scores.max(1, keepdims=True))
+    np.testing.assert_allclose(result.attention, expected / expected.sum(1, keepdims=True), atol=1e-5)
+    assert result.attention_type == translator.config.attention
+    assert all(arr.dtype == np.float32 for arr in (result.scores, result.attention, result.contexts, result.queries))
+
+
+def test_batch_equals_one_at_a_time(translator):
+    texts = ["the red cat", "I see the white truck.", "the ball"]
+    batched = translator.translate_batch(texts)
+    for text, b in zip(texts, batched):
+        single = translator.translate(text)
+        assert single.target_tokens == b.target_tokens
+        np.testing.assert_allclose(single.attention, b.attention, atol=1e-5)
+
+
+def test_key_projection_is_computed_once_per_sentence(translator, monkeypatch):
+    attention = translator.model.decoder.attention
+    calls = []
+    original = attention.project_keys
+    monkeypatch.setattr(attention, "project_keys", lambda h: calls.append(h.shape) or original(h))
+    result = translator.translate("I see the red cat.", beam_size=3)
+    assert len(result.target_tokens) > 1 and len(calls) == 1
+
+
+def test_max_len_caps_the_output(translator):
+    assert len(translator.translate("I see the red cat.", max_len=2).target_tokens) <= 2
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "empty"), ("   \n\t ", "empty"), (None, "Please type"),
+    ("a" * (MAX_INPUT_CHARS + 1), f"limit is {MAX_INPUT_CHARS}"),
+    ("the red cat \x00", "U+0000"), ("the red\u200b cat", "U+200B"),
+    ("the red cat 😀", "never seen"), ("红色的猫", "never seen"), ("القط الأحمر", "never seen"),
+])
+def test_bad_input_raises_a_readable_error(translator, text, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        translator.translate(text)
+
+
+def test_too_many_pieces_is_refused(translator):
+    with pytest.raises(ValueError, match="at most"):
+        translator.translate(" ".join(["the red cat"] * 40)[:MAX_INPUT_CHARS])
+
+
+def test_beam_size_out_of_range_is_refused(translator):
+    with pytest.raises(ValueError, match="beam size"):
+        translator.translate("the red cat", beam_size=0)
+
+
+def test_unknown_folder_or_repo_id_is_refused(tmp_path):
+    with pytest.raises(FileNotFoundError, match="neither a checkpoint folder"):
+        load_translator(str(tmp_path / "nowhere" / "deeper" / "still"))
+
+
+def test_loads_by_repo_id_from_an_offline_hub_cache(toy_checkpoint, tmp_path):
+    """A Hub-layout cache (models--org--name/snapshots/<commit>/…, refs/main) with HF_HUB_OFFLINE=1."""
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = tmp_path / "hub" / "models--attn-demo--tiny"
+    shutil.copytree(toy_checkpoint, repo / "snapshots" / commit)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path / "hub"), "PYTHONPATH": str(ROOT)}
+    code = ("from attn_demo import load_translator; t = load_translator('attn-demo/tiny', device='cpu'); "
+            "print(t.folder); print(len(t.translate('the red cat').target_tokens) > 0)")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    folder, ok = out.stdout.split()
+    assert folder.endswith(commit) and ok == "True"
