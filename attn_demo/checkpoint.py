@@ -143,7 +143,6 @@ def _results_text(r: dict | None) -> str:
     if not r:
         return "Not evaluated yet."
     rows = "\n".join(f"| {bucket} | {v['n']} | {v['bleu']} |" for bucket, v in r["by_length"].items())
-    extra = "".join(f"\n\n{line}" for line in r.get("notes", []))
     return (f"{r['dataset']}, {r['n']} sentences, beam {r['beam']}, sacreBLEU (default tokeniser, detokenised output):\n"
             f"**BLEU {r['bleu']}**, **chrF {r['chrf']}**.\n\n| source words | sentences | BLEU |\n|---|---|---|\n{rows}"
-            f"{extra}\n\n```\n{r['command']}\n```")
+            f"\n\n```\n{r['command']}\n```")

@@ -23,10 +23,11 @@ def max_target_length(src_lengths: torch.Tensor) -> torch.Tensor:
 
 
 def _force_eos(log_probs, over_length, eos_id):
-    """Where a hypothesis reached its length limit, EOS becomes the only possible next piece."""
-    forced = torch.full_like(log_probs, float("-inf"))
-    forced[:, eos_id] = 0.0
-    return torch.where(over_length[:, None], forced, log_probs)
+    """Where a hypothesis reached its length limit, every piece but EOS becomes impossible
+    (EOS keeps its own log-probability, so scores stay true model probabilities)."""
+    not_eos = torch.ones(log_probs.size(-1), dtype=torch.bool, device=log_probs.device)
+    not_eos[eos_id] = False
+    return log_probs.masked_fill(over_length[:, None] & not_eos, float("-inf"))
 
 
 def _trace_rows(step) -> dict:
@@ -98,11 +99,12 @@ def _advance(finished, top_scores, origins, words, t, K, eos, length_norm):
     scores, next_origins, next_words = [], [], []
     for b in range(top_scores.size(0)):
         kept = []
-        for score, origin, word in zip(top_scores[b].tolist(), origins[b].tolist(), words[b].tolist()):
+        candidates = zip(top_scores[b].tolist(), origins[b].tolist(), words[b].tolist())
+        for rank, (score, origin, word) in enumerate(candidates):
             if score == float("-inf"):
                 continue
-            if word == eos:
-                if len(finished[b]) < K:
+            if word == eos:  # as in fairseq, EOS ends a hypothesis only from the top K candidates
+                if rank < K and len(finished[b]) < K:
                     finished[b].append((score / (t + 1) ** length_norm, score, t, origin, word))
             elif len(kept) < K:
                 kept.append((score, origin, word))

@@ -1,0 +1,210 @@
+"""attn-demo: two trained English→French models translate side by side, and the page shows
+what each one attended to, step by step.
+
+    pip install -r requirements.txt && python app.py
+
+Environment: ATTN_DEMO_BAHDANAU and ATTN_DEMO_LUONG take a checkpoint folder or a Hub repo id
+(default: the checkpoints bundled in checkpoints/).
+"""
+import html
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import gradio as gr
+import torch
+
+from attn_demo import load_translator
+from attn_demo.figures import alignment_figure, pca_projection, step_figure
+
+ROOT = Path(__file__).resolve().parent
+MODELS = {
+    "bahdanau": load_translator(os.environ.get("ATTN_DEMO_BAHDANAU", ROOT / "checkpoints" / "bahdanau-en-fr")),
+    "luong": load_translator(os.environ.get("ATTN_DEMO_LUONG", ROOT / "checkpoints" / "luong-en-fr")),
+}
+TITLES = {"bahdanau": "Bahdanau (additive)", "luong-general": "Luong (general)", "luong-dot": "Luong (dot)",
+          "luong-concat": "Luong (concat)"}
+SCORE_EQUATIONS = {
+    "bahdanau": r"e_{tj} = v^\top \tanh(W_h h_j + W_s s_{t-1})",
+    "luong-general": r"e_{tj} = s_t^\top W h_j",
+    "luong-dot": r"e_{tj} = s_t^\top h_j",
+    "luong-concat": r"e_{tj} = v^\top \tanh(W [s_t; h_j])",
+}
+QUERY_WORDS = {
+    "s_{t-1}": "The query is the **previous** decoder state $s_{t-1}$: Bahdanau attends first, then the GRU "
+               "reads $c_t$ to make the new state, $s_t = \\mathrm{GRU}([E y_{t-1}; c_t], s_{t-1})$.",
+    "s_t": "The query is the **current** decoder state $s_t = \\mathrm{GRU}(E y_{t-1}, s_{t-1})$: Luong updates the "
+           "state first, then attends; $c_t$ feeds the output, $\\tilde h_t = \\tanh(W_c [c_t; s_t])$.",
+}
+QUERY_LABELS = {"s_{t-1}": "s<sub>t−1</sub>", "s_t": "s<sub>t</sub>"}
+EXAMPLES = [
+    "The red car is in front of the house.",
+    "I don't like coffee.",
+    "I have never seen such a beautiful sunset.",
+    "We are going to the cinema tomorrow evening.",
+    "She gave the book to her little brother yesterday.",
+    "If you have any questions, please don't hesitate to ask me after the lesson.",
+]
+LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
+CSS = """
+body.attn-large .prose, body.attn-large textarea, body.attn-large input, body.attn-large button,
+body.attn-large label span { font-size: 1.4rem !important; }
+.translation textarea { font-size: 1.25rem !important; }
+"""
+TOGGLE_LARGE_TEXT = "(large) => { document.body.classList.toggle('attn-large', large); return large; }"
+
+
+def device_name() -> str:
+    device = next(iter(MODELS.values())).device
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else device.type.upper()
+
+
+def model_title(name: str) -> str:
+    return TITLES[MODELS[name].config.attention]
+
+
+def header_markdown() -> str:
+    scores = " · ".join(f"{model_title(n)}: test BLEU {MODELS[n].metrics.get('bleu', 'n/a')}" for n in MODELS)
+    return (f"# Watch attention translate English into French\n"
+            f"Running on **{device_name()}** · {scores} (Tatoeba test set, beam 5, sacreBLEU)")
+
+
+def equations_markdown(name: str) -> str:
+    translator = MODELS[name]
+    return (f"$${SCORE_EQUATIONS[translator.config.attention]}$$\n"
+            r"$$\alpha_{tj} = \frac{\exp e_{tj}}{\sum_k \exp e_{tk}} \qquad c_t = \sum_j \alpha_{tj} h_j$$"
+            f"\n\n{QUERY_WORDS[translator.model.query_symbol]}")
+
+
+def piece(p: str) -> str:
+    """A piece for a Markdown component: shown as text, whatever it contains."""
+    return f"<code>{html.escape(p)}</code>"
+
+
+def grid(name, view, large):
+    result = view["result"]
+    return alignment_figure(result.source_tokens, result.target_tokens, result.attention,
+                            f"{model_title(name)}: α<sub>tj</sub> for every output piece", large)
+
+
+def step_view(name, view, t: int, large: bool):
+    """The figure and caption of output step t (1-based) for one model."""
+    result = view["result"]
+    T = len(result.target_tokens)
+    i = min(t, T) - 1
+    best = int(result.attention[i].argmax())
+    caption = (f"**Step {i + 1} of {T}** — emitted {piece(result.target_tokens[i])}; most attention on "
+               f"{piece(result.source_tokens[best])} (α = {result.attention[i, best]:.2f})")
+    if t > T:
+        caption += f". This model stopped after {T} steps."
+    fig = step_figure(result.source_tokens, result.target_tokens[i], result.queries[i], QUERY_LABELS[result.query_symbol],
+                      result.scores[i], result.attention[i], result.encoder_states, result.contexts[i],
+                      view["projection"], f"{model_title(name)}: how c<sub>{i + 1}</sub> is formed", large)
+    return fig, caption
+
+
+def translate(text: str, beam_size: float, large: bool):
+    """Translate with both models; returns the session state and everything the page shows."""
+    try:
+        results = {name: translator.translate(text, beam_size=int(beam_size)) for name, translator in MODELS.items()}
+    except ValueError as error:
+        return [None, f"⚠️ {html.escape(str(error))}", "", None, "", None, gr.update(value=1, maximum=2),
+                *show_step(None, 1, large), None]
+    state = {name: {"result": r, "projection": pca_projection(r.encoder_states)} for name, r in results.items()}
+    steps = max(len(r.target_tokens) for r in results.values())
+    trace_file = Path(tempfile.mkdtemp(prefix="attn-demo-")) / "attention-trace.json"
+    trace_file.write_text(json.dumps({"source": text, **{n: r.to_dict() for n, r in results.items()}}))
+    return [state, "", results["bahdanau"].text, grid("bahdanau", state["bahdanau"], large),
+            results["luong"].text, grid("luong", state["luong"], large), gr.update(value=1, maximum=max(2, steps)),
+            *show_step(state, 1, large), str(trace_file)]
+
+
+def show_step(state, t: float, large: bool):
+    """Step views for both models; reads the session state, never re-translates."""
+    if not state:
+        return None, "", None, ""
+    b_fig, b_caption = step_view("bahdanau", state["bahdanau"], int(t), large)
+    l_fig, l_caption = step_view("luong", state["luong"], int(t), large)
+    return b_fig, b_caption, l_fig, l_caption
+
+
+def move_step(state, t: float, delta: int, large: bool):
+    if not state:
+        return 1, *show_step(state, 1, large)
+    steps = max(len(v["result"].target_tokens) for v in state.values())
+    t = max(1, min(steps, int(t) + delta))
+    return t, *show_step(state, t, large)
+
+
+def previous_step(state, t, large):
+    return move_step(state, t, -1, large)
+
+
+def next_step(state, t, large):
+    return move_step(state, t, +1, large)
+
+
+def restyle(state, t, large):
+    """Redraw every figure (text size changed) from the session state."""
+    if not state:
+        return None, None, *show_step(state, t, large)
+    return grid("bahdanau", state["bahdanau"], large), grid("luong", state["luong"], large), *show_step(state, t, large)
+
+
+with gr.Blocks(title="attn-demo: attention in neural machine translation", delete_cache=(3600, 3600)) as demo:
+    session = gr.State(None)
+    gr.Markdown(header_markdown())
+    with gr.Row(equal_height=True):
+        source_box = gr.Textbox(label="English sentence", placeholder="Type a sentence and press Enter", scale=5,
+                                max_length=5000, autofocus=True)
+        beam_slider = gr.Slider(1, 8, value=1, step=1, label="Beam size (1 = greedy)", scale=1)
+        translate_button = gr.Button("Translate", variant="primary", scale=1)
+    gr.Examples(EXAMPLES, inputs=source_box, label="Examples worth watching")
+    status = gr.Markdown(elem_id="status")
+    with gr.Row():
+        with gr.Column():
+            gr.Markdown(f"## {model_title('bahdanau')}")
+            bahdanau_text = gr.Textbox(label="French", interactive=False, elem_classes="translation", elem_id="bahdanau-text")
+            bahdanau_grid = gr.Plot(label="Alignment grid", elem_id="bahdanau-grid")
+        with gr.Column():
+            gr.Markdown(f"## {model_title('luong')}")
+            luong_text = gr.Textbox(label="French", interactive=False, elem_classes="translation", elem_id="luong-text")
+            luong_grid = gr.Plot(label="Alignment grid", elem_id="luong-grid")
+    gr.Markdown("## Decoder steps: how each context vector $c_t$ is formed", latex_delimiters=LATEX)
+    with gr.Row(equal_height=True):
+        previous_button = gr.Button("◀ Previous step", scale=1)
+        step_slider = gr.Slider(1, 2, value=1, step=1, label="Output step t", scale=4, elem_id="step-slider")
+        next_button = gr.Button("Next step ▶", scale=1)
+    with gr.Row():
+        with gr.Column():
+            gr.Markdown(equations_markdown("bahdanau"), latex_delimiters=LATEX)
+            bahdanau_caption = gr.Markdown(elem_id="bahdanau-caption")
+            bahdanau_step = gr.Plot(label="Step view", elem_id="bahdanau-step")
+        with gr.Column():
+            gr.Markdown(equations_markdown("luong"), latex_delimiters=LATEX)
+            luong_caption = gr.Markdown(elem_id="luong-caption")
+            luong_step = gr.Plot(label="Step view", elem_id="luong-step")
+    with gr.Row():
+        large_text = gr.Checkbox(label="Large text (projector)", value=False)
+        trace_download = gr.DownloadButton("Download the traces (JSON)", value=None)
+    gr.Markdown("Pieces come from SentencePiece; ▁ marks the start of a word and &lt;/s&gt; ends the sentence. "
+                "Every figure has a camera button (top right) that saves it as PNG. Models trained on "
+                "[Tatoeba](https://tatoeba.org) pairs from [manythings.org/anki](https://www.manythings.org/anki/) (CC-BY 2.0 FR).")
+
+    step_views = [bahdanau_step, bahdanau_caption, luong_step, luong_caption]
+    translate_outputs = [session, status, bahdanau_text, bahdanau_grid, luong_text, luong_grid, step_slider,
+                         *step_views, trace_download]
+    gr.on([translate_button.click, source_box.submit], translate, [source_box, beam_slider, large_text],
+          translate_outputs, api_name="translate")
+    step_slider.input(show_step, [session, step_slider, large_text], step_views, api_name="show_step",
+                      trigger_mode="always_last")
+    previous_button.click(previous_step, [session, step_slider, large_text], [step_slider, *step_views], api_name="previous_step")
+    next_button.click(next_step, [session, step_slider, large_text], [step_slider, *step_views], api_name="next_step")
+    large_text.change(restyle, [session, step_slider, large_text], [bahdanau_grid, luong_grid, *step_views],
+                      api_name="restyle", js=TOGGLE_LARGE_TEXT)
+
+demo.queue(max_size=100, default_concurrency_limit=2)
+
+if __name__ == "__main__":
+    demo.launch(theme=gr.themes.Soft(), css=CSS)

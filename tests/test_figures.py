@@ -1,0 +1,92 @@
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from attn_demo.figures import ALIGNMENT_COLORSCALE, alignment_figure, label, pca_projection, project, step_figure
+
+SOURCE = ["▁the", "▁<img", "▁src=x", "▁the", "</s>"]  # S = 5, a repeated piece and markup
+TARGET = ["▁le", "▁<b>", "</s>"]  # T = 3
+
+
+def arrays(seed=0, D=7, H=6):
+    rng = np.random.default_rng(seed)
+    scores = rng.normal(size=(len(TARGET), len(SOURCE))).astype(np.float32)
+    attention = np.exp(scores) / np.exp(scores).sum(1, keepdims=True)
+    states = rng.normal(size=(len(SOURCE), D)).astype(np.float32)
+    return scores, attention.astype(np.float32), states, attention @ states, rng.normal(size=(len(TARGET), H))
+
+
+def all_strings(fig) -> str:
+    return fig.to_json()
+
+
+def test_label_escapes_markup_so_plotly_prints_it():
+    assert label("<img src=x onerror=alert(1)>") == "&lt;img src=x onerror=alert(1)&gt;"
+    assert label("▁R&D") == "▁R&amp;D"
+
+
+def test_alignment_grid_draws_attention_on_a_fixed_shared_scale():
+    _, attention, _, _, _ = arrays()
+    fig = alignment_figure(SOURCE, TARGET, attention, "Bahdanau")
+    heatmap = fig.data[0]
+    np.testing.assert_array_equal(np.asarray(heatmap.z), attention)
+    assert (heatmap.zmin, heatmap.zmax) == (0.0, 1.0)
+    assert heatmap.colorscale == go.Heatmap(colorscale=ALIGNMENT_COLORSCALE).colorscale
+    # a repeated piece keeps its own column; markup is escaped in ticks and hover data
+    assert list(fig.layout.xaxis.ticktext) == [label(p) for p in SOURCE] and len(fig.layout.xaxis.tickvals) == 5
+    assert list(fig.layout.yaxis.ticktext) == [label(p) for p in TARGET]
+    assert heatmap.customdata[1][1].tolist() == ["▁&lt;b&gt;", "▁&lt;img"]
+    assert "← %{customdata[1]}: α = %{z:.2f}" in heatmap.hovertemplate
+    assert "<img" not in all_strings(fig) and "<b>" not in all_strings(fig)
+
+
+def test_grid_is_readable_with_thirty_pieces_per_axis():
+    n = 32
+    attention = np.full((n, n), 1 / n, dtype=np.float32)
+    pieces = [f"▁w{i}" for i in range(n)]
+    fig = alignment_figure(pieces, pieces, attention, "long")
+    assert fig.layout.height >= 20 * n and len(fig.layout.yaxis.ticktext) == n
+
+
+def test_step_figure_shows_the_numbers_of_that_step():
+    scores, attention, states, contexts, queries = arrays()
+    t = 1
+    projection = pca_projection(states)
+    fig = step_figure(SOURCE, TARGET[t], queries[t], "s<sub>t</sub>", scores[t], attention[t], states, contexts[t],
+                      projection, "Luong", large=True)
+    query, score_bars, weight_bars, weighted, points, centre = fig.data
+    np.testing.assert_allclose(np.asarray(query.z)[0], queries[t], rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(score_bars.y), scores[t])
+    np.testing.assert_allclose(np.asarray(weight_bars.y), attention[t])
+    best = int(attention[t].argmax())
+    assert [c == weight_bars.marker.color[best] for c in weight_bars.marker.color].count(True) == 1
+    rows = np.asarray(weighted.z)
+    np.testing.assert_allclose(rows[:-1], attention[t][:, None] * states, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(rows[-1], contexts[t], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(rows[:-1].sum(0), rows[-1], atol=1e-5)
+    assert len(set(weighted.y)) == len(SOURCE) + 1  # the repeated piece keeps its own row
+    # the star sits exactly at the α-weighted centroid of the projected annotations
+    projected = np.stack([np.asarray(points.x), np.asarray(points.y)], 1)
+    np.testing.assert_allclose([centre.x[0], centre.y[0]], attention[t] @ projected, atol=1e-9)
+    assert "<img" not in all_strings(fig) and "&lt;b&gt;" in fig.layout.annotations[-1].text
+    assert fig.layout.font.size > step_figure(SOURCE, TARGET[t], queries[t], "q", scores[t], attention[t], states,
+                                              contexts[t], projection, "Luong").layout.font.size
+
+
+def test_pca_projection_is_affine_and_handles_a_single_piece():
+    _, attention, states, contexts, _ = arrays()
+    projection = pca_projection(states)
+    np.testing.assert_allclose(project(contexts, projection), attention @ project(states, projection), atol=1e-6)
+    mean, basis = pca_projection(states[:1])
+    assert basis.shape == (7, 2) and np.allclose(project(states[:1], (mean, basis)), 0)
+
+
+@pytest.mark.parametrize("size", [1, 2, 30])
+def test_figures_handle_any_sentence_length(size):
+    rng = np.random.default_rng(size)
+    pieces = [f"▁p{i}" for i in range(size)]
+    attention = np.full((size, size), 1 / size, dtype=np.float32)
+    states = rng.normal(size=(size, 4)).astype(np.float32)
+    alignment_figure(pieces, pieces, attention, "x")
+    step_figure(pieces, pieces[0], np.ones(3), "q", attention[0], attention[0], states, attention[0] @ states,
+                pca_projection(states), "x")
