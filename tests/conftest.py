@@ -1,7 +1,12 @@
 """Shared fixtures: a toy English→French corpus with adjective–noun inversion, tokenizers
 trained on it, and tiny models with distinct sizes (E=5, D=6, H=7, A=4) so a swapped
 dimension fails loudly."""
+import os
+import socket
+import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -69,3 +74,34 @@ def toy_checkpoint(tmp_path, toy_tokenizers, attention) -> Path:
     folder = tmp_path / f"tiny-{attention}"
     save_checkpoint(folder, model, *toy_tokenizers)
     return folder
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def app_url(tmp_path_factory):
+    """`python app.py` on a free loopback port, as a user starts it."""
+    port = free_port()
+    env = {**os.environ, "GRADIO_SERVER_PORT": str(port), "GRADIO_SERVER_NAME": "127.0.0.1",
+           "GRADIO_ANALYTICS_ENABLED": "False"}
+    log = tmp_path_factory.mktemp("app") / "app.log"
+    with open(log, "w") as out:
+        process = subprocess.Popen([sys.executable, str(ROOT / "app.py")], env=env, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.time() + 180
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=5)
+            break
+        except OSError:
+            if process.poll() is not None or time.time() > deadline:
+                process.kill()
+                raise RuntimeError(f"app did not start:\n{log.read_text()}")
+            time.sleep(0.5)
+    yield url
+    process.terminate()
+    process.wait(timeout=30)

@@ -1,0 +1,83 @@
+"""The app's handlers called directly, then the running app called through gradio_client."""
+import json
+
+import pytest
+from gradio_client import Client
+
+import app
+
+SENTENCE = "I don't like coffee."
+BAD_INPUTS = ["", "   ", "a" * 5000, "I like 😀", "我喜欢咖啡", "أنا أحب القهوة", "<img src=x onerror=alert(1)>",
+              "<script>alert(1)</script>", "bell\x07 and \x1b escape"]
+
+
+@pytest.fixture(scope="module")
+def translated():
+    return app.translate(SENTENCE, 1, False)
+
+
+def test_translate_fills_both_columns_and_the_scrubber(translated):
+    state, status, b_text, b_grid, l_text, l_grid, slider, b_step, b_caption, l_step, l_caption, trace_file = translated
+    assert status == "" and b_text.strip() and l_text.strip()
+    steps = max(len(v["result"].target_tokens) for v in state.values())
+    assert slider["maximum"] == max(2, steps) and slider["value"] == 1
+    assert b_grid.data[0].z.shape == state["bahdanau"]["result"].attention.shape
+    assert "Step 1 of" in b_caption and "Step 1 of" in l_caption
+    trace = json.loads(open(trace_file).read())
+    assert trace["source"] == SENTENCE and trace["luong"]["text"] == l_text
+    assert trace["bahdanau"]["attention"] == state["bahdanau"]["result"].attention.tolist()
+
+
+def test_scrubbing_reads_the_state_and_never_retranslates(translated, monkeypatch):
+    state = translated[0]
+    for translator in app.MODELS.values():
+        monkeypatch.setattr(translator, "translate", lambda *a, **k: pytest.fail("scrubbing re-ran translation"))
+    b_fig, b_caption, l_fig, l_caption = app.show_step(state, 2, False)
+    result = state["luong"]["result"]
+    assert "Step 2 of" in l_caption and f"<code>{result.target_tokens[1]}</code>" in l_caption.replace("&#x27;", "'")
+    assert list(l_fig.data[2].y) == pytest.approx(result.attention[1].tolist())
+    t, *_ = app.next_step(state, 1, False)
+    assert t == 2
+    steps = max(len(v["result"].target_tokens) for v in state.values())
+    assert app.next_step(state, steps, False)[0] == steps and app.previous_step(state, 1, False)[0] == 1
+    assert "stopped after" in app.show_step({"bahdanau": state["bahdanau"], "luong": state["luong"]}, 99, False)[1]
+
+
+def test_large_text_redraws_from_state(translated):
+    b_grid, l_grid, b_step, *_ = app.restyle(translated[0], 1, True)
+    assert b_grid.layout.font.size > translated[3].layout.font.size and b_step.layout.font.size > translated[7].layout.font.size
+
+
+@pytest.mark.parametrize("text", BAD_INPUTS)
+def test_bad_input_gives_a_message_and_clears_the_page(text):
+    state, status, b_text, b_grid, *_ = app.translate(text, 1, False)
+    assert state is None and b_text == "" and b_grid is None
+    assert status.startswith("⚠️") and "<" not in status.removeprefix("⚠️")
+
+
+def test_actions_before_any_translation_do_nothing_harmful():
+    assert app.show_step(None, 3, False) == (None, "", None, "")
+    assert app.next_step(None, 3, False)[0] == 1
+    assert app.restyle(None, 1, True)[:2] == (None, None)
+
+
+def test_header_names_the_device_and_test_bleu():
+    header = app.header_markdown()
+    assert "CPU" in header or "cuda" in header.lower()
+    for translator in app.MODELS.values():
+        assert f"BLEU {translator.metrics['bleu']}" in header
+
+
+def test_running_app_through_gradio_client_keeps_sessions_apart(app_url):
+    alice, bob = Client(app_url, verbose=False), Client(app_url, verbose=False)
+    a = alice.predict("I don't like coffee.", 1, False, api_name="/translate")
+    b = bob.predict("We are going to the cinema tomorrow evening.", 2, False, api_name="/translate")
+    assert a[0] == "" and a[1].strip() and a[3].strip() and b[1].strip() and a[1] != b[1]
+    # each client's scrubber moves through its own translation
+    a_next = alice.predict(1, False, api_name="/next_step")
+    b_next = bob.predict(1, False, api_name="/next_step")
+    assert a_next[0] == b_next[0] == 2
+    assert a_next[2] != b_next[2]
+    status, *_ = alice.predict("<script>alert(1)</script>", 1, False, api_name="/translate")
+    assert status.startswith("⚠️") and "<script>" not in status
+    assert bob.predict(2, False, api_name="/previous_step")[0] == 1  # bob's session survived alice's bad input

@@ -1,0 +1,64 @@
+"""A real browser (Debian's Chromium, driven by Playwright) uses the running app as a student would."""
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
+SCREENSHOT_DIR = ROOT / "artifacts"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("ATTN_DEMO_REQUIRE_BROWSER"):
+            pytest.fail(f"Chromium not found at {CHROMIUM}")
+        pytest.skip("Chromium is not installed (apt-get install chromium)")
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    with playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield browser
+        browser.close()
+
+
+def caption(page, model) -> str:
+    return page.locator(f"#{model}-caption").inner_text()
+
+
+def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
+    page = browser.new_page(viewport={"width": 1600, "height": 1000})
+    dialogs = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.goto(app_url)
+    page.get_by_label("English sentence").fill("The red car is in front of the house.")
+    page.get_by_role("button", name="Translate").click()
+    for model in ("bahdanau", "luong"):
+        page.wait_for_function(f"() => document.querySelector('#{model}-text textarea').value.length > 0", timeout=60_000)
+        page.locator(f"#{model}-grid .js-plotly-plot .heatmaplayer").wait_for(timeout=60_000)
+        page.locator(f"#{model}-step .js-plotly-plot").wait_for(timeout=60_000)
+        assert "Step 1 of" in caption(page, model)
+    first_bars = page.locator("#luong-step .js-plotly-plot").inner_html()
+    page.get_by_role("button", name="Next step ▶").click()
+    page.wait_for_function("() => document.querySelector('#luong-caption').innerText.includes('Step 2 of')", timeout=30_000)
+    page.wait_for_function(f"() => document.querySelector('#luong-step .js-plotly-plot').innerHTML !== {first_bars!r}",
+                           timeout=30_000)
+    assert "Step 2 of" in caption(page, "bahdanau")
+    page.locator("#step-slider input[type=range]").focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("() => document.querySelector('#bahdanau-caption').innerText.includes('Step 3 of')", timeout=30_000)
+    SCREENSHOT_DIR.mkdir(exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT_DIR / "app.png"), full_page=True)
+
+    page.get_by_label("English sentence").fill("<img src=x onerror=alert(1)>")
+    page.get_by_label("English sentence").press("Enter")
+    page.wait_for_function("() => document.querySelector('#status').innerText.includes('never seen')", timeout=30_000)
+    page.wait_for_timeout(1000)
+    assert "'<'" in page.locator("#status").inner_text()  # the markup's characters are shown as text
+    assert page.locator("img[src='x']").count() == 0
+    assert dialogs == []
+    page.screenshot(path=str(SCREENSHOT_DIR / "app-bad-input.png"), full_page=False)
+    page.close()
