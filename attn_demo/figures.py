@@ -3,17 +3,23 @@ a Translation already holds, so the page can only show what the model computed.
 
 Every piece of user text is HTML-escaped before it reaches Plotly, whose labels understand a
 few tags: a piece such as "<img" is drawn as text, never interpreted. Axes are numeric with
-tick labels, so a piece that occurs twice keeps two rows.
+tick labels, so a piece that occurs twice keeps its own row or column.
+
+Figures are written as plain dicts and wrapped without Plotly's per-property validation
+(`_validate=False`): validation cost 10–60 ms a figure, more than everything else a request
+does. tests/test_figures.py re-validates every figure, so a typo still fails there.
 """
 import html
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 ALIGNMENT_COLORSCALE = "Viridis"  # one scale, fixed to [0, 1], so both models' grids compare
 VECTOR_COLORSCALE = "RdBu"  # signed vector entries, centred on 0
 HIGHLIGHT, MUTED = "#d62728", "#7f9ec9"
+# step figure panels, top to bottom: relative heights and the gap between panels
+PANEL_HEIGHTS = (0.06, 0.16, 0.16, 0.30, 0.32)
+PANEL_GAP = 0.07
 
 
 def label(piece: str) -> str:
@@ -25,14 +31,22 @@ def _font(large: bool) -> int:
     return 20 if large else 13
 
 
-def _base_layout(fig: go.Figure, title: str, height: int, large: bool) -> go.Figure:
-    fig.update_layout(
-        title=dict(text=title, x=0.01, font=dict(size=_font(large) + 3)), height=height,
-        template="plotly_white", paper_bgcolor="white", plot_bgcolor="white",  # readable under light and dark page themes
-        font=dict(size=_font(large), color="#222"), margin=dict(l=10, r=10, t=60, b=10),
-        hoverlabel=dict(font_size=_font(large)),
+def _layout(title: str, height: int, large: bool, top: int = 60) -> dict:
+    return dict(
+        title=dict(text=title, x=0.01, y=1.0, yanchor="top", yref="container", pad=dict(t=8),
+                   font=dict(size=_font(large) + 3)),
+        height=height, template="plotly_white", paper_bgcolor="white", plot_bgcolor="white",  # readable in light and dark pages
+        font=dict(size=_font(large), color="#222"), margin=dict(l=10, r=10, t=top, b=10),
+        hoverlabel=dict(font=dict(size=_font(large))), showlegend=False,
     )
-    return fig
+
+
+def _figure(data: list, layout: dict) -> go.Figure:
+    return go.Figure(dict(data=data, layout=layout), _validate=False)
+
+
+def _ticks(labels, **extra) -> dict:
+    return dict(tickmode="array", tickvals=list(range(len(labels))), ticktext=list(labels), showgrid=False, **extra)
 
 
 def alignment_figure(source_tokens, target_tokens, attention, title: str, large: bool = False) -> go.Figure:
@@ -40,18 +54,19 @@ def alignment_figure(source_tokens, target_tokens, attention, title: str, large:
     attention = np.asarray(attention, dtype=np.float32)
     T, S = attention.shape
     src, tgt = [label(p) for p in source_tokens], [label(p) for p in target_tokens]
-    pairs = np.array([[[tgt[t], src[s]] for s in range(S)] for t in range(T)], dtype=object)
-    fig = go.Figure(go.Heatmap(
-        z=attention, x=list(range(S)), y=list(range(T)), zmin=0.0, zmax=1.0, colorscale=ALIGNMENT_COLORSCALE,
-        customdata=pairs, hovertemplate="%{customdata[0]} ← %{customdata[1]}: α = %{z:.2f}<extra></extra>",
-        colorbar=dict(title=dict(text="α"), thickness=14, len=min(1.0, 0.35 + 0.02 * T)), xgap=1, ygap=1,
-    ))
-    fig.update_xaxes(tickmode="array", tickvals=list(range(S)), ticktext=src, tickangle=-50, side="top",
-                     title_text="source (English)", showgrid=False)
-    fig.update_yaxes(tickmode="array", tickvals=list(range(T)), ticktext=tgt, autorange="reversed",
-                     title_text="output (French)", showgrid=False)
+    heatmap = dict(
+        type="heatmap", z=attention, zmin=0.0, zmax=1.0, colorscale=ALIGNMENT_COLORSCALE, xgap=1, ygap=1,
+        customdata=[[[tgt[t], src[s]] for s in range(S)] for t in range(T)],
+        hovertemplate="%{customdata[0]} ← %{customdata[1]}: α = %{z:.2f}<extra></extra>",
+        colorbar=dict(title=dict(text="α"), thickness=14, len=min(1.0, 0.35 + 0.02 * T)),
+    )
+    label_room = (10 if large else 7) * max(len(p) for p in source_tokens)  # the x ticks stand at the top, slanted
+    layout = _layout(title, height=0, large=large, top=70 + label_room)
+    layout.update(xaxis=_ticks(src, tickangle=-50, side="top"),
+                  yaxis=_ticks(tgt, autorange="reversed", title=dict(text="output (French)")))
     cell = 34 if large else 24
-    return _base_layout(fig, title, height=max(320, cell * T + 160 + 6 * max(len(p) for p in src)), large=large)
+    layout["height"] = max(320, cell * T + 100 + label_room)
+    return _figure([heatmap], layout)
 
 
 def pca_projection(encoder_states):
@@ -73,64 +88,79 @@ def project(vectors, projection) -> np.ndarray:
     return (np.asarray(vectors, dtype=np.float64) - mean) @ basis
 
 
+def _panel_domains():
+    """Vertical [bottom, top] of each panel, first panel at the top."""
+    scale = 1 - PANEL_GAP * (len(PANEL_HEIGHTS) - 1)
+    domains, top = [], 1.0
+    for height in PANEL_HEIGHTS:
+        domains.append([max(0.0, top - height * scale), top])
+        top -= height * scale + PANEL_GAP
+    return domains
+
+
 def step_figure(source_tokens, emitted_piece: str, query, query_name: str, scores, weights,
                 encoder_states, context, projection, title: str, large: bool = False) -> go.Figure:
-    """How c_t is formed at one output step, top to bottom:
+    """How c_t is formed at one output step, in five panels from top to bottom:
     the query, the scores e_tj, the weights α_tj, the weighted annotations α_tj·h_j with their
     sum c_t, and the annotations in 2-D with c_t as their α-weighted centroid."""
     src = [label(p) for p in source_tokens]
-    S, D = len(src), len(context)
     weights = np.asarray(weights, dtype=np.float32)
     best = int(weights.argmax())
-    positions = list(range(S))
-    fig = make_subplots(rows=5, cols=1, row_heights=[0.06, 0.16, 0.16, 0.3, 0.32], vertical_spacing=0.07,
-                        subplot_titles=[f"1. query {query_name} ({len(query)} numbers)",
-                                        "2. scores e<sub>tj</sub>", "3. weights α<sub>tj</sub> = softmax(e<sub>t·</sub>)",
-                                        "4. α<sub>tj</sub>·h<sub>j</sub> per piece, and their sum c<sub>t</sub>",
-                                        f"5. h<sub>j</sub> in 2-D (PCA of this sentence), c<sub>t</sub> ★ emits {label(emitted_piece)}"])
-    fig.add_trace(_vector_heatmap(np.asarray(query)[None], [query_name], "query"), row=1, col=1)
-    fig.add_trace(go.Bar(x=positions, y=np.asarray(scores, dtype=np.float32), marker_color=MUTED, customdata=src,
-                         hovertemplate="e = %{y:.3f} for %{customdata}<extra></extra>"), row=2, col=1)
-    colors = [HIGHLIGHT if j == best else MUTED for j in range(S)]
-    fig.add_trace(go.Bar(x=positions, y=weights, marker_color=colors, customdata=src, text=[f"{w:.2f}" for w in weights],
-                         textposition="outside", cliponaxis=False,
-                         hovertemplate="α = %{y:.3f} for %{customdata}<extra></extra>"), row=3, col=1)
-    weighted = np.asarray(weights)[:, None] * np.asarray(encoder_states, dtype=np.float32)  # (S, D)
-    rows = np.vstack([weighted, np.asarray(context, dtype=np.float32)[None]])
+    colors = [HIGHLIGHT if j == best else MUTED for j in range(len(src))]
+    weighted = weights[:, None] * np.asarray(encoder_states, dtype=np.float32)  # α_tj·h_j (S, D)
+    context = np.asarray(context, dtype=np.float32)
     row_labels = [f"α·h<sub>{j + 1}</sub> {p}" for j, p in enumerate(src)] + ["c<sub>t</sub> = Σ"]
-    fig.add_trace(_vector_heatmap(rows, row_labels, "value"), row=4, col=1)
-    for trace in _centroid_traces(src, weights, encoder_states, context, projection, best):
-        fig.add_trace(trace, row=5, col=1)
-    for row in (2, 3):
-        fig.update_xaxes(tickmode="array", tickvals=positions, ticktext=src, tickangle=-45, row=row, col=1)
-    fig.update_yaxes(range=[0, 1.15], row=3, col=1)
-    fig.update_yaxes(autorange="reversed", row=4, col=1)
-    fig.update_xaxes(title_text=f"dimension of h<sub>j</sub> (D = {D})", row=4, col=1)
-    fig.update_yaxes(showticklabels=False, row=1, col=1)
-    fig.update_layout(showlegend=False)
-    height = 1150 + (14 if large else 8) * S
-    return _base_layout(fig, title, height=height, large=large)
+    panel_titles = [
+        f"1. query {query_name} ({len(query)} numbers)", "2. scores e<sub>tj</sub>",
+        "3. weights α<sub>tj</sub> = softmax(e<sub>t·</sub>)", "4. α<sub>tj</sub>·h<sub>j</sub> per piece, and their sum c<sub>t</sub>",
+        f"5. h<sub>j</sub> in 2-D (PCA of this sentence), c<sub>t</sub> ★ emits {label(emitted_piece)}",
+    ]
+    data = [
+        _vector_heatmap(np.asarray(query, dtype=np.float32)[None], [query_name], "query", axes=1),
+        dict(type="bar", x=list(range(len(src))), y=np.asarray(scores, dtype=np.float32), marker=dict(color=MUTED),
+             customdata=src, hovertemplate="e = %{y:.3f} for %{customdata}<extra></extra>", xaxis="x2", yaxis="y2"),
+        dict(type="bar", x=list(range(len(src))), y=weights, marker=dict(color=colors), customdata=src,
+             text=[f"{w:.2f}" for w in weights], textposition="outside", cliponaxis=False,
+             hovertemplate="α = %{y:.3f} for %{customdata}<extra></extra>", xaxis="x3", yaxis="y3"),
+        _vector_heatmap(np.vstack([weighted, context[None]]), row_labels, "value", axes=4),
+        *_centroid_traces(src, weights, encoder_states, context, projection, colors),
+    ]
+    layout = _layout(title, height=1150 + (14 if large else 8) * len(src), large=large)
+    layout["annotations"] = []
+    for i, (domain, panel_title) in enumerate(zip(_panel_domains(), panel_titles), start=1):
+        suffix = "" if i == 1 else str(i)
+        layout[f"xaxis{suffix}"] = dict(domain=[0, 1], anchor=f"y{suffix}")
+        layout[f"yaxis{suffix}"] = dict(domain=domain, anchor=f"x{suffix}")
+        layout["annotations"].append(dict(text=panel_title, x=0.5, y=domain[1], xref="paper", yref="paper",
+                                          xanchor="center", yanchor="bottom", showarrow=False,
+                                          font=dict(size=_font(large) + 1)))
+    layout["yaxis"].update(showticklabels=False)
+    for i in (2, 3):
+        layout[f"xaxis{i}"].update(_ticks(src, tickangle=-45))
+    layout["yaxis3"].update(range=[0, 1.15])
+    layout["yaxis4"].update(autorange="reversed")
+    layout["xaxis4"].update(title=dict(text=f"dimension of h<sub>j</sub> (D = {len(context)})"))
+    return _figure(data, layout)
 
 
-def _vector_heatmap(z, row_labels, name) -> go.Heatmap:
+def _vector_heatmap(z, row_labels, name, axes: int) -> dict:
     """Rows of signed vectors; row labels are unique categories, so hover can name the row."""
-    z = np.asarray(z, dtype=np.float32)
     bound = float(np.abs(z).max()) or 1.0
-    return go.Heatmap(z=z, y=row_labels, zmin=-bound, zmax=bound, zmid=0.0, colorscale=VECTOR_COLORSCALE,
-                      showscale=False, hovertemplate="%{y} · dim %{x}: " + name + " = %{z:.3f}<extra></extra>")
+    return dict(type="heatmap", z=z, y=row_labels, zmin=-bound, zmax=bound, zmid=0.0, colorscale=VECTOR_COLORSCALE,
+                showscale=False, hovertemplate="%{y} · dim %{x}: " + name + " = %{z:.3f}<extra></extra>",
+                xaxis="x" if axes == 1 else f"x{axes}", yaxis="y" if axes == 1 else f"y{axes}")
 
 
-def _centroid_traces(src, weights, encoder_states, context, projection, best) -> list:
+def _centroid_traces(src, weights, encoder_states, context, projection, colors) -> list:
     """The annotations in 2-D, sized by α, and c_t drawn where the projection puts it."""
     points = project(encoder_states, projection)  # (S, 2)
-    centre = project(np.asarray(context)[None], projection)[0]  # (2,)
-    weights = np.asarray(weights, dtype=np.float64)
-    annotations = go.Scatter(
-        x=points[:, 0], y=points[:, 1], mode="markers+text", text=src, textposition="top center", customdata=weights,
-        marker=dict(size=10 + 40 * weights, color=[HIGHLIGHT if j == best else MUTED for j in range(len(src))], opacity=0.8),
-        hovertemplate="h<sub>j</sub> of %{text}: α = %{customdata:.3f}<extra></extra>")
-    context_point = go.Scatter(
-        x=[centre[0]], y=[centre[1]], mode="markers+text", text=["c<sub>t</sub>"], textposition="bottom center",
-        marker=dict(symbol="star", size=22, color=HIGHLIGHT, line=dict(color="black", width=1)),
-        hovertemplate="c<sub>t</sub> = Σ<sub>j</sub> α<sub>tj</sub> h<sub>j</sub><extra></extra>")
+    centre = project(context[None], projection)[0]  # (2,)
+    annotations = dict(
+        type="scatter", x=points[:, 0], y=points[:, 1], mode="markers+text", text=src, textposition="top center",
+        customdata=weights.astype(np.float64), marker=dict(size=10 + 40 * weights.astype(np.float64), color=colors, opacity=0.8),
+        hovertemplate="h<sub>j</sub> of %{text}: α = %{customdata:.3f}<extra></extra>", xaxis="x5", yaxis="y5")
+    context_point = dict(
+        type="scatter", x=[centre[0]], y=[centre[1]], mode="markers+text", text=["c<sub>t</sub>"],
+        textposition="bottom center", marker=dict(symbol="star", size=22, color=HIGHLIGHT, line=dict(color="black", width=1)),
+        hovertemplate="c<sub>t</sub> = Σ<sub>j</sub> α<sub>tj</sub> h<sub>j</sub><extra></extra>", xaxis="x5", yaxis="y5")
     return [annotations, context_point]

@@ -17,6 +17,8 @@ def arrays(seed=0, D=7, H=6):
 
 
 def all_strings(fig) -> str:
+    """The figure as the browser receives it, after checking it against Plotly's schema."""
+    go.Figure(fig.to_dict())  # validates every property the builders skipped validating
     return fig.to_json()
 
 
@@ -31,11 +33,11 @@ def test_alignment_grid_draws_attention_on_a_fixed_shared_scale():
     heatmap = fig.data[0]
     np.testing.assert_array_equal(np.asarray(heatmap.z), attention)
     assert (heatmap.zmin, heatmap.zmax) == (0.0, 1.0)
-    assert heatmap.colorscale == go.Heatmap(colorscale=ALIGNMENT_COLORSCALE).colorscale
+    assert heatmap.colorscale == ALIGNMENT_COLORSCALE
     # a repeated piece keeps its own column; markup is escaped in ticks and hover data
     assert list(fig.layout.xaxis.ticktext) == [label(p) for p in SOURCE] and len(fig.layout.xaxis.tickvals) == 5
     assert list(fig.layout.yaxis.ticktext) == [label(p) for p in TARGET]
-    assert heatmap.customdata[1][1].tolist() == ["▁&lt;b&gt;", "▁&lt;img"]
+    assert list(heatmap.customdata[1][1]) == ["▁&lt;b&gt;", "▁&lt;img"]
     assert "← %{customdata[1]}: α = %{z:.2f}" in heatmap.hovertemplate
     assert "<img" not in all_strings(fig) and "<b>" not in all_strings(fig)
 
@@ -69,6 +71,7 @@ def test_step_figure_shows_the_numbers_of_that_step():
     projected = np.stack([np.asarray(points.x), np.asarray(points.y)], 1)
     np.testing.assert_allclose([centre.x[0], centre.y[0]], attention[t] @ projected, atol=1e-9)
     assert "<img" not in all_strings(fig) and "&lt;b&gt;" in fig.layout.annotations[-1].text
+    assert [a.text.split(".")[0] for a in fig.layout.annotations] == ["1", "2", "3", "4", "5"]
     assert fig.layout.font.size > step_figure(SOURCE, TARGET[t], queries[t], "q", scores[t], attention[t], states,
                                               contexts[t], projection, "Luong").layout.font.size
 
@@ -87,6 +90,6 @@ def test_figures_handle_any_sentence_length(size):
     pieces = [f"▁p{i}" for i in range(size)]
     attention = np.full((size, size), 1 / size, dtype=np.float32)
     states = rng.normal(size=(size, 4)).astype(np.float32)
-    alignment_figure(pieces, pieces, attention, "x")
-    step_figure(pieces, pieces[0], np.ones(3), "q", attention[0], attention[0], states, attention[0] @ states,
-                pca_projection(states), "x")
+    all_strings(alignment_figure(pieces, pieces, attention, "x"))
+    all_strings(step_figure(pieces, pieces[0], np.ones(3), "q", attention[0], attention[0], states, attention[0] @ states,
+                            pca_projection(states), "x"))
