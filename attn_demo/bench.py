@@ -1,0 +1,315 @@
+"""Benchmarks: latency, a naive reference decoder, batched throughput, figure cost, cold start
+and a classroom load test of the running app.
+
+    python -m attn_demo.bench [--quick] [--json OUT]
+
+Prints a table per section and writes every figure, with the machine, to --json. --quick runs
+each section small (a smoke test for CI, well under a minute of work); its numbers mean nothing.
+"""
+import argparse
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from attn_demo.data import TEST_SET, read_pairs
+from attn_demo.figures import alignment_figure, pca_projection, step_figure
+from attn_demo.model import Memory
+from attn_demo.translator import load_translator
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = {"bahdanau": ROOT / "checkpoints" / "bahdanau-en-fr", "luong": ROOT / "checkpoints" / "luong-en-fr"}
+SENTENCES = {
+    5: "The cat is very old.",
+    15: "My brother and I went to the market this morning to buy some fresh bread.",
+    30: ("When we arrived at the station last night, the last train had already left, so we had to "
+         "walk all the way home in the cold rain."),
+}
+FULL = dict(runs=30, warmup=5, batch_sizes=(1, 8, 32), batches=5, clients=60, requests_per_client=5, soak=1000)
+QUICK = dict(runs=3, warmup=1, batch_sizes=(1, 8), batches=1, clients=4, requests_per_client=2, soak=20)
+
+
+def percentiles(samples_ms) -> dict:
+    ordered = sorted(samples_ms)
+    return {"median_ms": round(statistics.median(ordered), 2),
+            "p95_ms": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 2),
+            "max_ms": round(ordered[-1], 2), "n": len(ordered)}
+
+
+def timed(fn, runs: int, warmup: int) -> dict:
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        samples.append(1000 * (time.perf_counter() - start))
+    return percentiles(samples)
+
+
+def machine() -> dict:
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else platform.processor()
+    device = "cuda: " + torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
+    return {"cpu": cpu, "cores": os.cpu_count(), "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
+            "device": device, "python": platform.python_version()}
+
+
+def naive_greedy(translator, text: str) -> list[int]:
+    """Decoding as tutorials write it: one sentence, the attention keys recomputed at every step,
+    autograd left on, a Python int pulled out at every step."""
+    model, cfg = translator.model, translator.config
+    src = torch.tensor([translator.encode(text)], device=translator.device)
+    annotations, backward_first = model.encoder(src, torch.tensor([src.size(1)]))
+    state = torch.tanh(model.decoder.init(backward_first))
+    y, tokens = torch.tensor([cfg.bos_id], device=translator.device), []
+    for _ in range(2 * src.size(1) + 10):
+        keys = model.decoder.attention.project_keys(annotations)  # the same for every step, recomputed anyway
+        step = model.decoder.step(y, state, Memory(annotations, keys, src != cfg.pad_id, state))
+        y = step.logits.argmax(-1)
+        tokens.append(int(y))
+        state = step.state
+        if tokens[-1] == cfg.eos_id:
+            break
+    return tokens
+
+
+def bench_latency(translators, p) -> list[dict]:
+    rows = []
+    for name, translator in translators.items():
+        for words, text in SENTENCES.items():
+            for beam in (1, 5):
+                stats = timed(lambda: translator.translate(text, beam_size=beam), p["runs"], p["warmup"])
+                rows.append({"model": name, "words": words, "beam": beam, **stats})
+    return rows
+
+
+def bench_naive(translators, p) -> list[dict]:
+    rows = []
+    for name, translator in translators.items():
+        for words, text in SENTENCES.items():
+            ours_tokens = translator.target_tokenizer.pieces(naive_greedy(translator, text))
+            identical = ours_tokens == translator.translate(text).target_tokens
+            ours = timed(lambda: translator.translate(text), p["runs"], p["warmup"])
+            naive = timed(lambda: naive_greedy(translator, text), p["runs"], p["warmup"])
+            rows.append({"model": name, "words": words, "ours_median_ms": ours["median_ms"],
+                         "naive_median_ms": naive["median_ms"], "speedup": round(naive["median_ms"] / ours["median_ms"], 2),
+                         "identical_output": identical})
+    return rows
+
+
+def bench_throughput(translators, p) -> list[dict]:
+    sentences = [en for en, _ in read_pairs(TEST_SET)]
+    rng = np.random.default_rng(0)
+    rows = []
+    for name, translator in translators.items():
+        for batch in p["batch_sizes"]:
+            chunks = [[sentences[i] for i in rng.choice(len(sentences), batch, replace=False)] for _ in range(p["batches"])]
+            translator.translate_batch(chunks[0])
+            start = time.perf_counter()
+            for chunk in chunks:
+                translator.translate_batch(chunk)
+            seconds = time.perf_counter() - start
+            rows.append({"model": name, "batch": batch, "sentences_per_s": round(batch * len(chunks) / seconds, 1)})
+    return rows
+
+
+def request_figures(results) -> list:
+    """Everything the page draws for one translation: two grids and two step views (step 1)."""
+    figures = []
+    for result in results:
+        figures.append(alignment_figure(result.source_tokens, result.target_tokens, result.attention, "grid"))
+        figures.append(step_figure(result.source_tokens, result.target_tokens[0], result.queries[0], "q", result.scores[0],
+                                   result.attention[0], result.encoder_states, result.contexts[0],
+                                   pca_projection(result.encoder_states), "step"))
+    return figures
+
+
+def bench_figures(translators, p) -> list[dict]:
+    rows = []
+    for words in (15, 30):
+        results = [t.translate(SENTENCES[words]) for t in translators.values()]
+        build = timed(lambda: request_figures(results), p["runs"], p["warmup"])
+        serialise = timed(lambda: [f.to_json() for f in request_figures(results)], p["runs"], p["warmup"])
+        size = sum(len(f.to_json().encode()) for f in request_figures(results))
+        rows.append({"words": words, "build_median_ms": build["median_ms"], "build_and_json_median_ms": serialise["median_ms"],
+                     "json_kB": round(size / 1000, 1)})
+    return rows
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A Gradio app script run on a free loopback port."""
+
+    def __init__(self, script: Path):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        env = {**os.environ, "GRADIO_SERVER_PORT": str(self.port), "GRADIO_SERVER_NAME": "127.0.0.1",
+               "GRADIO_ANALYTICS_ENABLED": "False"}
+        self.started = time.perf_counter()
+        self.process = subprocess.Popen([sys.executable, str(script)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.startup_s = self._wait()
+
+    def _wait(self) -> float:
+        deadline = time.perf_counter() + 300
+        while time.perf_counter() < deadline:
+            try:
+                urllib.request.urlopen(self.url, timeout=5)
+                return time.perf_counter() - self.started
+            except OSError:
+                if self.process.poll() is not None:
+                    raise RuntimeError(f"{self.url} exited with code {self.process.returncode}")
+                time.sleep(0.2)
+        raise TimeoutError(f"{self.url} did not answer within 300 s")
+
+    def rss_mb(self, field="VmRSS") -> float:
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith(field):
+                return round(int(line.split()[1]) / 1024, 1)
+        return float("nan")
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+def classroom_load(url: str, sentences: list[str], expected: dict, clients: int, per_client: int) -> dict:
+    """`clients` gradio_client users at once, each sending `per_client` different sentences and
+    checking that every reply is the translation of the sentence it sent."""
+    from gradio_client import Client
+
+    latencies, errors, mixed, lock = [], [], [], threading.Lock()
+    barrier = threading.Barrier(clients)
+
+    def student(k: int):
+        try:
+            client = Client(url, verbose=False)
+        except Exception as error:  # a client that cannot even connect is an error of the run
+            with lock:
+                errors.append(repr(error))
+            barrier.abort()
+            return
+        try:
+            barrier.wait(timeout=300)
+        except threading.BrokenBarrierError:
+            pass
+        for i in range(per_client):
+            text = sentences[(k * per_client + i) % len(sentences)]
+            start = time.perf_counter()
+            try:
+                reply = client.predict(text, 1, False, api_name="/translate")
+            except Exception as error:
+                with lock:
+                    errors.append(repr(error)[:200])
+                continue
+            elapsed = 1000 * (time.perf_counter() - start)
+            answer = reply if isinstance(reply, str) else reply[1]
+            with lock:
+                latencies.append(elapsed)
+                if answer != expected[text]:
+                    mixed.append(text)
+
+    start = time.perf_counter()
+    threads = [threading.Thread(target=student, args=(k,)) for k in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=1800)
+    seconds = time.perf_counter() - start
+    stats = percentiles(latencies) if latencies else {}
+    return {"clients": clients, "requests": clients * per_client, "answered": len(latencies), "errors": len(errors),
+            "mixed_up": len(mixed), "seconds": round(seconds, 1), "requests_per_s": round(len(latencies) / seconds, 2),
+            **{k.replace("median", "p50"): v for k, v in stats.items()}, "first_errors": errors[:3]}
+
+
+def soak(url: str, sentences: list[str], requests: int) -> int:
+    from gradio_client import Client
+
+    client = Client(url, verbose=False)
+    for i in range(requests):
+        client.predict(sentences[i % len(sentences)], 1, False, api_name="/translate")
+    return requests
+
+
+def bench_app(translators, p) -> dict:
+    """Cold start and peak memory of app.py, the classroom load against it and against a bare
+    app, and RSS before/after a soak of many requests."""
+    pairs = read_pairs(TEST_SET)
+    rng = np.random.default_rng(1)
+    n = p["clients"] * p["requests_per_client"]
+    sentences = [pairs[i][0] for i in rng.choice(len(pairs), n, replace=False)]
+    expected = {text: translators["bahdanau"].translate(text).text for text in sentences}
+    result = {}
+    bare = Server(ROOT / "benchmarks" / "bare_app.py")
+    try:
+        result["bare_load"] = classroom_load(bare.url, sentences, {t: t for t in sentences}, p["clients"], p["requests_per_client"])
+    finally:
+        bare.stop()
+    app = Server(ROOT / "app.py")
+    try:
+        result["cold_start_s"] = round(app.startup_s, 2)
+        result["rss_after_start_mb"] = app.rss_mb()
+        result["app_load"] = classroom_load(app.url, sentences, expected, p["clients"], p["requests_per_client"])
+        result["peak_rss_mb"] = app.rss_mb("VmHWM")
+        before = app.rss_mb()
+        result["soak_requests"] = soak(app.url, sentences, p["soak"])
+        result["soak_rss_before_mb"], result["soak_rss_after_mb"] = before, app.rss_mb()
+    finally:
+        app.stop()
+    bare_p95, app_p95 = result["bare_load"].get("p95_ms"), result["app_load"].get("p95_ms")
+    if bare_p95 and app_p95:
+        result["p95_ratio_app_to_bare"] = round(app_p95 / bare_p95, 2)
+    return result
+
+
+def print_rows(title: str, rows: list[dict]):
+    print(f"\n## {title}")
+    if not rows:
+        return
+    keys = list(rows[0])
+    print(" | ".join(keys))
+    for row in rows:
+        print(" | ".join(str(row[k]) for k in keys))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="tiny counts: a smoke test, not a measurement")
+    parser.add_argument("--json", type=Path, help="write all results here")
+    args = parser.parse_args(argv)
+    p = QUICK if args.quick else FULL
+    translators = {name: load_translator(path) for name, path in MODELS.items()}
+    report = {"machine": machine(), "quick": args.quick, "command": " ".join(["python -m attn_demo.bench", *(argv or sys.argv[1:])])}
+    print(json.dumps(report["machine"]))
+    sections = [("latency", "translate() latency", bench_latency), ("naive", "ours vs naive reference, greedy", bench_naive),
+                ("throughput", "batched throughput", bench_throughput), ("figures", "figures per request", bench_figures)]
+    for key, title, fn in sections:
+        report[key] = fn(translators, p)
+        print_rows(title, report[key])
+    report["app"] = bench_app(translators, p)
+    app = report["app"]
+    print(f"\n## app\ncold start {app['cold_start_s']} s, RSS after start {app['rss_after_start_mb']} MB, peak {app['peak_rss_mb']} MB")
+    print_rows("classroom load", [{"app": "bare", **app["bare_load"]}, {"app": "attn-demo", **app["app_load"]}])
+    print(f"p95 ratio app/bare: {app.get('p95_ratio_app_to_bare')}; RSS over {app['soak_requests']} requests: "
+          f"{app['soak_rss_before_mb']} → {app['soak_rss_after_mb']} MB")
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
