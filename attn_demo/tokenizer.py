@@ -31,7 +31,7 @@ def train_tokenizer(sentences, model_prefix: Path, vocab_size: int) -> Tokenizer
     """Unigram SentencePiece on the given sentences (the training split only)."""
     spm.SentencePieceTrainer.train(
         sentence_iterator=iter(sentences), model_prefix=str(model_prefix), vocab_size=vocab_size,
-        model_type="unigram", character_coverage=0.9999, pad_id=0, unk_id=1, bos_id=2, eos_id=3,
+        model_type="unigram", character_coverage=1.0, pad_id=0, unk_id=1, bos_id=2, eos_id=3,
         num_threads=2, minloglevel=2,
     )
     return Tokenizer(f"{model_prefix}.model")
