@@ -6,10 +6,13 @@ what each one attended to, step by step.
 Environment: ATTN_DEMO_BAHDANAU and ATTN_DEMO_LUONG take a checkpoint folder or a Hub repo id
 (default: the checkpoints bundled in checkpoints/).
 """
+import functools
+import hashlib
 import html
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 
 import gradio as gr
@@ -17,6 +20,7 @@ import torch
 
 from attn_demo import load_translator
 from attn_demo.figures import alignment_figure, pca_projection, step_figure
+from attn_demo.tokenizer import check_text
 
 ROOT = Path(__file__).resolve().parent
 MODELS = {
@@ -46,6 +50,8 @@ EXAMPLES = [
     "She gave the book to her little brother yesterday.",
     "If you have any questions, please don't hesitate to ask me after the lesson.",
 ]
+TRACE_DIR = Path(tempfile.mkdtemp(prefix="attn-demo-traces-"))
+TRACE_MAX_AGE_S = 3600
 LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
 CSS = """
 body.attn-large .prose, body.attn-large textarea, body.attn-large input, body.attn-large button,
@@ -85,7 +91,7 @@ def piece(p: str) -> str:
 def grid(name, view, large):
     result = view["result"]
     return alignment_figure(result.source_tokens, result.target_tokens, result.attention,
-                            f"{model_title(name)}: α<sub>tj</sub> for every output piece", large)
+                            f"{model_title(name)}: α<sub>tj</sub>, English across, French down", large)
 
 
 def step_view(name, view, t: int, large: bool):
@@ -104,20 +110,41 @@ def step_view(name, view, t: int, large: bool):
     return fig, caption
 
 
+@functools.lru_cache(maxsize=512)
+def translate_both(text: str, beam_size: int) -> dict:
+    """Both models' translations of a normalised input; a class typing the same example 60 times
+    costs one translation. The results are read-only, so sharing them between sessions is safe."""
+    results = {name: translator.translate(text, beam_size=beam_size) for name, translator in MODELS.items()}
+    return {name: {"result": r, "projection": pca_projection(r.encoder_states)} for name, r in results.items()}
+
+
+def trace_file(text: str, beam_size: int, state: dict) -> Path:
+    """The traces as JSON for the download button, written once per input; old files are removed."""
+    key = hashlib.sha1(f"{beam_size}|{text}".encode()).hexdigest()[:16]
+    path = TRACE_DIR / f"attention-trace-{key}.json"
+    if not path.exists():
+        for old in TRACE_DIR.glob("*.json"):
+            if time.time() - old.stat().st_mtime > TRACE_MAX_AGE_S:
+                old.unlink(missing_ok=True)
+        payload = {"source": text, "beam_size": beam_size, **{n: v["result"].to_dict() for n, v in state.items()}}
+        partial = path.with_suffix(f".{os.getpid()}.{time.monotonic_ns()}.part")
+        partial.write_text(json.dumps(payload))
+        partial.replace(path)  # atomic: two users asking at once never see half a file
+    return path
+
+
 def translate(text: str, beam_size: float, large: bool):
     """Translate with both models; returns the session state and everything the page shows."""
     try:
-        results = {name: translator.translate(text, beam_size=int(beam_size)) for name, translator in MODELS.items()}
+        text = check_text(text)
+        state = translate_both(text, int(beam_size))
     except ValueError as error:
         return [None, f"⚠️ {html.escape(str(error))}", "", None, "", None, gr.update(value=1, maximum=2),
                 *show_step(None, 1, large), None]
-    state = {name: {"result": r, "projection": pca_projection(r.encoder_states)} for name, r in results.items()}
-    steps = max(len(r.target_tokens) for r in results.values())
-    trace_file = Path(tempfile.mkdtemp(prefix="attn-demo-")) / "attention-trace.json"
-    trace_file.write_text(json.dumps({"source": text, **{n: r.to_dict() for n, r in results.items()}}))
-    return [state, "", results["bahdanau"].text, grid("bahdanau", state["bahdanau"], large),
-            results["luong"].text, grid("luong", state["luong"], large), gr.update(value=1, maximum=max(2, steps)),
-            *show_step(state, 1, large), str(trace_file)]
+    steps = max(len(v["result"].target_tokens) for v in state.values())
+    return [state, "", state["bahdanau"]["result"].text, grid("bahdanau", state["bahdanau"], large),
+            state["luong"]["result"].text, grid("luong", state["luong"], large), gr.update(value=1, maximum=max(2, steps)),
+            *show_step(state, 1, large), str(trace_file(text, int(beam_size), state))]
 
 
 def show_step(state, t: float, large: bool):
@@ -158,7 +185,7 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
     with gr.Row(equal_height=True):
         source_box = gr.Textbox(label="English sentence", placeholder="Type a sentence and press Enter", scale=5,
                                 max_length=5000, autofocus=True)
-        beam_slider = gr.Slider(1, 8, value=1, step=1, label="Beam size (1 = greedy)", scale=1)
+        beam_slider = gr.Slider(1, 8, value=1, step=1, label="Beam size (1 = greedy)", scale=2)
         translate_button = gr.Button("Translate", variant="primary", scale=1)
     gr.Examples(EXAMPLES, inputs=source_box, label="Examples worth watching")
     status = gr.Markdown(elem_id="status")
@@ -205,6 +232,8 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
                       api_name="restyle", js=TOGGLE_LARGE_TEXT)
 
 demo.queue(max_size=100, default_concurrency_limit=2)
+for example in EXAMPLES:  # the examples answer at once, from the first click on
+    translate_both(example, 1)
 
 if __name__ == "__main__":
     demo.launch(theme=gr.themes.Soft(), css=CSS)

@@ -28,6 +28,12 @@ class Translation:
     query_symbol: str  # "s_{t-1}" or "s_t"
     log_prob: float  # log p(y | x) of the chosen hypothesis
 
+    def __post_init__(self):
+        # results may be cached and shared between users: nobody may change them in place
+        for value in self.__dict__.values():
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
+
     def to_dict(self) -> dict:
         """Plain JSON-ready lists, for downloads and API clients."""
         return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()}

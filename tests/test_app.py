@@ -81,3 +81,17 @@ def test_running_app_through_gradio_client_keeps_sessions_apart(app_url):
     status, *_ = alice.predict("<script>alert(1)</script>", 1, False, api_name="/translate")
     assert status.startswith("⚠️") and "<script>" not in status
     assert bob.predict(2, False, api_name="/previous_step")[0] == 1  # bob's session survived alice's bad input
+
+
+def test_repeated_input_is_served_from_the_cache_read_only(translated, monkeypatch):
+    for translator in app.MODELS.values():
+        monkeypatch.setattr(translator, "translate", lambda *a, **k: pytest.fail("a cached input was translated again"))
+    again = app.translate(f"  {SENTENCE.replace(' ', '   ')} ", 1, False)
+    assert again[0] is translated[0] and again[2] == translated[2] and again[-1] == translated[-1]
+    with pytest.raises(ValueError, match="read-only"):
+        again[0]["luong"]["result"].attention[0, 0] = 1.0
+
+
+def test_examples_are_translated_at_start_up():
+    info = app.translate_both.cache_info()
+    assert info.currsize >= len(app.EXAMPLES)
