@@ -143,6 +143,11 @@ def _results_text(r: dict | None) -> str:
     if not r:
         return "Not evaluated yet."
     rows = "\n".join(f"| {bucket} | {v['n']} | {v['bleu']} |" for bucket, v in r["by_length"].items())
+    latency = r.get("latency_15_words_greedy")
+    speed = (f"\n\nSpeed: `translate()` of a 15-word sentence, greedy, on {latency['device']} "
+             f"({latency['torch_threads']} threads): median {latency['median_ms']} ms, p95 {latency['p95_ms']} ms "
+             f"over {latency['n']} runs after warm-up." if latency else "")
     return (f"{r['dataset']}, {r['n']} sentences, beam {r['beam']}, sacreBLEU (default tokeniser, detokenised output):\n"
-            f"**BLEU {r['bleu']}**, **chrF {r['chrf']}**.\n\n| source words | sentences | BLEU |\n|---|---|---|\n{rows}"
-            f"\n\n```\n{r['command']}\n```")
+            f"**BLEU {r['bleu']}**, **chrF {r['chrf']}**; {r.get('refused', 0)} inputs refused (characters never seen "
+            f"in training) count as empty translations.\n\n| source words | sentences | BLEU |\n|---|---|---|\n{rows}"
+            f"{speed}\n\n```\n{r['command']}\n```")

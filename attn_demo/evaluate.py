@@ -12,7 +12,9 @@ import time
 from pathlib import Path
 
 import sacrebleu
+import torch
 
+from attn_demo.bench import SENTENCES, timed
 from attn_demo.checkpoint import write_model_card
 from attn_demo.data import read_pairs
 from attn_demo.translator import Translator, load_translator
@@ -63,7 +65,8 @@ def main(argv=None):
     p.add_argument("--data", required=True, type=Path, help="TSV of english<TAB>french pairs")
     p.add_argument("--beam", type=int, default=5)
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    p.add_argument("--card", action="store_true", help="record the scores in the checkpoint folder's model card")
+    p.add_argument("--card", action="store_true",
+                   help="record the scores, and the latency of a 15-word sentence, in the checkpoint folder's model card")
     args = p.parse_args(argv)
     translator = load_translator(args.model)
     pairs = read_pairs(args.data)
@@ -80,8 +83,10 @@ def main(argv=None):
         for name, bucket in result["by_length"].items():
             print(f"  {name:>6} words  n={bucket['n']:5d}  BLEU {bucket['bleu']}")
     if args.card:
+        latency = timed(lambda: translator.translate(SENTENCES[15]), runs=30, warmup=5)
         write_model_card(translator.folder, results={
             **result, "beam": args.beam, "dataset": args.data.name,
+            "latency_15_words_greedy": {**latency, "device": str(translator.device), "torch_threads": torch.get_num_threads()},
             "command": "python -m attn_demo.evaluate " + " ".join(sys.argv[1:] if argv is None else argv),
         })
 
