@@ -278,13 +278,15 @@ def bench_app(translators, p) -> dict:
 
 
 def print_rows(title: str, rows: list[dict]):
-    print(f"\n## {title}")
+    """A Markdown table, so a full run's output can go into BENCHMARKS.md as it is."""
+    print(f"\n### {title}\n")
     if not rows:
         return
     keys = list(rows[0])
-    print(" | ".join(keys))
+    print("| " + " | ".join(keys) + " |")
+    print("|" + "---|" * len(keys))
     for row in rows:
-        print(" | ".join(str(row[k]) for k in keys))
+        print("| " + " | ".join(str(row[k]) for k in keys) + " |")
 
 
 def main(argv=None):
@@ -303,7 +305,7 @@ def main(argv=None):
         print_rows(title, report[key])
     report["app"] = bench_app(translators, p)
     app = report["app"]
-    print(f"\n## app\ncold start {app['cold_start_s']} s, RSS after start {app['rss_after_start_mb']} MB, peak {app['peak_rss_mb']} MB")
+    print(f"\n### app\n\ncold start {app['cold_start_s']} s, RSS after start {app['rss_after_start_mb']} MB, peak {app['peak_rss_mb']} MB")
     print_rows("classroom load", [{"app": "bare", **app["bare_load"]}, {"app": "attn-demo", **app["app_load"]}])
     print(f"p95 ratio app/bare: {app.get('p95_ratio_app_to_bare')}; RSS over {app['soak_requests']} requests: "
           f"{app['soak_rss_before_mb']} → {app['soak_rss_after_mb']} MB")

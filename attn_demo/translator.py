@@ -81,7 +81,11 @@ class Translator:
         """Translate many sentences in one batch; a ValueError names the first bad input."""
         if not 1 <= beam_size <= 16:
             raise ValueError(f"beam size must be between 1 and 16, not {beam_size}")
+        if max_len is not None and max_len < 1:
+            raise ValueError(f"max_len must be at least 1, not {max_len}")
         sources = [self.encode(text) for text in texts]
+        if not sources:
+            return []
         src = pad(sources, self.config.pad_id).to(self.device)
         lengths = torch.tensor([len(s) for s in sources], device=self.device)
         limits = max_target_length(lengths) if max_len is None else torch.full_like(lengths, max_len)

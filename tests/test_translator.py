@@ -55,6 +55,9 @@ def test_key_projection_is_computed_once_per_sentence(translator, monkeypatch):
 
 def test_max_len_caps_the_output(translator):
     assert len(translator.translate("I see the red cat.", max_len=2).target_tokens) <= 2
+    with pytest.raises(ValueError, match="max_len"):
+        translator.translate("the red cat", max_len=0)
+    assert translator.translate_batch([]) == []
 
 
 @pytest.mark.parametrize("text, message", [
