@@ -118,49 +118,56 @@ def translate_both(text: str, beam_size: int) -> dict:
     return {name: {"result": r, "projection": pca_projection(r.encoder_states)} for name, r in results.items()}
 
 
-def trace_file(text: str, beam_size: int, state: dict) -> Path:
-    """The traces as JSON for the download button, written once per input; old files are removed."""
-    key = hashlib.sha1(f"{beam_size}|{text}".encode()).hexdigest()[:16]
+def trace_file(state) -> str | None:
+    """The session's traces as a JSON file for the download button; written once per input and
+    beam size, after the translation is on screen, and removed after an hour."""
+    if not state:
+        return None
+    key = hashlib.sha1(f"{state['beam_size']}|{state['text']}".encode()).hexdigest()[:16]
     path = TRACE_DIR / f"attention-trace-{key}.json"
     if not path.exists():
         for old in TRACE_DIR.glob("*.json"):
             if time.time() - old.stat().st_mtime > TRACE_MAX_AGE_S:
                 old.unlink(missing_ok=True)
-        payload = {"source": text, "beam_size": beam_size, **{n: v["result"].to_dict() for n, v in state.items()}}
+        payload = {"source": state["text"], "beam_size": state["beam_size"],
+                   **{name: view["result"].to_dict() for name, view in state["views"].items()}}
         partial = path.with_suffix(f".{os.getpid()}.{time.monotonic_ns()}.part")
         partial.write_text(json.dumps(payload))
         partial.replace(path)  # atomic: two users asking at once never see half a file
-    return path
+    return str(path)
+
+
+def steps_of(state) -> int:
+    return max(len(view["result"].target_tokens) for view in state["views"].values())
 
 
 def translate(text: str, beam_size: float, large: bool):
     """Translate with both models; returns the session state and everything the page shows."""
     try:
         text = check_text(text)
-        state = translate_both(text, int(beam_size))
+        views = translate_both(text, int(beam_size))
     except ValueError as error:
         return [None, f"⚠️ {html.escape(str(error))}", "", None, "", None, gr.update(value=1, maximum=2),
-                *show_step(None, 1, large), None]
-    steps = max(len(v["result"].target_tokens) for v in state.values())
-    return [state, "", state["bahdanau"]["result"].text, grid("bahdanau", state["bahdanau"], large),
-            state["luong"]["result"].text, grid("luong", state["luong"], large), gr.update(value=1, maximum=max(2, steps)),
-            *show_step(state, 1, large), str(trace_file(text, int(beam_size), state))]
+                *show_step(None, 1, large)]
+    state = {"text": text, "beam_size": int(beam_size), "views": views}
+    return [state, "", views["bahdanau"]["result"].text, grid("bahdanau", views["bahdanau"], large),
+            views["luong"]["result"].text, grid("luong", views["luong"], large),
+            gr.update(value=1, maximum=max(2, steps_of(state))), *show_step(state, 1, large)]
 
 
 def show_step(state, t: float, large: bool):
     """Step views for both models; reads the session state, never re-translates."""
     if not state:
         return None, "", None, ""
-    b_fig, b_caption = step_view("bahdanau", state["bahdanau"], int(t), large)
-    l_fig, l_caption = step_view("luong", state["luong"], int(t), large)
+    b_fig, b_caption = step_view("bahdanau", state["views"]["bahdanau"], int(t), large)
+    l_fig, l_caption = step_view("luong", state["views"]["luong"], int(t), large)
     return b_fig, b_caption, l_fig, l_caption
 
 
 def move_step(state, t: float, delta: int, large: bool):
     if not state:
         return 1, *show_step(state, 1, large)
-    steps = max(len(v["result"].target_tokens) for v in state.values())
-    t = max(1, min(steps, int(t) + delta))
+    t = max(1, min(steps_of(state), int(t) + delta))
     return t, *show_step(state, t, large)
 
 
@@ -176,7 +183,8 @@ def restyle(state, t, large):
     """Redraw every figure (text size changed) from the session state."""
     if not state:
         return None, None, *show_step(state, t, large)
-    return grid("bahdanau", state["bahdanau"], large), grid("luong", state["luong"], large), *show_step(state, t, large)
+    views = state["views"]
+    return grid("bahdanau", views["bahdanau"], large), grid("luong", views["luong"], large), *show_step(state, t, large)
 
 
 with gr.Blocks(title="attn-demo: attention in neural machine translation", delete_cache=(3600, 3600)) as demo:
@@ -220,10 +228,9 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
                 "[Tatoeba](https://tatoeba.org) pairs from [manythings.org/anki](https://www.manythings.org/anki/) (CC-BY 2.0 FR).")
 
     step_views = [bahdanau_step, bahdanau_caption, luong_step, luong_caption]
-    translate_outputs = [session, status, bahdanau_text, bahdanau_grid, luong_text, luong_grid, step_slider,
-                         *step_views, trace_download]
+    translate_outputs = [session, status, bahdanau_text, bahdanau_grid, luong_text, luong_grid, step_slider, *step_views]
     gr.on([translate_button.click, source_box.submit], translate, [source_box, beam_slider, large_text],
-          translate_outputs, api_name="translate")
+          translate_outputs, api_name="translate").then(trace_file, session, trace_download, api_name="trace_file")
     step_slider.input(show_step, [session, step_slider, large_text], step_views, api_name="show_step",
                       trigger_mode="always_last")
     previous_button.click(previous_step, [session, step_slider, large_text], [step_slider, *step_views], api_name="previous_step")

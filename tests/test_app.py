@@ -1,5 +1,6 @@
 """The app's handlers called directly, then the running app called through gradio_client."""
 import json
+import os
 
 import pytest
 from gradio_client import Client
@@ -17,15 +18,22 @@ def translated():
 
 
 def test_translate_fills_both_columns_and_the_scrubber(translated):
-    state, status, b_text, b_grid, l_text, l_grid, slider, b_step, b_caption, l_step, l_caption, trace_file = translated
+    state, status, b_text, b_grid, l_text, l_grid, slider, b_step, b_caption, l_step, l_caption = translated
     assert status == "" and b_text.strip() and l_text.strip()
-    steps = max(len(v["result"].target_tokens) for v in state.values())
-    assert slider["maximum"] == max(2, steps) and slider["value"] == 1
-    assert b_grid.data[0].z.shape == state["bahdanau"]["result"].attention.shape
+    assert slider["maximum"] == max(2, app.steps_of(state)) and slider["value"] == 1
+    assert b_grid.data[0].z.shape == state["views"]["bahdanau"]["result"].attention.shape
     assert "Step 1 of" in b_caption and "Step 1 of" in l_caption
-    trace = json.loads(open(trace_file).read())
-    assert trace["source"] == SENTENCE and trace["luong"]["text"] == l_text
-    assert trace["bahdanau"]["attention"] == state["bahdanau"]["result"].attention.tolist()
+
+
+def test_trace_file_holds_both_traces_and_is_written_once(translated):
+    state = translated[0]
+    path = app.trace_file(state)
+    trace = json.loads(open(path).read())
+    assert trace["source"] == SENTENCE and trace["beam_size"] == 1 and trace["luong"]["text"] == translated[4]
+    assert trace["bahdanau"]["attention"] == state["views"]["bahdanau"]["result"].attention.tolist()
+    written = os.stat(path).st_mtime_ns
+    assert app.trace_file(state) == path and os.stat(path).st_mtime_ns == written
+    assert app.trace_file(None) is None
 
 
 def test_scrubbing_reads_the_state_and_never_retranslates(translated, monkeypatch):
@@ -33,14 +41,14 @@ def test_scrubbing_reads_the_state_and_never_retranslates(translated, monkeypatc
     for translator in app.MODELS.values():
         monkeypatch.setattr(translator, "translate", lambda *a, **k: pytest.fail("scrubbing re-ran translation"))
     b_fig, b_caption, l_fig, l_caption = app.show_step(state, 2, False)
-    result = state["luong"]["result"]
+    result = state["views"]["luong"]["result"]
     assert "Step 2 of" in l_caption and f"<code>{result.target_tokens[1]}</code>" in l_caption.replace("&#x27;", "'")
     assert list(l_fig.data[2].y) == pytest.approx(result.attention[1].tolist())
     t, *_ = app.next_step(state, 1, False)
     assert t == 2
-    steps = max(len(v["result"].target_tokens) for v in state.values())
+    steps = app.steps_of(state)
     assert app.next_step(state, steps, False)[0] == steps and app.previous_step(state, 1, False)[0] == 1
-    assert "stopped after" in app.show_step({"bahdanau": state["bahdanau"], "luong": state["luong"]}, 99, False)[1]
+    assert "stopped after" in app.show_step(state, 99, False)[1]
 
 
 def test_large_text_redraws_from_state(translated):
@@ -87,9 +95,9 @@ def test_repeated_input_is_served_from_the_cache_read_only(translated, monkeypat
     for translator in app.MODELS.values():
         monkeypatch.setattr(translator, "translate", lambda *a, **k: pytest.fail("a cached input was translated again"))
     again = app.translate(f"  {SENTENCE.replace(' ', '   ')} ", 1, False)
-    assert again[0] is translated[0] and again[2] == translated[2] and again[-1] == translated[-1]
+    assert again[0]["views"] is translated[0]["views"] and again[2] == translated[2]
     with pytest.raises(ValueError, match="read-only"):
-        again[0]["luong"]["result"].attention[0, 0] = 1.0
+        again[0]["views"]["luong"]["result"].attention[0, 0] = 1.0
 
 
 def test_examples_are_translated_at_start_up():
