@@ -19,6 +19,7 @@ import gradio as gr
 import torch
 
 from attn_demo import load_translator
+from attn_demo.batching import MicroBatcher
 from attn_demo.figures import alignment_figure, pca_projection, step_figure
 from attn_demo.tokenizer import check_text
 
@@ -110,12 +111,25 @@ def step_view(name, view, t: int, large: bool):
     return fig, caption
 
 
+def translate_requests(requests: list) -> list:
+    """[(text, beam size)] sharing one beam size → a view per request; each model decodes them as one batch."""
+    texts, beam_size = [text for text, _ in requests], requests[0][1]
+    per_model = {name: translator.translate_batch(texts, beam_size=beam_size) for name, translator in MODELS.items()}
+    return [{name: {"result": results[i], "projection": pca_projection(results[i].encoder_states)}
+             for name, results in per_model.items()} for i in range(len(texts))]
+
+
+BATCHER = MicroBatcher(translate_requests, key=lambda request: request[1], max_batch=16, window_s=0.005)
+
+
 @functools.lru_cache(maxsize=512)
 def translate_both(text: str, beam_size: int) -> dict:
-    """Both models' translations of a normalised input; a class typing the same example 60 times
-    costs one translation. The results are read-only, so sharing them between sessions is safe."""
-    results = {name: translator.translate(text, beam_size=beam_size) for name, translator in MODELS.items()}
-    return {name: {"result": r, "projection": pca_projection(r.encoder_states)} for name, r in results.items()}
+    """Both models' translations of a normalised input. Concurrent requests are decoded together
+    (BATCHER), and a class typing the same example 60 times costs one translation: the results
+    are read-only, so sharing them between sessions is safe."""
+    for translator in MODELS.values():
+        translator.encode(text)  # a bad input fails here, alone, before it can join a batch
+    return BATCHER((text, beam_size))
 
 
 def trace_file(state) -> str | None:
@@ -230,7 +244,7 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
     step_views = [bahdanau_step, bahdanau_caption, luong_step, luong_caption]
     translate_outputs = [session, status, bahdanau_text, bahdanau_grid, luong_text, luong_grid, step_slider, *step_views]
     gr.on([translate_button.click, source_box.submit], translate, [source_box, beam_slider, large_text],
-          translate_outputs, api_name="translate").then(trace_file, session, trace_download, api_name="trace_file")
+          translate_outputs, api_name="translate", concurrency_limit=16).then(trace_file, session, trace_download, api_name="trace_file")
     step_slider.input(show_step, [session, step_slider, large_text], step_views, api_name="show_step",
                       trigger_mode="always_last")
     previous_button.click(previous_step, [session, step_slider, large_text], [step_slider, *step_views], api_name="previous_step")

@@ -1,6 +1,7 @@
 """The app's handlers called directly, then the running app called through gradio_client."""
 import json
 import os
+import threading
 
 import pytest
 from gradio_client import Client
@@ -103,3 +104,27 @@ def test_repeated_input_is_served_from_the_cache_read_only(translated, monkeypat
 def test_examples_are_translated_at_start_up():
     info = app.translate_both.cache_info()
     assert info.currsize >= len(app.EXAMPLES)
+
+
+def test_concurrent_requests_are_batched_and_each_gets_its_own_translation(monkeypatch):
+    sentences = ["I like tea.", "Where is the station?", "She is reading a book.", "We were very tired."]
+    expected = {s: {n: t.translate(s).target_tokens for n, t in app.MODELS.items()} for s in sentences}
+    batches = []
+    original = app.translate_requests
+    monkeypatch.setattr(app.BATCHER, "batch_fn", lambda requests: batches.append(len(requests)) or original(requests))
+    monkeypatch.setattr(app.BATCHER, "window_s", 0.3)  # wide enough that a slow CI machine still batches
+    results = {}
+    threads = [threading.Thread(target=lambda s=s: results.__setitem__(s, app.translate(s, 1, False))) for s in sentences]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    for sentence in sentences:
+        views = results[sentence][0]["views"]
+        assert {n: v["result"].target_tokens for n, v in views.items()} == expected[sentence]
+    assert sum(batches) == len(sentences) and len(batches) < len(sentences)
+
+
+def test_a_bad_input_does_not_join_a_batch(monkeypatch):
+    monkeypatch.setattr(app.BATCHER, "batch_fn", lambda requests: pytest.fail("a bad input reached the batcher"))
+    assert app.translate("emoji 😀 here", 1, False)[1].startswith("⚠️")
