@@ -215,11 +215,11 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
         with gr.Column():
             gr.Markdown(f"## {model_title('bahdanau')}")
             bahdanau_text = gr.Textbox(label="French", interactive=False, elem_classes="translation", elem_id="bahdanau-text")
-            bahdanau_grid = gr.Plot(label="Alignment grid", elem_id="bahdanau-grid")
+            bahdanau_grid = gr.Plot(label="Alignment grid", show_label=False, elem_id="bahdanau-grid")
         with gr.Column():
             gr.Markdown(f"## {model_title('luong')}")
             luong_text = gr.Textbox(label="French", interactive=False, elem_classes="translation", elem_id="luong-text")
-            luong_grid = gr.Plot(label="Alignment grid", elem_id="luong-grid")
+            luong_grid = gr.Plot(label="Alignment grid", show_label=False, elem_id="luong-grid")
     gr.Markdown("## Decoder steps: how each context vector $c_t$ is formed", latex_delimiters=LATEX)
     with gr.Row(equal_height=True):
         previous_button = gr.Button("◀ Previous step", scale=1)
@@ -229,11 +229,11 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
         with gr.Column():
             gr.Markdown(equations_markdown("bahdanau"), latex_delimiters=LATEX)
             bahdanau_caption = gr.Markdown(elem_id="bahdanau-caption")
-            bahdanau_step = gr.Plot(label="Step view", elem_id="bahdanau-step")
+            bahdanau_step = gr.Plot(label="Step view", show_label=False, elem_id="bahdanau-step")
         with gr.Column():
             gr.Markdown(equations_markdown("luong"), latex_delimiters=LATEX)
             luong_caption = gr.Markdown(elem_id="luong-caption")
-            luong_step = gr.Plot(label="Step view", elem_id="luong-step")
+            luong_step = gr.Plot(label="Step view", show_label=False, elem_id="luong-step")
     with gr.Row():
         large_text = gr.Checkbox(label="Large text (projector)", value=False)
         trace_download = gr.DownloadButton("Download the traces (JSON)", value=None)

@@ -13,9 +13,12 @@ import html
 
 import numpy as np
 import plotly.graph_objects as go
+from plotly.colors import diverging, make_colorscale, sequential
 
-ALIGNMENT_COLORSCALE = "Viridis"  # one scale, fixed to [0, 1], so both models' grids compare
-VECTOR_COLORSCALE = "RdBu"  # signed vector entries, centred on 0
+# Colour scales are spelled out: unvalidated figures would hand a name to plotly.js, whose "RdBu"
+# has a grey middle, where ColorBrewer's (this one) is white: 0 should look like nothing.
+ALIGNMENT_COLORSCALE = make_colorscale(sequential.Viridis)  # fixed to [0, 1] so both models' grids compare
+VECTOR_COLORSCALE = make_colorscale(diverging.RdBu)  # signed vector entries, centred on 0 (red < 0 < blue)
 HIGHLIGHT, MUTED = "#d62728", "#7f9ec9"
 # step figure panels, top to bottom: relative heights and the gap between panels
 PANEL_HEIGHTS = (0.06, 0.16, 0.16, 0.30, 0.32)
@@ -46,7 +49,8 @@ def _figure(data: list, layout: dict) -> go.Figure:
 
 
 def _ticks(labels, **extra) -> dict:
-    return dict(tickmode="array", tickvals=list(range(len(labels))), ticktext=list(labels), showgrid=False, **extra)
+    return dict(tickmode="array", tickvals=list(range(len(labels))), ticktext=list(labels), showgrid=False,
+                automargin=True, **extra)
 
 
 def alignment_figure(source_tokens, target_tokens, attention, title: str, large: bool = False) -> go.Figure:
@@ -112,7 +116,8 @@ def step_figure(source_tokens, emitted_piece: str, query, query_name: str, score
     row_labels = [f"α·h<sub>{j + 1}</sub> {p}" for j, p in enumerate(src)] + ["c<sub>t</sub> = Σ"]
     panel_titles = [
         f"1. query {query_name} ({len(query)} numbers)", "2. scores e<sub>tj</sub>",
-        "3. weights α<sub>tj</sub> = softmax(e<sub>t·</sub>)", "4. α<sub>tj</sub>·h<sub>j</sub> per piece, and their sum c<sub>t</sub>",
+        "3. weights α<sub>tj</sub> = softmax(e<sub>t·</sub>)",
+        f"4. α<sub>tj</sub>·h<sub>j</sub> per piece over the {len(context)} dimensions of h<sub>j</sub>, and their sum c<sub>t</sub>",
         f"5. h<sub>j</sub> in 2-D (PCA of this sentence), c<sub>t</sub> ★ emits {label(emitted_piece)}",
     ]
     data = [
@@ -129,8 +134,8 @@ def step_figure(source_tokens, emitted_piece: str, query, query_name: str, score
     layout["annotations"] = []
     for i, (domain, panel_title) in enumerate(zip(_panel_domains(), panel_titles), start=1):
         suffix = "" if i == 1 else str(i)
-        layout[f"xaxis{suffix}"] = dict(domain=[0, 1], anchor=f"y{suffix}")
-        layout[f"yaxis{suffix}"] = dict(domain=domain, anchor=f"x{suffix}")
+        layout[f"xaxis{suffix}"] = dict(domain=[0, 1], anchor=f"y{suffix}", automargin=True)
+        layout[f"yaxis{suffix}"] = dict(domain=domain, anchor=f"x{suffix}", automargin=True)
         layout["annotations"].append(dict(text=panel_title, x=0.5, y=domain[1], xref="paper", yref="paper",
                                           xanchor="center", yanchor="bottom", showarrow=False,
                                           font=dict(size=_font(large) + 1)))
@@ -139,7 +144,6 @@ def step_figure(source_tokens, emitted_piece: str, query, query_name: str, score
         layout[f"xaxis{i}"].update(_ticks(src, tickangle=-45))
     layout["yaxis3"].update(range=[0, 1.15])
     layout["yaxis4"].update(autorange="reversed")
-    layout["xaxis4"].update(title=dict(text=f"dimension of h<sub>j</sub> (D = {len(context)})"))
     return _figure(data, layout)
 
 

@@ -33,7 +33,7 @@ def test_alignment_grid_draws_attention_on_a_fixed_shared_scale():
     heatmap = fig.data[0]
     np.testing.assert_array_equal(np.asarray(heatmap.z), attention)
     assert (heatmap.zmin, heatmap.zmax) == (0.0, 1.0)
-    assert heatmap.colorscale == ALIGNMENT_COLORSCALE
+    assert [list(stop) for stop in heatmap.colorscale] == ALIGNMENT_COLORSCALE
     # a repeated piece keeps its own column; markup is escaped in ticks and hover data
     assert list(fig.layout.xaxis.ticktext) == [label(p) for p in SOURCE] and len(fig.layout.xaxis.tickvals) == 5
     assert list(fig.layout.yaxis.ticktext) == [label(p) for p in TARGET]
