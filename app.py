@@ -58,8 +58,10 @@ CSS = """
 body.attn-large .prose, body.attn-large textarea, body.attn-large input, body.attn-large button,
 body.attn-large label span { font-size: 1.4rem !important; }
 .translation textarea { font-size: 1.25rem !important; }
+.katex { font-size: 1.2em; }
+body.attn-large .katex { font-size: 1.6em; }
 """
-TOGGLE_LARGE_TEXT = "(large) => { document.body.classList.toggle('attn-large', large); return large; }"
+TOGGLE_LARGE_TEXT = "(large) => { document.body.classList.toggle('attn-large', large); }"
 
 
 def device_name() -> str:
@@ -249,8 +251,9 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
                       trigger_mode="always_last")
     previous_button.click(previous_step, [session, step_slider, large_text], [step_slider, *step_views], api_name="previous_step")
     next_button.click(next_step, [session, step_slider, large_text], [step_slider, *step_views], api_name="next_step")
+    large_text.change(None, large_text, None, js=TOGGLE_LARGE_TEXT, api_name="toggle_large_text")
     large_text.change(restyle, [session, step_slider, large_text], [bahdanau_grid, luong_grid, *step_views],
-                      api_name="restyle", js=TOGGLE_LARGE_TEXT)
+                      api_name="restyle")
 
 demo.queue(max_size=100, default_concurrency_limit=2)
 for example in EXAMPLES:  # the examples answer at once, from the first click on

@@ -53,6 +53,13 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT_DIR / "app.png"), full_page=True)
 
+    page.get_by_label("Large text (projector)").check()
+    page.wait_for_function("() => document.body.classList.contains('attn-large')", timeout=10_000)
+    page.wait_for_function("() => document.querySelector('#luong-grid .js-plotly-plot .ytick text').style.fontSize === '20px'",
+                           timeout=30_000)
+    page.screenshot(path=str(SCREENSHOT_DIR / "app-large-text.png"), full_page=True)
+    page.get_by_label("Large text (projector)").uncheck()
+
     page.get_by_label("English sentence").fill("<img src=x onerror=alert(1)>")
     page.get_by_label("English sentence").press("Enter")
     page.wait_for_function("() => document.querySelector('#status').innerText.includes('never seen')", timeout=30_000)
@@ -61,4 +68,16 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
     assert page.locator("img[src='x']").count() == 0
     assert dialogs == []
     page.screenshot(path=str(SCREENSHOT_DIR / "app-bad-input.png"), full_page=False)
+    page.close()
+
+
+def test_dark_theme_shows_the_same_page(browser, app_url):
+    page = browser.new_page(viewport={"width": 1400, "height": 900}, color_scheme="dark")
+    page.goto(app_url + "?__theme=dark")
+    page.get_by_label("English sentence").fill("I don't like coffee.")
+    page.get_by_label("English sentence").press("Enter")
+    page.locator("#luong-step .js-plotly-plot").wait_for(timeout=60_000)
+    assert page.evaluate("() => document.body.classList.contains('dark') || document.documentElement.classList.contains('dark')")
+    SCREENSHOT_DIR.mkdir(exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT_DIR / "app-dark.png"), full_page=False)
     page.close()
