@@ -25,6 +25,7 @@ import torch
 from attn_demo.data import TEST_SET, read_pairs
 from attn_demo.figures import alignment_figure, pca_projection, step_figure
 from attn_demo.model import Memory
+from attn_demo.search import max_target_length
 from attn_demo.translator import load_translator
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,14 +74,15 @@ def naive_greedy(translator, text: str) -> list[int]:
     annotations, backward_first = model.encoder(src, torch.tensor([src.size(1)]))
     state = torch.tanh(model.decoder.init(backward_first))
     y, tokens = torch.tensor([cfg.bos_id], device=translator.device), []
-    for _ in range(2 * src.size(1) + 10):
+    for _ in range(int(max_target_length(torch.tensor(src.size(1))))):
         keys = model.decoder.attention.project_keys(annotations)  # the same for every step, recomputed anyway
         step = model.decoder.step(y, state, Memory(annotations, keys, src != cfg.pad_id, state))
         y = step.logits.argmax(-1)
         tokens.append(int(y))
         state = step.state
         if tokens[-1] == cfg.eos_id:
-            break
+            return tokens
+    tokens[-1] = cfg.eos_id  # the length limit ends the sentence, as in attn_demo.search
     return tokens
 
 

@@ -66,7 +66,7 @@ CARD_TEMPLATE = """---
 
 # {name}: English→French GRU encoder–decoder with {attention_title} attention
 
-A small teaching model for [attn-demo](https://github.com/attn-demo/attn-demo): a bidirectional GRU
+A small teaching model for attn-demo, an app that shows attention at work: a bidirectional GRU
 encoder and a GRU decoder with **{attention_title}** attention, trained from scratch on a CPU so that
 its attention can be drawn and inspected step by step. It is not a production translator.
 
