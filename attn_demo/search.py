@@ -39,25 +39,28 @@ def greedy_search(model: Seq2Seq, memory: Memory, limits) -> list[Hypothesis]:
     """Pick the most probable piece at every step, for every sentence of the batch at once;
     limits (B,) is each sentence's maximum output length."""
     eos = model.config.eos_id
-    batch = memory.mask.size(0)
+    batch, first_limit = memory.mask.size(0), int(limits.min())
     y = torch.full((batch,), model.config.bos_id, device=memory.mask.device)
     state, done = memory.init_state, torch.zeros(batch, dtype=torch.bool, device=y.device)
-    tokens, log_probs, traces = [], [], []
+    steps, tokens, log_probs = [], [], []
     for t in range(int(limits.max())):
         step = model.decoder.step(y, state, memory)
-        lp = _force_eos(step.logits.log_softmax(-1), t + 1 >= limits, eos)
+        lp = step.logits.log_softmax(-1)
+        if t + 1 >= first_limit:  # before that no sentence can be at its limit: save the work
+            lp = _force_eos(lp, t + 1 >= limits, eos)
         best, y = lp.max(-1)
-        tokens.append(y.cpu())
-        log_probs.append(best.cpu())
-        traces.append(_trace_rows(step))
+        steps.append(step)
+        tokens.append(y)
+        log_probs.append(best)
         state, done = step.state, done | (y == eos)
         if done.all():
             break
-    tokens, log_probs = torch.stack(tokens, 1), torch.stack(log_probs, 1)  # (B, T)
+    tokens, log_probs = torch.stack(tokens, 1).cpu(), torch.stack(log_probs, 1).cpu()  # (B, T)
+    traces = {name: torch.stack([getattr(s, name) for s in steps], 1).float().cpu() for name in TRACE_FIELDS}  # (B, T, ·)
     hypotheses = []
     for b in range(batch):
         length = int((tokens[b] == eos).nonzero()[0]) + 1
-        trace = {name: torch.stack([tr[name][b] for tr in traces[:length]]).numpy() for name in TRACE_FIELDS}
+        trace = {name: traces[name][b, :length].numpy() for name in TRACE_FIELDS}
         hypotheses.append(Hypothesis(tokens[b, :length].tolist(), float(log_probs[b, :length].sum()), trace))
     return hypotheses
 
@@ -77,9 +80,12 @@ def beam_search(model: Seq2Seq, memory: Memory, limits, beam_size: int, length_n
     beam_scores[:, 0] = 0.0  # all K beams start identical: let only one of them expand
     finished = [[] for _ in range(batch)]  # (normalised score, log p, step, origin beam, token)
     history = []  # per step: origins (B, K), tokens (B, K), trace rows (B·K, ·)
+    first_limit = int(limits.min())
     for t in range(int(limits.max())):
         step = model.decoder.step(y, state, memory)
-        lp = _force_eos(step.logits.log_softmax(-1), t + 1 >= limits, eos)
+        lp = step.logits.log_softmax(-1)
+        if t + 1 >= first_limit:
+            lp = _force_eos(lp, t + 1 >= limits, eos)
         vocab = lp.size(-1)
         total = (beam_scores.view(-1, 1) + lp).view(batch, K * vocab)
         top_scores, top_index = total.topk(2 * K, dim=-1)  # (B, 2K): enough to keep K after EOS ones
