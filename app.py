@@ -51,7 +51,7 @@ EXAMPLES = [
     "She gave the book to her little brother yesterday.",
     "If you have any questions, please don't hesitate to ask me after the lesson.",
 ]
-TRACE_DIR = Path(tempfile.mkdtemp(prefix="attn-demo-traces-"))
+TRACE_DIR = Path(tempfile.gettempdir()) / "attn-demo-traces"  # shared by restarts; files older than an hour go
 TRACE_MAX_AGE_S = 3600
 LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
 CSS = """
@@ -139,6 +139,7 @@ def trace_file(state) -> str | None:
     beam size, after the translation is on screen, and removed after an hour."""
     if not state:
         return None
+    TRACE_DIR.mkdir(exist_ok=True)
     key = hashlib.sha1(f"{state['beam_size']}|{state['text']}".encode()).hexdigest()[:16]
     path = TRACE_DIR / f"attention-trace-{key}.json"
     if not path.exists():
