@@ -159,17 +159,22 @@ def steps_of(state) -> int:
 
 
 def translate(text: str, beam_size: float, large: bool):
-    """Translate with both models; returns the session state and everything the page shows."""
+    """Translate with both models: the session state, the translations and the alignment grids.
+    The step views follow in a chained event (first_step), so the translation shows sooner."""
     try:
         text = check_text(text)
         views = translate_both(text, int(beam_size))
     except ValueError as error:
-        return [None, f"⚠️ {html.escape(str(error))}", "", None, "", None, gr.update(value=1, maximum=2),
-                *show_step(None, 1, large)]
+        return [None, f"⚠️ {html.escape(str(error))}", "", None, "", None, gr.update(value=1, maximum=2)]
     state = {"text": text, "beam_size": int(beam_size), "views": views}
     return [state, "", views["bahdanau"]["result"].text, grid("bahdanau", views["bahdanau"], large),
             views["luong"]["result"].text, grid("luong", views["luong"], large),
-            gr.update(value=1, maximum=max(2, steps_of(state))), *show_step(state, 1, large)]
+            gr.update(value=1, maximum=max(2, steps_of(state)))]
+
+
+def first_step(state, large: bool):
+    """The step views of step 1, right after a translation (or empty ones after an error)."""
+    return show_step(state, 1, large)
 
 
 def show_step(state, t: float, large: bool):
@@ -245,9 +250,11 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
                 "[Tatoeba](https://tatoeba.org) pairs from [manythings.org/anki](https://www.manythings.org/anki/) (CC-BY 2.0 FR).")
 
     step_views = [bahdanau_step, bahdanau_caption, luong_step, luong_caption]
-    translate_outputs = [session, status, bahdanau_text, bahdanau_grid, luong_text, luong_grid, step_slider, *step_views]
+    translate_outputs = [session, status, bahdanau_text, bahdanau_grid, luong_text, luong_grid, step_slider]
     gr.on([translate_button.click, source_box.submit], translate, [source_box, beam_slider, large_text],
-          translate_outputs, api_name="translate", concurrency_limit=16).then(trace_file, session, trace_download, api_name="trace_file")
+          translate_outputs, api_name="translate", concurrency_limit=16).then(
+        first_step, [session, large_text], step_views, api_name="first_step").then(
+        trace_file, session, trace_download, api_name="trace_file")
     step_slider.input(show_step, [session, step_slider, large_text], step_views, api_name="show_step",
                       trigger_mode="always_last")
     previous_button.click(previous_step, [session, step_slider, large_text], [step_slider, *step_views], api_name="previous_step")
