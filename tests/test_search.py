@@ -46,23 +46,22 @@ def test_trace_and_score_are_those_of_the_returned_tokens(attention, beam_size):
         torch.testing.assert_close(torch.from_numpy(hyp.trace["attention"]), torch.from_numpy(attention_rows), atol=1e-5, rtol=1e-5)
 
 
+def greedy_and_beam(attention, seed, beam_size):
+    model = tiny_model(attention, seed=seed)
+    _, lengths, memory = source(model)
+    limits = max_target_length(lengths)
+    return greedy_search(model, memory, limits), beam_search(model, memory, limits, beam_size)
+
+
 @torch.inference_mode()
 def test_beam_of_one_is_greedy(attention):
-    model = tiny_model(attention, seed=4)
-    src, lengths, memory = source(model)
-    limits = max_target_length(lengths)
-    greedy = greedy_search(model, memory, limits)
-    beam = beam_search(model, memory, limits, beam_size=1)
+    greedy, beam = greedy_and_beam(attention, seed=4, beam_size=1)
     assert [h.tokens for h in beam] == [h.tokens for h in greedy]
 
 
 @torch.inference_mode()
 def test_wider_beam_finds_a_hypothesis_at_least_as_probable_per_piece(attention):
-    model = tiny_model(attention, seed=5)
-    src, lengths, memory = source(model)
-    limits = max_target_length(lengths)
-    greedy = greedy_search(model, memory, limits)
-    beam = beam_search(model, memory, limits, beam_size=4)
+    greedy, beam = greedy_and_beam(attention, seed=5, beam_size=4)
     for g, b in zip(greedy, beam):
         assert b.log_prob / len(b.tokens) >= g.log_prob / len(g.tokens) - 1e-5
 
