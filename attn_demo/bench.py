@@ -100,8 +100,8 @@ def bench_naive(translators, p) -> list[dict]:
     rows = []
     for name, translator in translators.items():
         for words, text in SENTENCES.items():
-            ours_tokens = translator.target_tokenizer.pieces(naive_greedy(translator, text))
-            identical = ours_tokens == translator.translate(text).target_tokens
+            naive_tokens = translator.target_tokenizer.pieces(naive_greedy(translator, text))
+            identical = naive_tokens == translator.translate(text).target_tokens
             ours = timed(lambda: translator.translate(text), p["runs"], p["warmup"])
             naive = timed(lambda: naive_greedy(translator, text), p["runs"], p["warmup"])
             rows.append({"model": name, "words": words, "ours_median_ms": ours["median_ms"],
@@ -158,13 +158,16 @@ def free_port() -> int:
 class Server:
     """A Gradio app script run on a free loopback port."""
 
-    def __init__(self, script: Path):
+    def __init__(self, script: Path, log: Path | None = None):
+        """Start `script` and wait until it answers HTTP; its output goes to `log` (or nowhere)."""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
+        self.log = log
         env = {**os.environ, "GRADIO_SERVER_PORT": str(self.port), "GRADIO_SERVER_NAME": "127.0.0.1",
                "GRADIO_ANALYTICS_ENABLED": "False"}
         self.started = time.perf_counter()
-        self.process = subprocess.Popen([sys.executable, str(script)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with open(log or os.devnull, "w") as out:
+            self.process = subprocess.Popen([sys.executable, str(script)], env=env, stdout=out, stderr=subprocess.STDOUT)
         self.startup_s = self._wait()
 
     def _wait(self) -> float:
@@ -175,9 +178,13 @@ class Server:
                 return time.perf_counter() - self.started
             except OSError:
                 if self.process.poll() is not None:
-                    raise RuntimeError(f"{self.url} exited with code {self.process.returncode}")
+                    raise RuntimeError(f"{self.url} exited with code {self.process.returncode}{self._log_text()}")
                 time.sleep(0.2)
-        raise TimeoutError(f"{self.url} did not answer within 300 s")
+        self.stop()
+        raise TimeoutError(f"{self.url} did not answer within 300 s{self._log_text()}")
+
+    def _log_text(self) -> str:
+        return f":\n{self.log.read_text()}" if self.log else ""
 
     def rss_mb(self, field="VmRSS") -> float:
         for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():

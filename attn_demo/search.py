@@ -22,12 +22,16 @@ def max_target_length(src_lengths: torch.Tensor) -> torch.Tensor:
     return 2 * src_lengths + 10
 
 
-def _force_eos(log_probs, over_length, eos_id):
-    """Where a hypothesis reached its length limit, every piece but EOS becomes impossible
-    (EOS keeps its own log-probability, so scores stay true model probabilities)."""
+def _log_probs(step, t: int, limits, first_limit: int, eos_id: int):
+    """log p(y_t | …) of one step; where a hypothesis reached its length limit, every piece but
+    EOS becomes impossible (EOS keeps its own log-probability, so scores stay true model
+    probabilities). Before the first limit (first_limit = limits.min()) there is nothing to force."""
+    log_probs = step.logits.log_softmax(-1)
+    if t + 1 < first_limit:
+        return log_probs
     not_eos = torch.ones(log_probs.size(-1), dtype=torch.bool, device=log_probs.device)
     not_eos[eos_id] = False
-    return log_probs.masked_fill(over_length[:, None] & not_eos, float("-inf"))
+    return log_probs.masked_fill((t + 1 >= limits)[:, None] & not_eos, float("-inf"))
 
 
 def _trace_rows(step) -> dict:
@@ -45,10 +49,7 @@ def greedy_search(model: Seq2Seq, memory: Memory, limits) -> list[Hypothesis]:
     steps, tokens, log_probs = [], [], []
     for t in range(int(limits.max())):
         step = model.decoder.step(y, state, memory)
-        lp = step.logits.log_softmax(-1)
-        if t + 1 >= first_limit:  # before that no sentence can be at its limit: save the work
-            lp = _force_eos(lp, t + 1 >= limits, eos)
-        best, y = lp.max(-1)
+        best, y = _log_probs(step, t, limits, first_limit, eos).max(-1)
         steps.append(step)
         tokens.append(y)
         log_probs.append(best)
@@ -83,9 +84,7 @@ def beam_search(model: Seq2Seq, memory: Memory, limits, beam_size: int, length_n
     first_limit = int(limits.min())
     for t in range(int(limits.max())):
         step = model.decoder.step(y, state, memory)
-        lp = step.logits.log_softmax(-1)
-        if t + 1 >= first_limit:
-            lp = _force_eos(lp, t + 1 >= limits, eos)
+        lp = _log_probs(step, t, limits, first_limit, eos)
         vocab = lp.size(-1)
         total = (beam_scores.view(-1, 1) + lp).view(batch, K * vocab)
         top_scores, top_index = total.topk(2 * K, dim=-1)  # (B, 2K): enough to keep K after EOS ones

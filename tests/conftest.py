@@ -1,12 +1,7 @@
 """Shared fixtures: a toy English→French corpus with adjective–noun inversion, tokenizers
 trained on it, and tiny models with distinct sizes (E=5, D=6, H=7, A=4) so a swapped
 dimension fails loudly."""
-import os
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -15,6 +10,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from attn_demo.bench import Server  # noqa: E402
 from attn_demo.checkpoint import save_checkpoint  # noqa: E402
 from attn_demo.config import ATTENTION_TYPES, ModelConfig  # noqa: E402
 from attn_demo.model import Seq2Seq  # noqa: E402
@@ -76,32 +72,9 @@ def toy_checkpoint(tmp_path, toy_tokenizers, attention) -> Path:
     return folder
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def app_url(tmp_path_factory):
     """`python app.py` on a free loopback port, as a user starts it."""
-    port = free_port()
-    env = {**os.environ, "GRADIO_SERVER_PORT": str(port), "GRADIO_SERVER_NAME": "127.0.0.1",
-           "GRADIO_ANALYTICS_ENABLED": "False"}
-    log = tmp_path_factory.mktemp("app") / "app.log"
-    with open(log, "w") as out:
-        process = subprocess.Popen([sys.executable, str(ROOT / "app.py")], env=env, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.time() + 180
-    while True:
-        try:
-            urllib.request.urlopen(url, timeout=5)
-            break
-        except OSError:
-            if process.poll() is not None or time.time() > deadline:
-                process.kill()
-                raise RuntimeError(f"app did not start:\n{log.read_text()}")
-            time.sleep(0.5)
-    yield url
-    process.terminate()
-    process.wait(timeout=30)
+    server = Server(ROOT / "app.py", log=tmp_path_factory.mktemp("app") / "app.log")
+    yield server.url
+    server.stop()
