@@ -51,6 +51,7 @@ EXAMPLES = [
     "She gave the book to her little brother yesterday.",
     "If you have any questions, please don't hesitate to ask me after the lesson.",
 ]
+TRANSLATE_CONCURRENCY = 48  # requests in /translate at once; they all wait on one decoding worker (BATCHER)
 TRACE_DIR = Path(tempfile.gettempdir()) / "attn-demo-traces"  # shared by restarts; files older than an hour go
 TRACE_MAX_AGE_S = 3600
 LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
@@ -114,24 +115,26 @@ def step_view(name, view, t: int, large: bool):
 
 
 def translate_requests(requests: list) -> list:
-    """[(text, beam size)] sharing one beam size → a view per request; each model decodes them as one batch."""
+    """[(text, beam size)] sharing one beam size → {model name: Translation} per request; each
+    model decodes them as one batch."""
     texts, beam_size = [text for text, _ in requests], requests[0][1]
     per_model = {name: translator.translate_batch(texts, beam_size=beam_size) for name, translator in MODELS.items()}
-    return [{name: {"result": results[i], "projection": pca_projection(results[i].encoder_states)}
-             for name, results in per_model.items()} for i in range(len(texts))]
+    return [{name: results[i] for name, results in per_model.items()} for i in range(len(texts))]
 
 
-BATCHER = MicroBatcher(translate_requests, key=lambda request: request[1], max_batch=16, window_s=0.005)
+BATCHER = MicroBatcher(translate_requests, key=lambda request: request[1], max_batch=TRANSLATE_CONCURRENCY, window_s=0.005)
 
 
 @functools.lru_cache(maxsize=512)
 def translate_both(text: str, beam_size: int) -> dict:
-    """Both models' translations of a normalised input. Concurrent requests are decoded together
-    (BATCHER), and a class typing the same example 60 times costs one translation: the results
-    are read-only, so sharing them between sessions is safe."""
+    """Both models' views of a normalised input: the translation and the PCA projection of its
+    encoder states. Concurrent requests are decoded together (BATCHER), and a class typing the
+    same example 60 times costs one translation: the results are read-only, so sharing them
+    between sessions is safe."""
     for translator in MODELS.values():
         translator.encode(text)  # a bad input fails here, alone, before it can join a batch
-    return BATCHER((text, beam_size))
+    results = BATCHER((text, beam_size))  # the one decoding thread does nothing but decode
+    return {name: {"result": result, "projection": pca_projection(result.encoder_states)} for name, result in results.items()}
 
 
 def trace_file(state) -> str | None:
@@ -252,7 +255,7 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
     step_views = [bahdanau_step, bahdanau_caption, luong_step, luong_caption]
     translate_outputs = [session, status, bahdanau_text, bahdanau_grid, luong_text, luong_grid, step_slider]
     gr.on([translate_button.click, source_box.submit], translate, [source_box, beam_slider, large_text],
-          translate_outputs, api_name="translate", concurrency_limit=16).then(
+          translate_outputs, api_name="translate", concurrency_limit=TRANSLATE_CONCURRENCY).then(
         first_step, [session, large_text], step_views, api_name="first_step").then(
         trace_file, session, trace_download, api_name="trace_file")
     step_slider.input(show_step, [session, step_slider, large_text], step_views, api_name="show_step",

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from torch.utils.flop_counter import FlopCounterMode
 
 from attn_demo.data import TEST_SET, read_pairs
 from attn_demo.figures import alignment_figure, pca_projection, step_figure
@@ -36,8 +37,8 @@ SENTENCES = {
     30: ("When we arrived at the station last night, the last train had already left, so we had to "
          "walk all the way home in the cold rain."),
 }
-FULL = dict(runs=30, warmup=5, batch_sizes=(1, 8, 32), batches=5, clients=60, requests_per_client=5, soak=1000)
-QUICK = dict(runs=3, warmup=1, batch_sizes=(1, 8), batches=1, clients=4, requests_per_client=2, soak=20)
+FULL = dict(runs=30, warmup=5, batch_sizes=(1, 8, 32), batches=5, clients=60, requests_per_client=5, rounds=3, soak=1000)
+QUICK = dict(runs=3, warmup=1, batch_sizes=(1, 8), batches=1, clients=4, requests_per_client=2, rounds=1, soak=20)
 
 
 def percentiles(samples_ms) -> dict:
@@ -96,7 +97,16 @@ def bench_latency(translators, p) -> list[dict]:
     return rows
 
 
+def arithmetic(fn) -> int:
+    """Floating-point operations fn() runs (matrix products, as counted by torch)."""
+    with FlopCounterMode(display=False) as counter:
+        fn()
+    return counter.get_total_flops()
+
+
 def bench_naive(translators, p) -> list[dict]:
+    """Ours against the naive reference. flops_ratio (naive / ours) bounds the speedup that
+    skipping its extra work can bring, unless the naive code also runs slower per operation."""
     rows = []
     for name, translator in translators.items():
         for words, text in SENTENCES.items():
@@ -104,9 +114,10 @@ def bench_naive(translators, p) -> list[dict]:
             identical = naive_tokens == translator.translate(text).target_tokens
             ours = timed(lambda: translator.translate(text), p["runs"], p["warmup"])
             naive = timed(lambda: naive_greedy(translator, text), p["runs"], p["warmup"])
+            flops_ratio = arithmetic(lambda: naive_greedy(translator, text)) / arithmetic(lambda: translator.translate(text))
             rows.append({"model": name, "words": words, "ours_median_ms": ours["median_ms"],
                          "naive_median_ms": naive["median_ms"], "speedup": round(naive["median_ms"] / ours["median_ms"], 2),
-                         "identical_output": identical})
+                         "flops_ratio": round(flops_ratio, 2), "identical_output": identical})
     return rows
 
 
@@ -239,11 +250,19 @@ def classroom_load(url: str, sentences: list[str], expected: dict, clients: int,
         thread.start()
     for thread in threads:
         thread.join(timeout=1800)
-    seconds = time.perf_counter() - start
-    stats = percentiles(latencies) if latencies else {}
-    return {"clients": clients, "requests": clients * per_client, "answered": len(latencies), "errors": len(errors),
-            "mixed_up": len(mixed), "seconds": round(seconds, 1), "requests_per_s": round(len(latencies) / seconds, 2),
-            **{k.replace("median", "p50"): v for k, v in stats.items()}, "first_errors": errors[:3]}
+    return {"clients": clients, "requests": clients * per_client, "latencies_ms": latencies, "errors": errors,
+            "mixed_up": len(mixed), "seconds": time.perf_counter() - start}
+
+
+def pooled(rounds: list[dict]) -> dict:
+    """One summary of several rounds of the same load: counts add up, percentiles over all replies."""
+    latencies = [ms for r in rounds for ms in r["latencies_ms"]]
+    errors, seconds = [e for r in rounds for e in r["errors"]], sum(r["seconds"] for r in rounds)
+    return {"rounds": len(rounds), "clients": rounds[0]["clients"], "requests": sum(r["requests"] for r in rounds),
+            "answered": len(latencies), "errors": len(errors), "mixed_up": sum(r["mixed_up"] for r in rounds),
+            "seconds": round(seconds, 1), "requests_per_s": round(len(latencies) / seconds, 2),
+            **{k.replace("median", "p50"): v for k, v in (percentiles(latencies) if latencies else {}).items()},
+            "first_errors": errors[:3]}
 
 
 def soak(url: str, sentences: list[str], requests: int) -> int:
@@ -261,25 +280,30 @@ def bench_app(translators, p) -> dict:
     pairs = read_pairs(TEST_SET)
     rng = np.random.default_rng(1)
     n = p["clients"] * p["requests_per_client"]
-    sentences = [pairs[i][0] for i in rng.choice(len(pairs), n, replace=False)]
+    sentences = [pairs[i][0] for i in rng.choice(len(pairs), n * p["rounds"], replace=False)]
     expected = {text: translators["bahdanau"].translate(text).text for text in sentences}
-    result = {}
+    result, rounds = {}, {"bare": [], "app": []}
     bare = Server(ROOT / "benchmarks" / "bare_app.py")
     try:
-        result["bare_load"] = classroom_load(bare.url, sentences, {t: t for t in sentences}, p["clients"], p["requests_per_client"])
-    finally:
+        app = Server(ROOT / "app.py")
+    except Exception:
         bare.stop()
-    app = Server(ROOT / "app.py")
+        raise
     try:
         result["cold_start_s"] = round(app.startup_s, 2)
         result["rss_after_start_mb"] = app.rss_mb()
-        result["app_load"] = classroom_load(app.url, sentences, expected, p["clients"], p["requests_per_client"])
+        for r in range(p["rounds"]):  # alternated, so both apps see the same drift of this shared machine
+            batch = sentences[r * n:(r + 1) * n]  # new sentences each round: none is in the app's cache yet
+            rounds["bare"].append(classroom_load(bare.url, batch, {t: t for t in batch}, p["clients"], p["requests_per_client"]))
+            rounds["app"].append(classroom_load(app.url, batch, expected, p["clients"], p["requests_per_client"]))
+        result["bare_load"], result["app_load"] = pooled(rounds["bare"]), pooled(rounds["app"])
         result["peak_rss_mb"] = app.rss_mb("VmHWM")
         before = app.rss_mb()
         result["soak_requests"] = soak(app.url, sentences, p["soak"])
         result["soak_rss_before_mb"], result["soak_rss_after_mb"] = before, app.rss_mb()
     finally:
         app.stop()
+        bare.stop()
     bare_p95, app_p95 = result["bare_load"].get("p95_ms"), result["app_load"].get("p95_ms")
     if bare_p95 and app_p95:
         result["p95_ratio_app_to_bare"] = round(app_p95 / bare_p95, 2)
