@@ -50,3 +50,31 @@ def test_a_failing_batch_reaches_its_callers_and_the_batcher_keeps_working():
     with pytest.raises(RuntimeError, match="boom"):
         batcher(7)
     assert batcher(8) == 8
+
+
+def test_items_arriving_during_a_batch_form_the_next_one_and_batches_never_overlap():
+    calls, running, overlaps = [], [], []
+    first_started, release = threading.Event(), threading.Event()
+
+    def slow(items):
+        running.append(1)
+        overlaps.append(len(running))
+        calls.append(list(items))
+        first_started.set()
+        release.wait(timeout=30)
+        running.pop()
+        return items
+
+    batcher = MicroBatcher(slow, max_batch=8, window_s=0.0)
+    first = threading.Thread(target=batcher, args=(0,))
+    first.start()
+    assert first_started.wait(timeout=30)
+    later = [threading.Thread(target=batcher, args=(i,)) for i in range(1, 6)]
+    for thread in later:
+        thread.start()
+    time.sleep(0.2)  # all five are queued behind the running batch
+    release.set()
+    for thread in [first, *later]:
+        thread.join(timeout=30)
+    assert len(calls) == 2 and calls[0] == [0] and sorted(calls[1]) == [1, 2, 3, 4, 5]
+    assert max(overlaps) == 1
