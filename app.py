@@ -24,6 +24,9 @@ from attn_demo.figures import alignment_figure, pca_projection, step_figure
 from attn_demo.tokenizer import check_text
 
 ROOT = Path(__file__).resolve().parent
+# One intra-op thread: requests decode at small batch sizes, where a second thread costs more in
+# synchronisation than it saves, and the other core is left to the web server (BENCHMARKS.md).
+torch.set_num_threads(1)
 MODELS = {
     "bahdanau": load_translator(os.environ.get("ATTN_DEMO_BAHDANAU", ROOT / "checkpoints" / "bahdanau-en-fr")),
     "luong": load_translator(os.environ.get("ATTN_DEMO_LUONG", ROOT / "checkpoints" / "luong-en-fr")),

@@ -203,6 +203,11 @@ class Server:
                 return round(int(line.split()[1]) / 1024, 1)
         return float("nan")
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU time the server process has used so far (all its threads)."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
     def stop(self):
         self.process.terminate()
         self.process.wait(timeout=30)
@@ -292,11 +297,16 @@ def bench_app(translators, p) -> dict:
     try:
         result["cold_start_s"] = round(app.startup_s, 2)
         result["rss_after_start_mb"] = app.rss_mb()
+        cpu = {"bare": 0.0, "app": 0.0}
         for r in range(p["rounds"]):  # alternated, so both apps see the same drift of this shared machine
             batch = sentences[r * n:(r + 1) * n]  # new sentences each round: none is in the app's cache yet
-            rounds["bare"].append(classroom_load(bare.url, batch, {t: t for t in batch}, p["clients"], p["requests_per_client"]))
-            rounds["app"].append(classroom_load(app.url, batch, expected, p["clients"], p["requests_per_client"]))
+            for name, server, answers in (("bare", bare, {t: t for t in batch}), ("app", app, expected)):
+                before = server.cpu_seconds()
+                rounds[name].append(classroom_load(server.url, batch, answers, p["clients"], p["requests_per_client"]))
+                cpu[name] += server.cpu_seconds() - before
         result["bare_load"], result["app_load"] = pooled(rounds["bare"]), pooled(rounds["app"])
+        for name in ("bare", "app"):  # the server's own CPU per request: steadier than latency on a shared machine
+            result[f"{name}_load"]["server_cpu_ms_per_request"] = round(1000 * cpu[name] / (n * p["rounds"]), 1)
         result["peak_rss_mb"] = app.rss_mb("VmHWM")
         before = app.rss_mb()
         result["soak_requests"] = soak(app.url, sentences, p["soak"])

@@ -78,12 +78,19 @@ def pca_projection(encoder_states):
 
     The map h ↦ (h − mean) · basis is affine, so the projection of c_t = Σ_j α_tj h_j is exactly
     Σ_j α_tj P(h_j) (the α sum to 1): the drawn centroid is the real context, not an approximation.
+    The directions come from the small S×S Gram matrix (X Xᵀ = U Σ² Uᵀ, so Xᵀ u_k / σ_k is the
+    k-th principal direction): a few times cheaper than an SVD of the S×D matrix, which matters
+    when a whole class translates at once.
     """
     states = np.asarray(encoder_states, dtype=np.float64)
     mean = states.mean(0)
-    _, _, vt = np.linalg.svd(states - mean, full_matrices=False)
+    centred = states - mean  # (S, D)
+    eigenvalues, eigenvectors = np.linalg.eigh(centred @ centred.T)  # ascending, (S,), (S, S)
     basis = np.zeros((states.shape[1], 2))
-    basis[:, :min(2, vt.shape[0])] = vt[:2].T
+    for k in range(min(2, len(eigenvalues))):
+        variance = eigenvalues[-1 - k]
+        if variance > 1e-12 * max(eigenvalues[-1], 1.0):  # a direction with no spread stays zero
+            basis[:, k] = centred.T @ eigenvectors[:, -1 - k] / np.sqrt(variance)
     return mean, basis
 
 

@@ -28,5 +28,6 @@ def test_quick_run_end_to_end(tmp_path, capsys):
     assert all(r["json_kB"] > 0 for r in report["figures"])
     for load in (report["app"]["bare_load"], report["app"]["app_load"]):
         assert load["errors"] == 0 and load["mixed_up"] == 0 and load["answered"] == load["requests"]
+        assert load["server_cpu_ms_per_request"] > 0  # the servers really were measured
     assert report["app"]["soak_rss_after_mb"] > 0
     assert "classroom load" in capsys.readouterr().out

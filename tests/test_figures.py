@@ -84,6 +84,16 @@ def test_pca_projection_is_affine_and_handles_a_single_piece():
     assert basis.shape == (7, 2) and np.allclose(project(states[:1], (mean, basis)), 0)
 
 
+@pytest.mark.parametrize("size", [2, 3, 30])
+def test_pca_projection_spans_the_top_two_principal_directions(size):
+    states = np.random.default_rng(size).normal(size=(size, 7)) * np.arange(1, 8)  # distinct variances
+    _, basis = pca_projection(states)
+    _, _, vt = np.linalg.svd(states - states.mean(0), full_matrices=False)
+    rank = min(2, size - 1)  # centring removes one dimension
+    np.testing.assert_allclose(basis.T @ basis, np.diag([1.0] * rank + [0.0] * (2 - rank)), atol=1e-9)
+    np.testing.assert_allclose(basis @ basis.T, vt[:rank].T @ vt[:rank], atol=1e-9)  # same subspace as the SVD
+
+
 @pytest.mark.parametrize("size", [1, 2, 30])
 def test_figures_handle_any_sentence_length(size):
     rng = np.random.default_rng(size)
