@@ -20,7 +20,7 @@ import torch
 
 from attn_demo import load_translator
 from attn_demo.batching import MicroBatcher
-from attn_demo.figures import alignment_figure, pca_projection, step_figure
+from attn_demo.figures import alignment_figure, pca_projection, step_views
 from attn_demo.tokenizer import check_text
 
 ROOT = Path(__file__).resolve().parent
@@ -66,6 +66,11 @@ body.attn-large label span { font-size: 1.4rem !important; }
 body.attn-large .katex { font-size: 1.6em; }
 """
 TOGGLE_LARGE_TEXT = "(large) => { document.body.classList.toggle('attn-large', large); }"
+STEP_VIEWS_JS = (ROOT / "step_views.js").read_text()  # defines window.attnSteps when the page loads
+FIRST_STEP = "(views) => window.attnSteps.show(views, 1)"
+SHOW_STEP = "(views, t) => window.attnSteps.show(views, t)"
+PREVIOUS_STEP = "(views, t) => window.attnSteps.move(views, t, -1)"
+NEXT_STEP = "(views, t) => window.attnSteps.move(views, t, +1)"
 
 
 def device_name() -> str:
@@ -101,9 +106,8 @@ def grid(name, view, large):
                             f"{model_title(name)}: α<sub>tj</sub>, English across, French down", large)
 
 
-def step_view(name, view, t: int, large: bool):
-    """The figure and caption of output step t (1-based) for one model."""
-    result = view["result"]
+def step_caption(result, t: int) -> str:
+    """The caption of output step t (1-based); past the model's last step, its last step."""
     T = len(result.target_tokens)
     i = min(t, T) - 1
     best = int(result.attention[i].argmax())
@@ -111,10 +115,17 @@ def step_view(name, view, t: int, large: bool):
                f"{piece(result.source_tokens[best])} (α = {result.attention[i, best]:.2f})")
     if t > T:
         caption += f". This model stopped after {T} steps."
-    fig = step_figure(result.source_tokens, result.target_tokens[i], result.queries[i], QUERY_LABELS[result.query_symbol],
-                      result.scores[i], result.attention[i], result.encoder_states, result.contexts[i],
-                      view["projection"], f"{model_title(name)}: how c<sub>{i + 1}</sub> is formed", large)
-    return fig, caption
+    return caption
+
+
+def model_steps(name, view, steps: int, large: bool) -> dict:
+    """One model's step views (attn_demo.figures.step_views) and its captions for steps 1 … steps."""
+    result = view["result"]
+    titles = [f"{model_title(name)}: how c<sub>{t}</sub> is formed" for t in range(1, len(result.target_tokens) + 1)]
+    views = step_views(result.source_tokens, result.target_tokens, result.queries, QUERY_LABELS[result.query_symbol],
+                       result.scores, result.attention, result.encoder_states, result.contexts, view["projection"],
+                       titles, large)
+    return {**views, "captions": [step_caption(result, t) for t in range(1, steps + 1)]}
 
 
 def translate_requests(requests: list) -> list:
@@ -166,7 +177,7 @@ def steps_of(state) -> int:
 
 def translate(text: str, beam_size: float, large: bool):
     """Translate with both models: the session state, the translations and the alignment grids.
-    The step views follow in a chained event (first_step), so the translation shows sooner."""
+    The step views follow in a chained event (step_data), so the translation shows sooner."""
     try:
         text = check_text(text)
         views = translate_both(text, int(beam_size))
@@ -178,41 +189,21 @@ def translate(text: str, beam_size: float, large: bool):
             gr.update(value=1, maximum=max(2, steps_of(state)))]
 
 
-def first_step(state, large: bool):
-    """The step views of step 1, right after a translation (or empty ones after an error)."""
-    return show_step(state, 1, large)
-
-
-def show_step(state, t: float, large: bool):
-    """Step views for both models; reads the session state, never re-translates."""
+def step_data(state, large: bool) -> dict | None:
+    """Every decoder step of both models in one compact payload: the page draws any step from it
+    (step_views.js), so scrubbing costs the server nothing. None before any translation."""
     if not state:
-        return None, "", None, ""
-    b_fig, b_caption = step_view("bahdanau", state["views"]["bahdanau"], int(t), large)
-    l_fig, l_caption = step_view("luong", state["views"]["luong"], int(t), large)
-    return b_fig, b_caption, l_fig, l_caption
+        return None
+    steps = steps_of(state)
+    return {"steps": steps, **{name: model_steps(name, view, steps, large) for name, view in state["views"].items()}}
 
 
-def move_step(state, t: float, delta: int, large: bool):
-    if not state:
-        return 1, *show_step(state, 1, large)
-    t = max(1, min(steps_of(state), int(t) + delta))
-    return t, *show_step(state, t, large)
-
-
-def previous_step(state, t, large):
-    return move_step(state, t, -1, large)
-
-
-def next_step(state, t, large):
-    return move_step(state, t, +1, large)
-
-
-def restyle(state, t, large):
+def restyle(state, large):
     """Redraw every figure (text size changed) from the session state."""
     if not state:
-        return None, None, *show_step(state, t, large)
+        return None, None, None
     views = state["views"]
-    return grid("bahdanau", views["bahdanau"], large), grid("luong", views["luong"], large), *show_step(state, t, large)
+    return grid("bahdanau", views["bahdanau"], large), grid("luong", views["luong"], large), step_data(state, large)
 
 
 with gr.Blocks(title="attn-demo: attention in neural machine translation", delete_cache=(3600, 3600)) as demo:
@@ -255,23 +246,26 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
                 "Every figure has a camera button (top right) that saves it as PNG. Models trained on "
                 "[Tatoeba](https://tatoeba.org) pairs from [manythings.org/anki](https://www.manythings.org/anki/) (CC-BY 2.0 FR).")
 
-    step_views = [bahdanau_step, bahdanau_caption, luong_step, luong_caption]
+    step_payload = gr.JSON(visible=False)  # step_data's output, kept in the browser for step_views.js
+    step_views_out = [bahdanau_step, bahdanau_caption, luong_step, luong_caption]
     translate_outputs = [session, status, bahdanau_text, bahdanau_grid, luong_text, luong_grid, step_slider]
     gr.on([translate_button.click, source_box.submit], translate, [source_box, beam_slider, large_text],
           translate_outputs, api_name="translate", concurrency_limit=TRANSLATE_CONCURRENCY).then(
-        first_step, [session, large_text], step_views, api_name="first_step").then(
+        step_data, [session, large_text], step_payload, api_name="step_data").then(
+        None, step_payload, step_views_out, js=FIRST_STEP, api_name="first_step").then(
         trace_file, session, trace_download, api_name="trace_file")
-    step_slider.input(show_step, [session, step_slider, large_text], step_views, api_name="show_step",
-                      trigger_mode="always_last")
-    previous_button.click(previous_step, [session, step_slider, large_text], [step_slider, *step_views], api_name="previous_step")
-    next_button.click(next_step, [session, step_slider, large_text], [step_slider, *step_views], api_name="next_step")
+    # scrubbing runs in the browser only: no round trip, no server work
+    step_slider.input(None, [step_payload, step_slider], step_views_out, js=SHOW_STEP, api_name="show_step")
+    previous_button.click(None, [step_payload, step_slider], [step_slider, *step_views_out], js=PREVIOUS_STEP,
+                          api_name="previous_step")
+    next_button.click(None, [step_payload, step_slider], [step_slider, *step_views_out], js=NEXT_STEP, api_name="next_step")
     large_text.change(None, large_text, None, js=TOGGLE_LARGE_TEXT, api_name="toggle_large_text")
-    large_text.change(restyle, [session, step_slider, large_text], [bahdanau_grid, luong_grid, *step_views],
-                      api_name="restyle")
+    large_text.change(restyle, [session, large_text], [bahdanau_grid, luong_grid, step_payload], api_name="restyle").then(
+        None, [step_payload, step_slider], step_views_out, js=SHOW_STEP, api_name="redraw_step")
 
 demo.queue(max_size=100, default_concurrency_limit=2)
 for example in EXAMPLES:  # the examples answer at once, from the first click on
     translate_both(example, 1)
 
 if __name__ == "__main__":
-    demo.launch(theme=gr.themes.Soft(), css=CSS)
+    demo.launch(theme=gr.themes.Soft(), css=CSS, js=STEP_VIEWS_JS)

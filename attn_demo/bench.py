@@ -24,7 +24,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from attn_demo.data import TEST_SET, read_pairs
-from attn_demo.figures import alignment_figure, pca_projection, step_figure
+from attn_demo.figures import alignment_figure, pca_projection, step_views
 from attn_demo.model import Memory
 from attn_demo.search import max_target_length
 from attn_demo.translator import load_translator
@@ -137,15 +137,22 @@ def bench_throughput(translators, p) -> list[dict]:
     return rows
 
 
-def request_figures(results) -> list:
-    """Everything the page draws for one translation: two grids and two step views (step 1)."""
-    figures = []
+def request_figures(results) -> tuple[list, list]:
+    """Everything the page draws for one translation: the two grids (the /translate reply) and
+    every step of both models (the /step_data reply, which the browser scrubs through alone)."""
+    grids, steps = [], []
     for result in results:
-        figures.append(alignment_figure(result.source_tokens, result.target_tokens, result.attention, "grid"))
-        figures.append(step_figure(result.source_tokens, result.target_tokens[0], result.queries[0], "q", result.scores[0],
-                                   result.attention[0], result.encoder_states, result.contexts[0],
-                                   pca_projection(result.encoder_states), "step"))
-    return figures
+        grids.append(alignment_figure(result.source_tokens, result.target_tokens, result.attention, "grid"))
+        titles = [f"step {t + 1}" for t in range(len(result.target_tokens))]
+        steps.append(step_views(result.source_tokens, result.target_tokens, result.queries, "q", result.scores,
+                                result.attention, result.encoder_states, result.contexts,
+                                pca_projection(result.encoder_states), titles))
+    return grids, steps
+
+
+def request_json(results) -> tuple[str, str]:
+    grids, steps = request_figures(results)
+    return "".join(figure.to_json() for figure in grids), json.dumps(steps)
 
 
 def bench_figures(translators, p) -> list[dict]:
@@ -153,10 +160,12 @@ def bench_figures(translators, p) -> list[dict]:
     for words in (15, 30):
         results = [t.translate(SENTENCES[words]) for t in translators.values()]
         build = timed(lambda: request_figures(results), p["runs"], p["warmup"])
-        serialise = timed(lambda: [f.to_json() for f in request_figures(results)], p["runs"], p["warmup"])
-        size = sum(len(f.to_json().encode()) for f in request_figures(results))
-        rows.append({"words": words, "build_median_ms": build["median_ms"], "build_and_json_median_ms": serialise["median_ms"],
-                     "json_kB": round(size / 1000, 1)})
+        serialise = timed(lambda: request_json(results), p["runs"], p["warmup"])
+        grids, steps = (len(text.encode()) for text in request_json(results))
+        rows.append({"words": words, "steps": max(len(r.target_tokens) for r in results),
+                     "build_median_ms": build["median_ms"], "build_and_json_median_ms": serialise["median_ms"],
+                     "json_kB": round((grids + steps) / 1000, 1), "grids_kB": round(grids / 1000, 1),
+                     "all_steps_kB": round(steps / 1000, 1), "kB_per_step_moved": 0})
     return rows
 
 

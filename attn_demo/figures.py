@@ -9,6 +9,7 @@ Figures are written as plain dicts and wrapped without Plotly's per-property val
 (`_validate=False`): validation cost 10–60 ms a figure, more than everything else a request
 does. tests/test_figures.py re-validates every figure, so a typo still fails there.
 """
+import base64
 import html
 
 import numpy as np
@@ -109,35 +110,35 @@ def _panel_domains():
     return domains
 
 
-def step_figure(source_tokens, emitted_piece: str, query, query_name: str, scores, weights,
-                encoder_states, context, projection, title: str, large: bool = False) -> go.Figure:
-    """How c_t is formed at one output step, in five panels from top to bottom:
-    the query, the scores e_tj, the weights α_tj, the weighted annotations α_tj·h_j with their
-    sum c_t, and the annotations in 2-D with c_t as their α-weighted centroid."""
+def step_template(source_tokens, query_name: str, query_size: int, encoder_states, projection, large: bool = False) -> dict:
+    """What every step figure of one translation shares, in five panels from top to bottom: the
+    query, the scores e_tj, the weights α_tj, the weighted annotations α_tj·h_j with their sum c_t,
+    and the annotations in 2-D with c_t as their α-weighted centroid. step_values holds what
+    changes from step to step; merge_step joins the two."""
     src = [label(p) for p in source_tokens]
-    weights = np.asarray(weights, dtype=np.float32)
-    best = int(weights.argmax())
-    colors = [HIGHLIGHT if j == best else MUTED for j in range(len(src))]
-    weighted = weights[:, None] * np.asarray(encoder_states, dtype=np.float32)  # α_tj·h_j (S, D)
-    context = np.asarray(context, dtype=np.float32)
+    points = project(encoder_states, projection).astype(np.float32)  # (S, 2)
+    dims = np.asarray(encoder_states).shape[1]
     row_labels = [f"α·h<sub>{j + 1}</sub> {p}" for j, p in enumerate(src)] + ["c<sub>t</sub> = Σ"]
     panel_titles = [
-        f"1. query {query_name} ({len(query)} numbers)", "2. scores e<sub>tj</sub>",
+        f"1. query {query_name} ({query_size} numbers)", "2. scores e<sub>tj</sub>",
         "3. weights α<sub>tj</sub> = softmax(e<sub>t·</sub>)",
-        f"4. α<sub>tj</sub>·h<sub>j</sub> per piece over the {len(context)} dimensions of h<sub>j</sub>, and their sum c<sub>t</sub>",
-        f"5. h<sub>j</sub> in 2-D (PCA of this sentence), c<sub>t</sub> ★ emits {label(emitted_piece)}",
+        f"4. α<sub>tj</sub>·h<sub>j</sub> per piece over the {dims} dimensions of h<sub>j</sub>, and their sum c<sub>t</sub>",
+        "5. h<sub>j</sub> in 2-D (PCA of this sentence) and c<sub>t</sub> ★, their α-weighted centroid",
     ]
     data = [
-        _vector_heatmap(np.asarray(query, dtype=np.float32)[None], [query_name], "query", axes=1),
-        dict(type="bar", x=list(range(len(src))), y=np.asarray(scores, dtype=np.float32), marker=dict(color=MUTED),
-             customdata=src, hovertemplate="e = %{y:.3f} for %{customdata}<extra></extra>", xaxis="x2", yaxis="y2"),
-        dict(type="bar", x=list(range(len(src))), y=weights, marker=dict(color=colors), customdata=src,
-             text=[f"{w:.2f}" for w in weights], textposition="outside", cliponaxis=False,
+        _vector_heatmap([query_name], "query", axes=1),
+        dict(type="bar", x=list(range(len(src))), marker=dict(color=MUTED), customdata=src,
+             hovertemplate="e = %{y:.3f} for %{customdata}<extra></extra>", xaxis="x2", yaxis="y2"),
+        dict(type="bar", x=list(range(len(src))), customdata=src, textposition="outside", cliponaxis=False,
              hovertemplate="α = %{y:.3f} for %{customdata}<extra></extra>", xaxis="x3", yaxis="y3"),
-        _vector_heatmap(np.vstack([weighted, context[None]]), row_labels, "value", axes=4),
-        *_centroid_traces(src, weights, encoder_states, context, projection, colors),
+        _vector_heatmap(row_labels, "value", axes=4),
+        dict(type="scatter", x=points[:, 0], y=points[:, 1], mode="markers+text", text=src, textposition="top center",
+             hovertemplate="h<sub>j</sub> of %{text}: α = %{customdata:.3f}<extra></extra>", xaxis="x5", yaxis="y5"),
+        dict(type="scatter", mode="markers+text", textposition="bottom center",
+             marker=dict(symbol="star", size=22, color=HIGHLIGHT, line=dict(color="black", width=1)),
+             hovertemplate="c<sub>t</sub> = Σ<sub>j</sub> α<sub>tj</sub> h<sub>j</sub><extra></extra>", xaxis="x5", yaxis="y5"),
     ]
-    layout = _layout(title, height=1150 + (14 if large else 8) * len(src), large=large)
+    layout = _layout("", height=1150 + (14 if large else 8) * len(src), large=large)
     layout["annotations"] = []
     for i, (domain, panel_title) in enumerate(zip(_panel_domains(), panel_titles), start=1):
         suffix = "" if i == 1 else str(i)
@@ -151,27 +152,88 @@ def step_figure(source_tokens, emitted_piece: str, query, query_name: str, score
         layout[f"xaxis{i}"].update(_ticks(src, tickangle=-45))
     layout["yaxis3"].update(range=[0, 1.15])
     layout["yaxis4"].update(autorange="reversed")
-    return _figure(data, layout)
+    return dict(data=data, layout=layout)
 
 
-def _vector_heatmap(z, row_labels, name, axes: int) -> dict:
-    """Rows of signed vectors; row labels are unique categories, so hover can name the row."""
+def step_values(emitted_piece: str, query, scores, weights, context, projection, title: str, large: bool = False) -> dict:
+    """The numbers of one output step, trace by trace in step_template's order, and the figure's
+    title. weights and context are also kept on their own: panel 4 is computed from them."""
+    weights = np.asarray(weights, dtype=np.float32)
+    query = np.asarray(query, dtype=np.float32)
+    best = int(weights.argmax())
+    colors = [HIGHLIGHT if j == best else MUTED for j in range(len(weights))]
+    centre = project(np.asarray(context, dtype=np.float32)[None], projection)[0]  # (2,)
+    data = [
+        dict(z=query[None], **_symmetric_range(query)),
+        dict(y=np.asarray(scores, dtype=np.float32)),
+        dict(y=weights, marker=dict(color=colors), text=[f"{w:.2f}" for w in weights]),
+        {},  # panel 4: weighted_annotations
+        dict(customdata=weights, marker=dict(size=10 + 40 * weights, color=colors, opacity=0.8)),
+        dict(x=[float(centre[0])], y=[float(centre[1])], text=[f"c<sub>t</sub> → {label(emitted_piece)}"]),
+    ]
+    return dict(weights=weights, context=np.asarray(context, dtype=np.float32), data=data,
+                layout=dict(title=_layout(title, 0, large)["title"]))
+
+
+def weighted_annotations(weights, encoder_states, context) -> dict:
+    """Panel 4: the rows α_tj·h_j, then c_t (the model's own, which is their sum), on a colour
+    scale centred on 0. The page computes these S×D numbers itself from α_tj and h_j
+    (step_views.js) rather than receiving them for every step."""
+    weighted = np.asarray(weights, dtype=np.float32)[:, None] * np.asarray(encoder_states, dtype=np.float32)  # (S, D)
+    z = np.vstack([weighted, np.asarray(context, dtype=np.float32)[None]])  # (S + 1, D)
+    return dict(z=z, **_symmetric_range(z))
+
+
+def merge_step(template: dict, values: dict, encoder_states) -> dict:
+    """One step figure as a dict: each trace and the layout of the template, updated by the
+    step's values. step_views.js does exactly this in the browser."""
+    data = [{**trace, **patch} for trace, patch in zip(template["data"], values["data"])]
+    data[3].update(weighted_annotations(values["weights"], encoder_states, values["context"]))
+    return dict(data=data, layout={**template["layout"], **values["layout"]})
+
+
+def step_figure(source_tokens, emitted_piece: str, query, query_name: str, scores, weights,
+                encoder_states, context, projection, title: str, large: bool = False) -> go.Figure:
+    """How c_t is formed at one output step (see step_template for the five panels)."""
+    template = step_template(source_tokens, query_name, len(query), encoder_states, projection, large)
+    values = step_values(emitted_piece, query, scores, weights, context, projection, title, large)
+    figure = merge_step(template, values, encoder_states)
+    return _figure(figure["data"], figure["layout"])
+
+
+def step_views(source_tokens, target_tokens, queries, query_name: str, scores, attention, encoder_states, contexts,
+               projection, titles: list[str], large: bool = False) -> dict:
+    """Every output step of one translation, for the page to draw any step without asking the
+    server: the template once, h_j once, and each step's values (titles[t] is step t's title).
+    JSON-ready, with arrays as the base64 typed arrays plotly.js reads."""
+    template = step_template(source_tokens, query_name, queries.shape[1], encoder_states, projection, large)
+    steps = [step_values(target_tokens[t], queries[t], scores[t], attention[t], contexts[t], projection, titles[t], large)
+             for t in range(len(target_tokens))]
+    return _typed(dict(template=template, annotations=np.asarray(encoder_states, dtype=np.float32), steps=steps))
+
+
+def _typed(value):
+    """A copy of value where every float array is a plotly.js typed array {dtype, bdata, shape}:
+    a third of the bytes of the same numbers written out, and exact (float32, as computed)."""
+    if isinstance(value, dict):
+        return {key: _typed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_typed(item) for item in value]
+    if isinstance(value, np.ndarray):
+        array = np.ascontiguousarray(value, dtype="<f4")
+        return dict(dtype="f4", bdata=base64.b64encode(array.tobytes()).decode("ascii"),
+                    shape=", ".join(map(str, array.shape)))
+    return value
+
+
+def _symmetric_range(z) -> dict:
+    """Colour range for signed numbers, centred on 0 so 0 looks like nothing."""
     bound = float(np.abs(z).max()) or 1.0
-    return dict(type="heatmap", z=z, y=row_labels, zmin=-bound, zmax=bound, zmid=0.0, colorscale=VECTOR_COLORSCALE,
-                showscale=False, hovertemplate="%{y} · dim %{x}: " + name + " = %{z:.3f}<extra></extra>",
+    return dict(zmin=-bound, zmax=bound)
+
+
+def _vector_heatmap(row_labels, name, axes: int) -> dict:
+    """Rows of signed vectors; row labels are unique categories, so hover can name the row."""
+    return dict(type="heatmap", y=row_labels, zmid=0.0, colorscale=VECTOR_COLORSCALE, showscale=False,
+                hovertemplate="%{y} · dim %{x}: " + name + " = %{z:.3f}<extra></extra>",
                 xaxis="x" if axes == 1 else f"x{axes}", yaxis="y" if axes == 1 else f"y{axes}")
-
-
-def _centroid_traces(src, weights, encoder_states, context, projection, colors) -> list:
-    """The annotations in 2-D, sized by α, and c_t drawn where the projection puts it."""
-    points = project(encoder_states, projection)  # (S, 2)
-    centre = project(context[None], projection)[0]  # (2,)
-    annotations = dict(
-        type="scatter", x=points[:, 0], y=points[:, 1], mode="markers+text", text=src, textposition="top center",
-        customdata=weights.astype(np.float64), marker=dict(size=10 + 40 * weights.astype(np.float64), color=colors, opacity=0.8),
-        hovertemplate="h<sub>j</sub> of %{text}: α = %{customdata:.3f}<extra></extra>", xaxis="x5", yaxis="y5")
-    context_point = dict(
-        type="scatter", x=[centre[0]], y=[centre[1]], mode="markers+text", text=["c<sub>t</sub>"],
-        textposition="bottom center", marker=dict(symbol="star", size=22, color=HIGHLIGHT, line=dict(color="black", width=1)),
-        hovertemplate="c<sub>t</sub> = Σ<sub>j</sub> α<sub>tj</sub> h<sub>j</sub><extra></extra>", xaxis="x5", yaxis="y5")
-    return [annotations, context_point]

@@ -1,9 +1,11 @@
 """Shared fixtures: a toy English→French corpus with adjective–noun inversion, tokenizers
 trained on it, and tiny models with distinct sizes (E=5, D=6, H=7, A=4) so a swapped
 dimension fails loudly."""
+import base64
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -78,3 +80,35 @@ def app_url(tmp_path_factory):
     server = Server(ROOT / "app.py", log=tmp_path_factory.mktemp("app") / "app.log")
     yield server.url
     server.stop()
+
+
+def untyped(value):
+    """value with every plotly.js typed array {dtype, bdata, shape} decoded into a numpy array."""
+    if isinstance(value, dict) and "bdata" in value:
+        array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        return array.reshape([int(n) for n in value["shape"].split(",")]) if value.get("shape") else array
+    if isinstance(value, dict):
+        return {key: untyped(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [untyped(item) for item in value]
+    return value
+
+
+def assert_same_figure(actual, expected, path="figure"):
+    """Two figure dicts hold the same properties: strings equal, numbers equal to float32 precision."""
+    if isinstance(expected, dict):
+        assert isinstance(actual, dict) and actual.keys() == expected.keys(), f"{path}: {sorted(actual)} ≠ {sorted(expected)}"
+        for key in expected:
+            assert_same_figure(actual[key], expected[key], f"{path}.{key}")
+    elif isinstance(expected, np.ndarray) or (isinstance(expected, (list, tuple)) and expected
+                                               and all(isinstance(x, (int, float)) for x in expected)):
+        np.testing.assert_allclose(np.asarray(actual, dtype=np.float64), np.asarray(expected, dtype=np.float64),
+                                   rtol=1e-6, atol=1e-7, err_msg=path)
+    elif isinstance(expected, (list, tuple)):
+        assert len(actual) == len(expected), path
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_same_figure(a, e, f"{path}[{i}]")
+    elif isinstance(expected, float):
+        assert actual == pytest.approx(expected, rel=1e-6, abs=1e-7), path
+    else:
+        assert actual == expected, path

@@ -3,10 +3,13 @@ import json
 import os
 import threading
 
+import numpy as np
 import pytest
 from gradio_client import Client
 
 import app
+from attn_demo.figures import merge_step
+from conftest import untyped
 
 SENTENCE = "I don't like coffee."
 BAD_INPUTS = ["", "   ", "a" * 5000, "I like 😀", "我喜欢咖啡", "أنا أحب القهوة", "<img src=x onerror=alert(1)>",
@@ -23,9 +26,6 @@ def test_translate_fills_both_columns_and_the_scrubber(translated):
     assert status == "" and b_text.strip() and l_text.strip()
     assert slider["maximum"] == max(2, app.steps_of(state)) and slider["value"] == 1
     assert b_grid.data[0].z.shape == state["views"]["bahdanau"]["result"].attention.shape
-    b_step, b_caption, l_step, l_caption = app.first_step(state, False)
-    assert "Step 1 of" in b_caption and "Step 1 of" in l_caption
-    assert app.first_step(None, False) == (None, "", None, "")
 
 
 def test_trace_file_holds_both_traces_and_is_written_once(translated):
@@ -39,25 +39,33 @@ def test_trace_file_holds_both_traces_and_is_written_once(translated):
     assert app.trace_file(None) is None
 
 
-def test_scrubbing_reads_the_state_and_never_retranslates(translated, monkeypatch):
+def test_step_data_holds_every_step_of_both_models_without_retranslating(translated, monkeypatch):
     state = translated[0]
     for translator in app.MODELS.values():
-        monkeypatch.setattr(translator, "translate", lambda *a, **k: pytest.fail("scrubbing re-ran translation"))
-    b_fig, b_caption, l_fig, l_caption = app.show_step(state, 2, False)
-    result = state["views"]["luong"]["result"]
-    assert "Step 2 of" in l_caption and f"<code>{result.target_tokens[1]}</code>" in l_caption.replace("&#x27;", "'")
-    assert list(l_fig.data[2].y) == pytest.approx(result.attention[1].tolist())
-    t, *_ = app.next_step(state, 1, False)
-    assert t == 2
+        monkeypatch.setattr(translator, "translate", lambda *a, **k: pytest.fail("the step views re-ran translation"))
+    payload = json.loads(json.dumps(app.step_data(state, False)))  # as the page receives it
     steps = app.steps_of(state)
-    assert app.next_step(state, steps, False)[0] == steps and app.previous_step(state, 1, False)[0] == 1
-    assert "stopped after" in app.show_step(state, 99, False)[1]
+    assert payload["steps"] == steps
+    for name, view in state["views"].items():
+        result, model = view["result"], untyped(payload[name])
+        assert len(model["steps"]) == len(result.target_tokens) and len(model["captions"]) == steps
+        t = 2
+        caption = model["captions"][t - 1].replace("&#x27;", "'")
+        assert f"Step {t} of {len(result.target_tokens)}" in caption and f"<code>{result.target_tokens[t - 1]}</code>" in caption
+        figure = merge_step(model["template"], model["steps"][t - 1], model["annotations"])
+        np.testing.assert_array_equal(figure["data"][2]["y"], result.attention[t - 1])
+        np.testing.assert_array_equal(figure["data"][3]["z"][-1], result.contexts[t - 1])  # the model's own c_t
+        assert f"c<sub>{t}</sub>" in figure["layout"]["title"]["text"]
+    result = state["views"]["luong"]["result"]
+    assert "stopped after" in app.step_caption(result, len(result.target_tokens) + 1)
+    assert app.step_data(None, False) is None
 
 
 def test_large_text_redraws_from_state(translated):
-    b_grid, l_grid, b_step, *_ = app.restyle(translated[0], 1, True)
+    b_grid, l_grid, payload = app.restyle(translated[0], True)
     assert b_grid.layout.font.size > translated[3].layout.font.size
-    assert b_step.layout.font.size > app.first_step(translated[0], False)[0].layout.font.size
+    small = app.step_data(translated[0], False)
+    assert payload["luong"]["template"]["layout"]["font"]["size"] > small["luong"]["template"]["layout"]["font"]["size"]
 
 
 @pytest.mark.parametrize("text", BAD_INPUTS)
@@ -68,9 +76,8 @@ def test_bad_input_gives_a_message_and_clears_the_page(text):
 
 
 def test_actions_before_any_translation_do_nothing_harmful():
-    assert app.show_step(None, 3, False) == (None, "", None, "")
-    assert app.next_step(None, 3, False)[0] == 1
-    assert app.restyle(None, 1, True)[:2] == (None, None)
+    assert app.step_data(None, False) is None
+    assert app.restyle(None, True) == (None, None, None)
 
 
 def test_header_names_the_device_and_test_bleu():
@@ -85,14 +92,14 @@ def test_running_app_through_gradio_client_keeps_sessions_apart(app_url):
     a = alice.predict("I don't like coffee.", 1, False, api_name="/translate")
     b = bob.predict("We are going to the cinema tomorrow evening.", 2, False, api_name="/translate")
     assert a[0] == "" and a[1].strip() and a[3].strip() and b[1].strip() and a[1] != b[1]
-    # each client's scrubber moves through its own translation
-    a_next = alice.predict(1, False, api_name="/next_step")
-    b_next = bob.predict(1, False, api_name="/next_step")
-    assert a_next[0] == b_next[0] == 2
-    assert a_next[2] != b_next[2]
+    # each client's step views are those of its own translation
+    a_steps, b_steps = alice.predict(False, api_name="/step_data"), bob.predict(False, api_name="/step_data")
+    assert "coffee" in a_steps["bahdanau"]["template"]["data"][1]["customdata"][-3]
+    assert "evening" in b_steps["bahdanau"]["template"]["data"][1]["customdata"][-3]
     status, *_ = alice.predict("<script>alert(1)</script>", 1, False, api_name="/translate")
     assert status.startswith("⚠️") and "<script>" not in status
-    assert bob.predict(2, False, api_name="/previous_step")[0] == 1  # bob's session survived alice's bad input
+    assert alice.predict(False, api_name="/step_data") is None
+    assert bob.predict(False, api_name="/step_data") == b_steps  # bob's session survived alice's bad input
 
 
 def test_repeated_input_is_served_from_the_cache_read_only(translated, monkeypatch):

@@ -3,9 +3,11 @@ import os
 import shutil
 from pathlib import Path
 
+import json
+
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, assert_same_figure, untyped
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
@@ -29,6 +31,29 @@ def caption(page, model) -> str:
     return page.locator(f"#{model}-caption").inner_text()
 
 
+# The step figure on the page, its typed arrays as plain arrays (plotly.js may have decoded them).
+DRAWN_FIGURE = """(model) => {
+    const gd = document.querySelector(`#${model}-step .js-plotly-plot`);
+    const plain = (key, value) => ArrayBuffer.isView(value) ? Array.from(value) : value;
+    return JSON.stringify({data: gd.data, title: gd.layout.title.text}, plain);
+}"""
+
+
+def assert_page_draws_the_servers_step(page, sentence, t):
+    """Step t on the page has the numbers the server's figure code gives for it (figures.merge_step,
+    which tests/test_figures.py checks against step_figure): the browser's merge adds nothing of its own."""
+    import app
+    from attn_demo.figures import merge_step
+
+    payload = untyped(json.loads(json.dumps(app.step_data(app.translate(sentence, 1, False)[0], False))))
+    for model in ("bahdanau", "luong"):
+        expected = merge_step(payload[model]["template"], payload[model]["steps"][t - 1], payload[model]["annotations"])
+        drawn = untyped(json.loads(page.evaluate(DRAWN_FIGURE, model)))
+        assert drawn["title"] == expected["layout"]["title"]["text"]
+        for drawn_trace, trace in zip(drawn["data"], expected["data"], strict=True):
+            assert_same_figure({key: drawn_trace[key] for key in trace}, trace)
+
+
 def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
     page = browser.new_page(viewport={"width": 1600, "height": 1000})
     dialogs = []
@@ -42,6 +67,8 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
         page.locator(f"#{model}-step .js-plotly-plot").wait_for(timeout=60_000)
         assert "Step 1 of" in caption(page, model)
     first_bars = page.locator("#luong-step .js-plotly-plot").inner_html()
+    requests = []
+    page.on("request", lambda request: requests.append(request.url))
     page.get_by_role("button", name="Next step ▶").click()
     page.wait_for_function("() => document.querySelector('#luong-caption').innerText.includes('Step 2 of')", timeout=30_000)
     page.wait_for_function(f"() => document.querySelector('#luong-step .js-plotly-plot').innerHTML !== {first_bars!r}",
@@ -50,6 +77,8 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
     page.locator("#step-slider input[type=range]").focus()
     page.keyboard.press("ArrowRight")
     page.wait_for_function("() => document.querySelector('#bahdanau-caption').innerText.includes('Step 3 of')", timeout=30_000)
+    assert requests == []  # scrubbing is drawn in the browser: nothing asked of the server
+    assert_page_draws_the_servers_step(page, "The red car is in front of the house.", 3)
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT_DIR / "app.png"), full_page=True)
 

@@ -1,8 +1,12 @@
+import json
+
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from attn_demo.figures import ALIGNMENT_COLORSCALE, alignment_figure, label, pca_projection, project, step_figure
+from attn_demo.figures import (ALIGNMENT_COLORSCALE, alignment_figure, label, merge_step, pca_projection, project,
+                               step_figure, step_views)
+from conftest import assert_same_figure, untyped
 
 SOURCE = ["▁the", "▁<img", "▁src=x", "▁the", "</s>"]  # S = 5, a repeated piece and markup
 TARGET = ["▁le", "▁<b>", "</s>"]  # T = 3
@@ -70,10 +74,27 @@ def test_step_figure_shows_the_numbers_of_that_step():
     # the star sits exactly at the α-weighted centroid of the projected annotations
     projected = np.stack([np.asarray(points.x), np.asarray(points.y)], 1)
     np.testing.assert_allclose([centre.x[0], centre.y[0]], attention[t] @ projected, atol=1e-9)
-    assert "<img" not in all_strings(fig) and "&lt;b&gt;" in fig.layout.annotations[-1].text
+    assert "<img" not in all_strings(fig) and centre.text[0].endswith("→ ▁&lt;b&gt;")  # the piece this step emitted
     assert [a.text.split(".")[0] for a in fig.layout.annotations] == ["1", "2", "3", "4", "5"]
     assert fig.layout.font.size > step_figure(SOURCE, TARGET[t], queries[t], "q", scores[t], attention[t], states,
                                               contexts[t], projection, "Luong").layout.font.size
+
+
+def test_step_views_hold_every_step_figure_in_compact_json():
+    scores, attention, states, contexts, queries = arrays()
+    projection = pca_projection(states)
+    titles = [f"step {t + 1}" for t in range(len(TARGET))]
+    views = step_views(SOURCE, TARGET, queries, "q", scores, attention, states, contexts, projection, titles)
+    sent = json.loads(json.dumps(views))  # what the page receives
+    assert "<img" not in json.dumps(sent) and "<b>" not in json.dumps(sent)
+    decoded = untyped(sent)
+    assert len(decoded["steps"]) == len(TARGET) and decoded["annotations"].shape == states.shape
+    for t in range(len(TARGET)):
+        expected = step_figure(SOURCE, TARGET[t], queries[t], "q", scores[t], attention[t], states, contexts[t],
+                               projection, titles[t]).to_dict()
+        page = merge_step(decoded["template"], decoded["steps"][t], decoded["annotations"])
+        assert_same_figure(untyped(go.Figure(page, _validate=False).to_dict()), untyped(expected))
+        assert page["layout"]["title"]["text"] == f"step {t + 1}"
 
 
 def test_pca_projection_is_affine_and_handles_a_single_piece():

@@ -1,0 +1,46 @@
+() => {
+  // Decoder steps drawn in the browser, from the payload the server sends once per translation
+  // (app.step_data, built by attn_demo.figures.step_views): moving through the steps needs no
+  // round trip. A step's figure is the shared template with that step's values merged in, exactly
+  // as attn_demo.figures.merge_step does it; tests/test_browser.py checks that the page draws the
+  // numbers the server's own step_figure would.
+
+  // A plotly.js typed array {dtype: "f4", bdata: base64} as a Float32Array.
+  const floats = (typed) => new Float32Array(Uint8Array.from(atob(typed.bdata), (c) => c.charCodeAt(0)).buffer);
+
+  // Panel 4, as figures.weighted_annotations: the rows α_tj·h_j, then the model's c_t. The product of
+  // two float32 numbers is exact in a double, so Math.fround rounds it exactly as numpy's float32 does.
+  function weightedAnnotations(weights, annotations, context) {
+    const alpha = floats(weights), h = floats(annotations), c = Array.from(floats(context));
+    const D = c.length;
+    const z = Array.from(alpha, (a, j) => Array.from(h.subarray(j * D, (j + 1) * D), (v) => Math.fround(a * v)));
+    z.push(c);
+    const bound = Math.max(...z.map((row) => Math.max(...row.map(Math.abs)))) || 1;
+    return { z, zmin: -bound, zmax: bound };
+  }
+
+  function stepFigure(model, t) {
+    const step = model.steps[Math.min(t, model.steps.length) - 1];  // a model that stopped shows its last step
+    const data = model.template.data.map((trace, i) => ({ ...trace, ...step.data[i] }));
+    Object.assign(data[3], weightedAnnotations(step.weights, model.annotations, step.context));
+    return { data, layout: { ...model.template.layout, ...step.layout } };
+  }
+
+  window.attnSteps = {
+    stepFigure,
+    // Both models at output step t (1-based): [figure, caption, figure, caption] as gr.Plot and gr.Markdown values.
+    show(views, t) {
+      if (!views) return [null, "", null, ""];
+      return ["bahdanau", "luong"].flatMap((name) => [
+        { type: "plotly", plot: JSON.stringify(stepFigure(views[name], t)) },
+        views[name].captions[t - 1],
+      ]);
+    },
+    // One step back or forward, kept within the translation: [t, ...show(views, t)].
+    move(views, t, delta) {
+      if (!views) return [1, null, "", null, ""];
+      const next = Math.max(1, Math.min(views.steps, t + delta));
+      return [next, ...this.show(views, next)];
+    },
+  };
+}
