@@ -55,6 +55,11 @@ EXAMPLES = [
     "If you have any questions, please don't hesitate to ask me after the lesson.",
 ]
 TRANSLATE_CONCURRENCY = 48  # requests in /translate at once; they all wait on one decoding worker (BATCHER)
+QUEUE_SIZE = 100  # requests waiting beyond those; the next one is told the app is busy, at once
+# Gradio runs each call of a plain function in a worker thread (40 by default), and a translation
+# holds one while it waits for its batch. Without threads to spare, a full class would also stall
+# what needs no decoding, queue joins included (tests/test_app.py).
+MAX_THREADS = TRANSLATE_CONCURRENCY + 16
 TRACE_DIR = Path(tempfile.gettempdir()) / "attn-demo-traces"  # shared by restarts; files older than an hour go
 TRACE_MAX_AGE_S = 3600
 LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
@@ -263,9 +268,11 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
     large_text.change(restyle, [session, large_text], [bahdanau_grid, luong_grid, step_payload], api_name="restyle").then(
         None, [step_payload, step_slider], step_views_out, js=SHOW_STEP, api_name="redraw_step")
 
-demo.queue(max_size=100, default_concurrency_limit=2)
+demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=2)
 for example in EXAMPLES:  # the examples answer at once, from the first click on
     translate_both(example, 1)
 
+LAUNCH = dict(theme=gr.themes.Soft(), css=CSS, js=STEP_VIEWS_JS, max_threads=MAX_THREADS)
+
 if __name__ == "__main__":
-    demo.launch(theme=gr.themes.Soft(), css=CSS, js=STEP_VIEWS_JS)
+    demo.launch(**LAUNCH)

@@ -2,12 +2,15 @@
 import json
 import os
 import threading
+import urllib.error
+import urllib.request
 
 import numpy as np
 import pytest
 from gradio_client import Client
 
 import app
+from attn_demo.bench import free_port
 from attn_demo.figures import merge_step
 from conftest import untyped
 
@@ -138,3 +141,39 @@ def test_concurrent_requests_are_batched_and_each_gets_its_own_translation(monke
 def test_a_bad_input_does_not_join_a_batch(monkeypatch):
     monkeypatch.setattr(app.BATCHER, "batch_fn", lambda requests: pytest.fail("a bad input reached the batcher"))
     assert app.translate("emoji 😀 here", 1, False)[1].startswith("⚠️")
+
+
+def join_queue(url: str, fn_index: int, text: str, session: str) -> tuple[int, str]:
+    """Submit one translation the way the page does; (HTTP status, Gradio's detail on refusal)."""
+    body = json.dumps({"data": [text, 1, False], "fn_index": fn_index, "session_hash": session}).encode()
+    request = urllib.request.Request(f"{url}gradio_api/queue/join", body, {"Content-Type": "application/json"})
+    try:
+        return urllib.request.urlopen(request, timeout=30).status, ""
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())["detail"]
+
+
+def test_a_full_queue_refuses_at_once_and_the_app_recovers(monkeypatch):
+    """Every decoding slot busy and the queue full: the next request is refused at once with 503
+    (the page shows Gradio's "This application is currently busy. Please try again."), never left
+    hanging, and the app answers again once the backlog has drained."""
+    release = threading.Event()
+    original = app.translate_requests
+    monkeypatch.setattr(app.BATCHER, "batch_fn", lambda requests: release.wait(120) and original(requests))
+    port = free_port()
+    app.demo.launch(**app.LAUNCH, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        fn_index = next(i for i, fn in app.demo.fns.items() if fn.api_name == "translate")
+        replies = [join_queue(url, fn_index, f"I have {i} cats.", f"flood-{i}")
+                   for i in range(app.TRANSLATE_CONCURRENCY + app.QUEUE_SIZE + 20)]
+        refused = [detail for status, detail in replies if status == 503]
+        assert refused and all("Queue is full" in detail for detail in refused)
+        assert {status for status, _ in replies} == {200, 503}
+        assert app.QUEUE_SIZE <= sum(status == 200 for status, _ in replies) <= app.QUEUE_SIZE + app.TRANSLATE_CONCURRENCY
+        release.set()
+        answer = Client(url, verbose=False).predict("I like tea.", 1, False, api_name="/translate")
+        assert answer[0] == "" and answer[1].strip()
+    finally:
+        release.set()
+        app.demo.close()
