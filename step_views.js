@@ -5,18 +5,25 @@
   // as attn_demo.figures.merge_step does it; tests/test_browser.py checks that the page draws the
   // numbers the server's own step_figure would.
 
-  // A plotly.js typed array {dtype: "f4", bdata: base64} as a Float32Array.
+  // A plotly.js typed array {dtype: "f4", bdata: base64} as a Float32Array, and back.
   const floats = (typed) => new Float32Array(Uint8Array.from(atob(typed.bdata), (c) => c.charCodeAt(0)).buffer);
+  function typed(array, shape) {
+    const bytes = new Uint8Array(array.buffer);
+    let binary = "";
+    for (let i = 0; i < bytes.length; i += 8192) binary += String.fromCharCode(...bytes.subarray(i, i + 8192));
+    return { dtype: "f4", bdata: btoa(binary), shape: shape.join(", ") };
+  }
 
-  // Panel 4, as figures.weighted_annotations: the rows α_tj·h_j, then the model's c_t. The product of
-  // two float32 numbers is exact in a double, so Math.fround rounds it exactly as numpy's float32 does.
+  // Panel 4, as figures.weighted_annotations: the rows α_tj·h_j, then the model's c_t. A Float32Array
+  // rounds each product exactly as numpy's float32 multiplication does.
   function weightedAnnotations(weights, annotations, context) {
-    const alpha = floats(weights), h = floats(annotations), c = Array.from(floats(context));
-    const D = c.length;
-    const z = Array.from(alpha, (a, j) => Array.from(h.subarray(j * D, (j + 1) * D), (v) => Math.fround(a * v)));
-    z.push(c);
-    const bound = Math.max(...z.map((row) => Math.max(...row.map(Math.abs)))) || 1;
-    return { z, zmin: -bound, zmax: bound };
+    const alpha = floats(weights), h = floats(annotations), c = floats(context);
+    const S = alpha.length, D = c.length;
+    const z = new Float32Array((S + 1) * D);
+    alpha.forEach((a, j) => { for (let d = 0; d < D; d++) z[j * D + d] = a * h[j * D + d]; });
+    z.set(c, S * D);
+    const bound = z.reduce((max, v) => Math.max(max, Math.abs(v)), 0) || 1;
+    return { z: typed(z, [S + 1, D]), zmin: -bound, zmax: bound };
   }
 
   function stepFigure(model, t) {
