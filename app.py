@@ -112,7 +112,7 @@ def grid(name, view, large):
 
 
 def step_caption(result, t: int) -> str:
-    """The caption of output step t (1-based); past the model's last step, its last step."""
+    """The caption of output step t (1-based); past the model's last step, that step's, saying so."""
     T = len(result.target_tokens)
     i = min(t, T) - 1
     best = int(result.attention[i].argmax())
@@ -252,21 +252,22 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
                 "[Tatoeba](https://tatoeba.org) pairs from [manythings.org/anki](https://www.manythings.org/anki/) (CC-BY 2.0 FR).")
 
     step_payload = gr.JSON(visible=False)  # step_data's output, kept in the browser for step_views.js
-    step_views_out = [bahdanau_step, bahdanau_caption, luong_step, luong_caption]
+    step_outputs = [bahdanau_step, bahdanau_caption, luong_step, luong_caption]
     translate_outputs = [session, status, bahdanau_text, bahdanau_grid, luong_text, luong_grid, step_slider]
     gr.on([translate_button.click, source_box.submit], translate, [source_box, beam_slider, large_text],
           translate_outputs, api_name="translate", concurrency_limit=TRANSLATE_CONCURRENCY).then(
         step_data, [session, large_text], step_payload, api_name="step_data").then(
-        None, step_payload, step_views_out, js=FIRST_STEP, api_name="first_step").then(
+        None, step_payload, step_outputs, js=FIRST_STEP, api_name="first_step").then(
         trace_file, session, trace_download, api_name="trace_file")
     # scrubbing runs in the browser only: no round trip, no server work
-    step_slider.input(None, [step_payload, step_slider], step_views_out, js=SHOW_STEP, api_name="show_step")
-    previous_button.click(None, [step_payload, step_slider], [step_slider, *step_views_out], js=PREVIOUS_STEP,
+    step_slider.input(None, [step_payload, step_slider], step_outputs, js=SHOW_STEP, api_name="show_step",
+                      trigger_mode="always_last")
+    previous_button.click(None, [step_payload, step_slider], [step_slider, *step_outputs], js=PREVIOUS_STEP,
                           api_name="previous_step")
-    next_button.click(None, [step_payload, step_slider], [step_slider, *step_views_out], js=NEXT_STEP, api_name="next_step")
+    next_button.click(None, [step_payload, step_slider], [step_slider, *step_outputs], js=NEXT_STEP, api_name="next_step")
     large_text.change(None, large_text, None, js=TOGGLE_LARGE_TEXT, api_name="toggle_large_text")
     large_text.change(restyle, [session, large_text], [bahdanau_grid, luong_grid, step_payload], api_name="restyle").then(
-        None, [step_payload, step_slider], step_views_out, js=SHOW_STEP, api_name="redraw_step")
+        None, [step_payload, step_slider], step_outputs, js=SHOW_STEP, api_name="redraw_step")
 
 demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=2)
 for example in EXAMPLES:  # the examples answer at once, from the first click on

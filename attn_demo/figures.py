@@ -213,8 +213,8 @@ def step_views(source_tokens, target_tokens, queries, query_name: str, scores, a
 
 
 def _typed(value):
-    """A copy of value where every float array is a plotly.js typed array {dtype, bdata, shape}:
-    a third of the bytes of the same numbers written out, and exact (float32, as computed)."""
+    """A copy of value where every array is a plotly.js typed array {dtype, bdata, shape}: float32,
+    as the model computed it, in 5.3 bytes a number instead of the 10–20 of a number written out."""
     if isinstance(value, dict):
         return {key: _typed(item) for key, item in value.items()}
     if isinstance(value, list):

@@ -41,23 +41,36 @@ def _trace_rows(step) -> dict:
 @torch.inference_mode()
 def greedy_search(model: Seq2Seq, memory: Memory, limits) -> list[Hypothesis]:
     """Pick the most probable piece at every step, for every sentence of the batch at once;
-    limits (B,) is each sentence's maximum output length."""
-    eos = model.config.eos_id
-    batch, first_limit = memory.mask.size(0), int(limits.min())
-    y = torch.full((batch,), model.config.bos_id, device=memory.mask.device)
-    state, done = memory.init_state, torch.zeros(batch, dtype=torch.bool, device=y.device)
-    steps, tokens, log_probs = [], [], []
+    limits (B,) is each sentence's maximum output length. A sentence leaves the batch at its EOS:
+    in a batch of test sentences over half the rows would otherwise be finished ones, decoded on."""
+    eos, batch = model.config.eos_id, memory.mask.size(0)
+    first_limit = int(limits.min())
+    rows = torch.arange(batch, device=memory.mask.device)  # the batch rows still decoding
+    y = torch.full((batch,), model.config.bos_id, device=rows.device)
+    state, steps = memory.init_state, []
     for t in range(int(limits.max())):
         step = model.decoder.step(y, state, memory)
         best, y = _log_probs(step, t, limits, first_limit, eos).max(-1)
-        steps.append(step)
-        tokens.append(y)
-        log_probs.append(best)
-        state, done = step.state, done | (y == eos)
-        if done.all():
-            break
-    tokens, log_probs = torch.stack(tokens, 1).cpu(), torch.stack(log_probs, 1).cpu()  # (B, T)
-    traces = {name: torch.stack([getattr(s, name) for s in steps], 1).float().cpu() for name in TRACE_FIELDS}  # (B, T, ·)
+        steps.append((rows, y, best, step))
+        going = y != eos
+        if not going.all():
+            if not going.any():
+                break
+            rows, y, limits, memory = rows[going], y[going], limits[going], memory.select(going)
+        state = step.state[going]
+    return _greedy_hypotheses(steps, batch, eos)
+
+
+def _greedy_hypotheses(steps, batch: int, eos: int) -> list[Hypothesis]:
+    """Gather each sentence's tokens, log-probabilities and trace from the steps it took part in."""
+    T = len(steps)
+    tokens, log_probs = torch.full((batch, T), eos), torch.zeros(batch, T)
+    traces = {name: torch.zeros(batch, T, getattr(steps[0][3], name).size(-1)) for name in TRACE_FIELDS}
+    for t, (rows, y, best, step) in enumerate(steps):
+        rows = rows.cpu()
+        tokens[rows, t], log_probs[rows, t] = y.cpu(), best.float().cpu()
+        for name in TRACE_FIELDS:
+            traces[name][rows, t] = getattr(step, name).float().cpu()
     hypotheses = []
     for b in range(batch):
         length = int((tokens[b] == eos).nonzero()[0]) + 1

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from attn_demo.search import beam_search, greedy_search, max_target_length
+from attn_demo.search import TRACE_FIELDS, beam_search, greedy_search, max_target_length
 from conftest import tiny_model
 
 EOS = 3
@@ -75,3 +75,19 @@ def test_length_limit_forces_eos(attention):
     limits = torch.tensor([2, 3, 4])
     for search in (lambda: greedy_search(model, memory, limits), lambda: beam_search(model, memory, limits, 2)):
         assert [len(h.tokens) for h in search()] == [2, 3, 4]
+
+
+@torch.inference_mode()
+def test_greedy_batch_gives_each_sentence_what_it_decodes_alone(attention):
+    """Sentences leave the batch as they end; those still decoding must not notice."""
+    model = tiny_model(attention, seed=6)
+    src, lengths, memory = source(model)
+    limits = torch.tensor([2, 5, 9])  # rows end at different steps whatever the model emits
+    together = greedy_search(model, memory, limits)
+    assert len({len(h.tokens) for h in together}) > 1
+    for b, hyp in enumerate(together):
+        alone = greedy_search(model, model.encode(src[b:b + 1], lengths[b:b + 1]), limits[b:b + 1])[0]
+        assert hyp.tokens == alone.tokens and hyp.log_prob == pytest.approx(alone.log_prob, abs=1e-5)
+        for name in TRACE_FIELDS:
+            torch.testing.assert_close(torch.from_numpy(hyp.trace[name]), torch.from_numpy(alone.trace[name]),
+                                       atol=1e-5, rtol=1e-5)
