@@ -123,7 +123,7 @@ def step_template(source_tokens, query_name: str, query_size: int, encoder_state
         f"1. query {query_name} ({query_size} numbers)", "2. scores e<sub>tj</sub>",
         "3. weights α<sub>tj</sub> = softmax(e<sub>t·</sub>)",
         f"4. α<sub>tj</sub>·h<sub>j</sub> per piece over the {dims} dimensions of h<sub>j</sub>, and their sum c<sub>t</sub>",
-        "5. h<sub>j</sub> in 2-D (PCA of this sentence) and c<sub>t</sub> ★, their α-weighted centroid",
+        "5. h<sub>j</sub> in 2-D (PCA of this sentence) and c<sub>t</sub> ★",
     ]
     data = [
         _vector_heatmap([query_name], "query", axes=1),
@@ -138,21 +138,29 @@ def step_template(source_tokens, query_name: str, query_size: int, encoder_state
              marker=dict(symbol="star", size=22, color=HIGHLIGHT, line=dict(color="black", width=1)),
              hovertemplate="c<sub>t</sub> = Σ<sub>j</sub> α<sub>tj</sub> h<sub>j</sub><extra></extra>", xaxis="x5", yaxis="y5"),
     ]
-    layout = _layout("", height=1150 + (14 if large else 8) * len(src), large=large)
+    layout = _layout("", height=(1450 if large else 1150) + (14 if large else 8) * len(src), large=large)
     layout["annotations"] = []
     for i, (domain, panel_title) in enumerate(zip(_panel_domains(), panel_titles), start=1):
         suffix = "" if i == 1 else str(i)
-        layout[f"xaxis{suffix}"] = dict(domain=[0, 1], anchor=f"y{suffix}", automargin=True)
-        layout[f"yaxis{suffix}"] = dict(domain=domain, anchor=f"x{suffix}", automargin=True)
+        layout[f"xaxis{suffix}"] = dict(domain=[0, 1], anchor=f"y{suffix}")
+        layout[f"yaxis{suffix}"] = dict(domain=domain, anchor=f"x{suffix}")
         layout["annotations"].append(dict(text=panel_title, x=0.5, y=domain[1], xref="paper", yref="paper",
                                           xanchor="center", yanchor="bottom", showarrow=False,
                                           font=dict(size=_font(large) + 1)))
     layout["yaxis"].update(showticklabels=False)
     for i in (2, 3):
-        layout[f"xaxis{i}"].update(_ticks(src, tickangle=-45))
+        layout[f"xaxis{i}"].update(_ticks(src, tickangle=-45), automargin=False)
+    layout["margin"].update(l=_row_label_room(source_tokens, large), b=40 if large else 30)
     layout["yaxis3"].update(range=[0, 1.15])
     layout["yaxis4"].update(autorange="reversed")
     return dict(data=data, layout=layout)
+
+
+def _row_label_room(source_tokens, large: bool) -> int:
+    """Left margin for panel 4's row labels ("α·h12 ▁piece"). Computed, not left to Plotly's
+    automargin, which redraws the figure until the labels fit: half of a step figure's drawing time."""
+    characters = len(f"α·h{len(source_tokens)} ") + max(len(p) for p in source_tokens)
+    return 16 + int(0.52 * _font(large) * characters)
 
 
 def step_values(emitted_piece: str, query, scores, weights, context, projection, title: str, large: bool = False) -> dict:
