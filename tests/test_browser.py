@@ -1,12 +1,13 @@
 """A real browser (Debian's Chromium, driven by Playwright) uses the running app as a student would."""
+import json
 import os
 import shutil
 from pathlib import Path
 
-import json
-
 import pytest
 
+import app
+from attn_demo.figures import merge_step
 from conftest import ROOT, assert_same_figure, untyped
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -42,9 +43,6 @@ DRAWN_FIGURE = """(model) => {
 def assert_page_draws_the_servers_step(page, sentence, t):
     """Step t on the page has the numbers the server's figure code gives for it (figures.merge_step,
     which tests/test_figures.py checks against step_figure): the browser's merge adds nothing of its own."""
-    import app
-    from attn_demo.figures import merge_step
-
     payload = untyped(json.loads(json.dumps(app.step_data(app.translate(sentence, 1, False)[0], False))))
     for model in ("bahdanau", "luong"):
         expected = merge_step(payload[model]["template"], payload[model]["steps"][t - 1], payload[model]["annotations"])
@@ -67,8 +65,8 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
         page.locator(f"#{model}-step .js-plotly-plot").wait_for(timeout=60_000)
         assert "Step 1 of" in caption(page, model)
     first_bars = page.locator("#luong-step .js-plotly-plot").inner_html()
-    requests = []
-    page.on("request", lambda request: requests.append(request.url))
+    calls = []  # events sent to the server (each joins its queue)
+    page.on("request", lambda request: calls.append(request.url) if "/queue/join" in request.url else None)
     page.get_by_role("button", name="Next step ▶").click()
     page.wait_for_function("() => document.querySelector('#luong-caption').innerText.includes('Step 2 of')", timeout=30_000)
     page.wait_for_function(f"() => document.querySelector('#luong-step .js-plotly-plot').innerHTML !== {first_bars!r}",
@@ -77,7 +75,7 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
     page.locator("#step-slider input[type=range]").focus()
     page.keyboard.press("ArrowRight")
     page.wait_for_function("() => document.querySelector('#bahdanau-caption').innerText.includes('Step 3 of')", timeout=30_000)
-    assert requests == []  # scrubbing is drawn in the browser: nothing asked of the server
+    assert calls == []  # scrubbing is drawn in the browser: nothing asked of the server
     assert_page_draws_the_servers_step(page, "The red car is in front of the house.", 3)
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT_DIR / "app.png"), full_page=True)
