@@ -34,7 +34,6 @@
   }
 
   window.attnSteps = {
-    stepFigure,
     // Both models at output step t (1-based): [figure, caption, figure, caption] as gr.Plot and gr.Markdown values.
     show(views, t) {
       if (!views) return [null, "", null, ""];

@@ -52,12 +52,11 @@ def greedy_search(model: Seq2Seq, memory: Memory, limits) -> list[Hypothesis]:
         step = model.decoder.step(y, state, memory)
         best, y = _log_probs(step, t, limits, first_limit, eos).max(-1)
         steps.append((rows, y, best, step))
-        going = y != eos
+        state, going = step.state, y != eos
         if not going.all():
             if not going.any():
                 break
-            rows, y, limits, memory = rows[going], y[going], limits[going], memory.select(going)
-        state = step.state[going]
+            rows, y, limits, state, memory = rows[going], y[going], limits[going], state[going], memory.select(going)
     return _greedy_hypotheses(steps, batch, eos)
 
 
@@ -69,8 +68,8 @@ def _greedy_hypotheses(steps, batch: int, eos: int) -> list[Hypothesis]:
     for t, (rows, y, best, step) in enumerate(steps):
         rows = rows.cpu()
         tokens[rows, t], log_probs[rows, t] = y.cpu(), best.float().cpu()
-        for name in TRACE_FIELDS:
-            traces[name][rows, t] = getattr(step, name).float().cpu()
+        for name, values in _trace_rows(step).items():
+            traces[name][rows, t] = values
     hypotheses = []
     for b in range(batch):
         length = int((tokens[b] == eos).nonzero()[0]) + 1
