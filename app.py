@@ -4,7 +4,8 @@ what each one attended to, step by step.
     pip install -r requirements.txt && python app.py
 
 Environment: ATTN_DEMO_BAHDANAU and ATTN_DEMO_LUONG take a checkpoint folder or a Hub repo id
-(default: the checkpoints bundled in checkpoints/).
+(default: the checkpoints bundled in checkpoints/). A Hub checkpoint that cannot be fetched or
+found in the cache is replaced by the bundled one of the same kind, and the page says so.
 """
 import functools
 import hashlib
@@ -18,7 +19,7 @@ from pathlib import Path
 import gradio as gr
 import torch
 
-from attn_demo import load_translator
+from attn_demo import load_or_bundled
 from attn_demo.batching import MicroBatcher
 from attn_demo.figures import alignment_figure, pca_projection, step_views
 from attn_demo.tokenizer import check_text
@@ -27,10 +28,26 @@ ROOT = Path(__file__).resolve().parent
 # One intra-op thread: requests decode at small batch sizes, where a second thread costs more in
 # synchronisation than it saves, and the other core is left to the web server (BENCHMARKS.md).
 torch.set_num_threads(1)
-MODELS = {
-    "bahdanau": load_translator(os.environ.get("ATTN_DEMO_BAHDANAU", ROOT / "checkpoints" / "bahdanau-en-fr")),
-    "luong": load_translator(os.environ.get("ATTN_DEMO_LUONG", ROOT / "checkpoints" / "luong-en-fr")),
-}
+BUNDLED = {"bahdanau": ROOT / "checkpoints" / "bahdanau-en-fr", "luong": ROOT / "checkpoints" / "luong-en-fr"}
+ENVIRONMENT = {"bahdanau": "ATTN_DEMO_BAHDANAU", "luong": "ATTN_DEMO_LUONG"}
+
+
+def load_models() -> tuple[dict, list[str]]:
+    """Each model the environment asks for, or the bundled one where a Hub checkpoint is out of
+    reach, and the notices that say so. Where nothing can stand in, one line and exit."""
+    models, notices = {}, []
+    for name, bundled in BUNDLED.items():
+        try:
+            models[name], notice = load_or_bundled(os.environ.get(ENVIRONMENT[name], str(bundled)), bundled)
+        except (OSError, ValueError) as error:
+            raise SystemExit(f"attn-demo cannot start: {ENVIRONMENT[name]}: {error}") from None
+        if notice:
+            print(f"attn-demo: {notice}", flush=True)
+            notices.append(notice)
+    return models, notices
+
+
+MODELS, LOAD_NOTICES = load_models()
 TITLES = {"bahdanau": "Bahdanau (additive)", "luong-general": "Luong (general)", "luong-dot": "Luong (dot)",
           "luong-concat": "Luong (concat)"}
 SCORE_EQUATIONS = {
@@ -89,8 +106,9 @@ def model_title(name: str) -> str:
 
 def header_markdown() -> str:
     scores = " · ".join(f"{model_title(n)}: test BLEU {MODELS[n].metrics.get('bleu', 'n/a')}" for n in MODELS)
+    notices = "".join(f"\n\n⚠️ {html.escape(notice)}" for notice in LOAD_NOTICES)
     return (f"# Watch attention translate English into French\n"
-            f"Running on **{device_name()}** · {scores} (Tatoeba test set, beam 5, sacreBLEU)")
+            f"Running on **{device_name()}** · {scores} (Tatoeba test set, beam 5, sacreBLEU){notices}")
 
 
 def equations_markdown(name: str) -> str:
@@ -213,7 +231,7 @@ def restyle(state, large):
 
 with gr.Blocks(title="attn-demo: attention in neural machine translation", delete_cache=(3600, 3600)) as demo:
     session = gr.State(None)
-    gr.Markdown(header_markdown())
+    gr.Markdown(header_markdown(), elem_id="header")
     with gr.Row(equal_height=True):
         source_box = gr.Textbox(label="English sentence", placeholder="Type a sentence and press Enter", scale=5,
                                 max_length=5000, autofocus=True)

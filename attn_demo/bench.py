@@ -178,12 +178,13 @@ def free_port() -> int:
 class Server:
     """A Gradio app script run on a free loopback port."""
 
-    def __init__(self, script: Path, log: Path | None = None):
-        """Start `script` and wait until it answers HTTP; its output goes to `log` (or nowhere)."""
+    def __init__(self, script: Path, log: Path | None = None, env: dict | None = None):
+        """Start `script` (with `env` added to the environment) and wait until it answers HTTP;
+        its output goes to `log` (or nowhere)."""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         self.log = log
-        env = {**os.environ, "GRADIO_SERVER_PORT": str(self.port), "GRADIO_SERVER_NAME": "127.0.0.1",
+        env = {**os.environ, **(env or {}), "GRADIO_SERVER_PORT": str(self.port), "GRADIO_SERVER_NAME": "127.0.0.1",
                "GRADIO_ANALYTICS_ENABLED": "False"}
         self.started = time.perf_counter()
         with open(log or os.devnull, "w") as out:

@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from huggingface_hub import ModelCard, snapshot_download
+from huggingface_hub.errors import LocalEntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
 
 from attn_demo.checkpoint import load_checkpoint
 from attn_demo.data import pad
@@ -55,7 +56,24 @@ def resolve_checkpoint(name_or_path: str, revision: str | None = None) -> Path:
         return path
     if path.exists() or name_or_path.count("/") != 1:
         raise FileNotFoundError(f"{name_or_path!r} is neither a checkpoint folder nor a Hub repo id (org/name)")
-    return Path(snapshot_download(repo_id=name_or_path, revision=revision))
+    try:
+        return Path(snapshot_download(repo_id=name_or_path, revision=revision))
+    except OSError as error:  # huggingface_hub's every failure to fetch: offline, unreachable, no such repo
+        raise CheckpointUnavailable(f"Hub checkpoint {name_or_path!r} could not be loaded: {_why(error)}.") from error
+
+
+class CheckpointUnavailable(OSError):
+    """A Hub checkpoint that can neither be fetched nor found in the local cache."""
+
+
+def _why(error: OSError) -> str:
+    if isinstance(error, RepositoryNotFoundError):
+        return "the Hub has no such repository (or it is private)"
+    if isinstance(error, RevisionNotFoundError):
+        return "the repository has no such revision"
+    if isinstance(error, (LocalEntryNotFoundError, ConnectionError)):
+        return "the Hub cannot be reached and the checkpoint is not in the local cache"
+    return " ".join(str(error).split())  # one line, whatever the library wrote
 
 
 class Translator:
@@ -120,3 +138,13 @@ def _card_metrics(card_path: Path) -> dict:
 def load_translator(name_or_path: str, device=None, revision: str | None = None) -> Translator:
     """A Translator from a local checkpoint folder or a Hub repo id (org/name)."""
     return Translator(resolve_checkpoint(str(name_or_path), revision), device)
+
+
+def load_or_bundled(requested: str, bundled: Path, device=None) -> tuple[Translator, str | None]:
+    """The requested checkpoint, or, when it is a Hub checkpoint that cannot be loaded (a classroom
+    whose network dropped), the bundled one and a notice that says so. Anything else that fails
+    (a bad folder, a bundled checkpoint that is missing too) raises: nothing can stand in."""
+    try:
+        return load_translator(requested, device), None
+    except CheckpointUnavailable as error:
+        return load_translator(bundled, device), f"{error} Using the bundled checkpoint {Path(bundled).name} instead."

@@ -1,6 +1,8 @@
 """The app's handlers called directly, then the running app called through gradio_client."""
 import json
 import os
+import subprocess
+import sys
 import threading
 import urllib.error
 import urllib.request
@@ -10,9 +12,9 @@ import pytest
 from gradio_client import Client
 
 import app
-from attn_demo.bench import free_port
+from attn_demo.bench import Server, free_port
 from attn_demo.figures import merge_step
-from conftest import untyped
+from conftest import ROOT, untyped
 
 SENTENCE = "I don't like coffee."
 BAD_INPUTS = ["", "   ", "a" * 5000, "I like 😀", "我喜欢咖啡", "أنا أحب القهوة", "<img src=x onerror=alert(1)>",
@@ -177,3 +179,23 @@ def test_a_full_queue_refuses_at_once_and_the_app_recovers(monkeypatch):
     finally:
         release.set()
         app.demo.close()
+
+
+def test_an_unreachable_hub_checkpoint_starts_the_app_with_the_bundled_one_and_says_so(tmp_path):
+    offline = {"ATTN_DEMO_LUONG": "someorg/missing", "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path / "hub")}
+    server = Server(ROOT / "app.py", log=tmp_path / "app.log", env=offline)
+    try:
+        page = urllib.request.urlopen(f"{server.url}config", timeout=30).read().decode()
+        assert "someorg/missing" in page and "Using the bundled checkpoint luong-en-fr instead" in page
+        answer = Client(server.url, verbose=False).predict("I like tea.", 1, False, api_name="/translate")
+        assert answer[0] == "" and answer[3].strip()  # the stand-in translates
+    finally:
+        server.stop()
+
+
+def test_a_start_that_nothing_can_rescue_ends_in_one_clear_line(tmp_path):
+    env = {**os.environ, "ATTN_DEMO_LUONG": str(tmp_path / "no-such-checkpoint")}
+    out = subprocess.run([sys.executable, str(ROOT / "app.py")], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert out.stderr.strip().splitlines() == [f"attn-demo cannot start: ATTN_DEMO_LUONG: {str(tmp_path / 'no-such-checkpoint')!r} "
+                                               "is neither a checkpoint folder nor a Hub repo id (org/name)"]
