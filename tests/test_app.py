@@ -12,6 +12,7 @@ import pytest
 from gradio_client import Client
 
 import app
+from attn_demo.ui import translate
 from attn_demo.bench import Server, free_port
 from attn_demo.figures import merge_step
 from conftest import ROOT, untyped
@@ -23,33 +24,33 @@ BAD_INPUTS = ["", "   ", "a" * 5000, "I like 😀", "我喜欢咖啡", "أنا �
 
 @pytest.fixture(scope="module")
 def translated():
-    return app.translate(SENTENCE, 1, False)
+    return app.TRANSLATE.translate(SENTENCE, 1, False)
 
 
 def test_translate_fills_both_columns_and_the_scrubber(translated):
     state, status, b_text, b_grid, l_text, l_grid, slider = translated
     assert status == "" and b_text.strip() and l_text.strip()
-    assert slider["maximum"] == max(2, app.steps_of(state)) and slider["value"] == 1
+    assert slider["maximum"] == max(2, translate.steps_of(state)) and slider["value"] == 1
     assert b_grid.data[0].z.shape == state["views"]["bahdanau"]["result"].attention.shape
 
 
 def test_trace_file_holds_both_traces_and_is_written_once(translated):
     state = translated[0]
-    path = app.trace_file(state)
+    path = translate.trace_file(state)
     trace = json.loads(open(path).read())
     assert trace["source"] == SENTENCE and trace["beam_size"] == 1 and trace["luong"]["text"] == translated[4]
     assert trace["bahdanau"]["attention"] == state["views"]["bahdanau"]["result"].attention.tolist()
     written = os.stat(path).st_mtime_ns
-    assert app.trace_file(state) == path and os.stat(path).st_mtime_ns == written
-    assert app.trace_file(None) is None
+    assert translate.trace_file(state) == path and os.stat(path).st_mtime_ns == written
+    assert translate.trace_file(None) is None
 
 
 def test_step_data_holds_every_step_of_both_models_without_retranslating(translated, monkeypatch):
     state = translated[0]
     for translator in app.MODELS.values():
         monkeypatch.setattr(translator, "translate", lambda *a, **k: pytest.fail("the step views re-ran translation"))
-    payload = json.loads(json.dumps(app.step_data(state, False)))  # as the page receives it
-    steps = app.steps_of(state)
+    payload = json.loads(json.dumps(app.TRANSLATE.step_data(state, False)))  # as the page receives it
+    steps = translate.steps_of(state)
     assert payload["steps"] == steps
     for name, view in state["views"].items():
         result, model = view["result"], untyped(payload[name])
@@ -62,27 +63,27 @@ def test_step_data_holds_every_step_of_both_models_without_retranslating(transla
         np.testing.assert_array_equal(figure["data"][3]["z"][-1], result.contexts[t - 1])  # the model's own c_t
         assert f"c<sub>{t}</sub>" in figure["layout"]["title"]["text"]
     result = state["views"]["luong"]["result"]
-    assert "stopped after" in app.step_caption(result, len(result.target_tokens) + 1)
-    assert app.step_data(None, False) is None
+    assert "stopped after" in translate.step_caption(result, len(result.target_tokens) + 1)
+    assert app.TRANSLATE.step_data(None, False) is None
 
 
 def test_large_text_redraws_from_state(translated):
-    b_grid, l_grid, payload = app.restyle(translated[0], True)
+    b_grid, l_grid, payload = app.TRANSLATE.restyle(translated[0], True)
     assert b_grid.layout.font.size > translated[3].layout.font.size
-    small = app.step_data(translated[0], False)
+    small = app.TRANSLATE.step_data(translated[0], False)
     assert payload["luong"]["template"]["layout"]["font"]["size"] > small["luong"]["template"]["layout"]["font"]["size"]
 
 
 @pytest.mark.parametrize("text", BAD_INPUTS)
 def test_bad_input_gives_a_message_and_clears_the_page(text):
-    state, status, b_text, b_grid, *_ = app.translate(text, 1, False)
+    state, status, b_text, b_grid, *_ = app.TRANSLATE.translate(text, 1, False)
     assert state is None and b_text == "" and b_grid is None
     assert status.startswith("⚠️") and "<" not in status.removeprefix("⚠️")
 
 
 def test_actions_before_any_translation_do_nothing_harmful():
-    assert app.step_data(None, False) is None
-    assert app.restyle(None, True) == (None, None, None)
+    assert app.TRANSLATE.step_data(None, False) is None
+    assert app.TRANSLATE.restyle(None, True) == (None, None, None)
 
 
 def test_header_names_the_device_and_test_bleu():
@@ -110,26 +111,26 @@ def test_running_app_through_gradio_client_keeps_sessions_apart(app_url):
 def test_repeated_input_is_served_from_the_cache_read_only(translated, monkeypatch):
     for translator in app.MODELS.values():
         monkeypatch.setattr(translator, "translate", lambda *a, **k: pytest.fail("a cached input was translated again"))
-    again = app.translate(f"  {SENTENCE.replace(' ', '   ')} ", 1, False)
+    again = app.TRANSLATE.translate(f"  {SENTENCE.replace(' ', '   ')} ", 1, False)
     assert again[0]["views"] is translated[0]["views"] and again[2] == translated[2]
     with pytest.raises(ValueError, match="read-only"):
         again[0]["views"]["luong"]["result"].attention[0, 0] = 1.0
 
 
 def test_examples_are_translated_at_start_up():
-    info = app.translate_both.cache_info()
-    assert info.currsize >= len(app.EXAMPLES)
+    info = app.TRANSLATE.translate_both.cache_info()
+    assert info.currsize >= len(translate.EXAMPLES)
 
 
 def test_concurrent_requests_are_batched_and_each_gets_its_own_translation(monkeypatch):
     sentences = ["I like tea.", "Where is the station?", "She is reading a book.", "We were very tired."]
     expected = {s: {n: t.translate(s).target_tokens for n, t in app.MODELS.items()} for s in sentences}
     batches = []
-    original = app.translate_requests
-    monkeypatch.setattr(app.BATCHER, "batch_fn", lambda requests: batches.append(len(requests)) or original(requests))
-    monkeypatch.setattr(app.BATCHER, "window_s", 0.3)  # wide enough that a slow CI machine still batches
+    original = app.TRANSLATE.translate_requests
+    monkeypatch.setattr(app.TRANSLATE.batcher, "batch_fn", lambda requests: batches.append(len(requests)) or original(requests))
+    monkeypatch.setattr(app.TRANSLATE.batcher, "window_s", 0.3)  # wide enough that a slow CI machine still batches
     results = {}
-    threads = [threading.Thread(target=lambda s=s: results.__setitem__(s, app.translate(s, 1, False))) for s in sentences]
+    threads = [threading.Thread(target=lambda s=s: results.__setitem__(s, app.TRANSLATE.translate(s, 1, False))) for s in sentences]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -141,8 +142,8 @@ def test_concurrent_requests_are_batched_and_each_gets_its_own_translation(monke
 
 
 def test_a_bad_input_does_not_join_a_batch(monkeypatch):
-    monkeypatch.setattr(app.BATCHER, "batch_fn", lambda requests: pytest.fail("a bad input reached the batcher"))
-    assert app.translate("emoji 😀 here", 1, False)[1].startswith("⚠️")
+    monkeypatch.setattr(app.TRANSLATE.batcher, "batch_fn", lambda requests: pytest.fail("a bad input reached the batcher"))
+    assert app.TRANSLATE.translate("emoji 😀 here", 1, False)[1].startswith("⚠️")
 
 
 def join_queue(url: str, fn_index: int, text: str, session: str) -> tuple[int, str]:
@@ -160,19 +161,19 @@ def test_a_full_queue_refuses_at_once_and_the_app_recovers(monkeypatch):
     (the page shows Gradio's "This application is currently busy. Please try again."), never left
     hanging, and the app answers again once the backlog has drained."""
     release = threading.Event()
-    original = app.translate_requests
-    monkeypatch.setattr(app.BATCHER, "batch_fn", lambda requests: release.wait(120) and original(requests))
+    original = app.TRANSLATE.translate_requests
+    monkeypatch.setattr(app.TRANSLATE.batcher, "batch_fn", lambda requests: release.wait(120) and original(requests))
     port = free_port()
     app.demo.launch(**app.LAUNCH, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
     url = f"http://127.0.0.1:{port}/"
     try:
         fn_index = next(i for i, fn in app.demo.fns.items() if fn.api_name == "translate")
         replies = [join_queue(url, fn_index, f"I have {i} cats.", f"flood-{i}")
-                   for i in range(app.TRANSLATE_CONCURRENCY + app.QUEUE_SIZE + 20)]
+                   for i in range(translate.CONCURRENCY + app.QUEUE_SIZE + 20)]
         refused = [detail for status, detail in replies if status == 503]
         assert refused and all("Queue is full" in detail for detail in refused)
         assert {status for status, _ in replies} == {200, 503}
-        assert app.QUEUE_SIZE <= sum(status == 200 for status, _ in replies) <= app.QUEUE_SIZE + app.TRANSLATE_CONCURRENCY
+        assert app.QUEUE_SIZE <= sum(status == 200 for status, _ in replies) <= app.QUEUE_SIZE + translate.CONCURRENCY
         release.set()
         answer = Client(url, verbose=False).predict("I like tea.", 1, False, api_name="/translate")
         assert answer[0] == "" and answer[1].strip()

@@ -43,7 +43,7 @@ DRAWN_FIGURE = """(model) => {
 def assert_page_draws_the_servers_step(page, sentence, t):
     """Step t on the page has the numbers the server's figure code gives for it (figures.merge_step,
     which tests/test_figures.py checks against step_figure): the browser's merge adds nothing of its own."""
-    payload = untyped(json.loads(json.dumps(app.step_data(app.translate(sentence, 1, False)[0], False))))
+    payload = untyped(json.loads(json.dumps(app.TRANSLATE.step_data(app.TRANSLATE.translate(sentence, 1, False)[0], False))))
     for model in ("bahdanau", "luong"):
         expected = merge_step(payload[model]["template"], payload[model]["steps"][t - 1], payload[model]["annotations"])
         drawn = untyped(json.loads(page.evaluate(DRAWN_FIGURE, model)))

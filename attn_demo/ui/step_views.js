@@ -1,6 +1,6 @@
 () => {
   // Decoder steps drawn in the browser, from the payload the server sends once per translation
-  // (app.step_data, built by attn_demo.figures.step_views): moving through the steps needs no
+  // (TranslateSection.step_data in translate.py, built by attn_demo.figures.step_views): moving through the steps needs no
   // round trip. A step's figure is the shared template with that step's values merged in, exactly
   // as attn_demo.figures.merge_step does it; tests/test_browser.py checks that the page draws the
   // numbers the server's own step_figure would.

@@ -1,0 +1,5 @@
+"""The page, one module per section; the only part of the package that imports gradio.
+
+    translate.py      translate with both models and scrub through the decoder steps
+    step_views.js     draws a decoder step in the browser (translate.py's scrubber)
+"""

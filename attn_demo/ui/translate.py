@@ -1,0 +1,231 @@
+"""Translate and scrub: both models translate the sentence side by side, each with its alignment
+grid, and a decoder-step scrubber shows how every context vector c_t is formed. The server sends
+every step of both models once (step_data); moving through them is drawn in the browser by
+step_views.js, so scrubbing costs the server nothing."""
+import functools
+import hashlib
+import html
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import gradio as gr
+
+from attn_demo.batching import MicroBatcher
+from attn_demo.figures import alignment_figure, pca_projection, step_views
+from attn_demo.tokenizer import check_text
+
+TITLES = {"bahdanau": "Bahdanau (additive)", "luong-general": "Luong (general)", "luong-dot": "Luong (dot)",
+          "luong-concat": "Luong (concat)"}
+SCORE_EQUATIONS = {
+    "bahdanau": r"e_{tj} = v^\top \tanh(W_h h_j + W_s s_{t-1})",
+    "luong-general": r"e_{tj} = s_t^\top W h_j",
+    "luong-dot": r"e_{tj} = s_t^\top h_j",
+    "luong-concat": r"e_{tj} = v^\top \tanh(W [s_t; h_j])",
+}
+QUERY_WORDS = {
+    "s_{t-1}": "The query is the **previous** decoder state $s_{t-1}$: Bahdanau attends first, then the GRU "
+               "reads $c_t$ to make the new state, $s_t = \\mathrm{GRU}([E y_{t-1}; c_t], s_{t-1})$.",
+    "s_t": "The query is the **current** decoder state $s_t = \\mathrm{GRU}(E y_{t-1}, s_{t-1})$: Luong updates the "
+           "state first, then attends; $c_t$ feeds the output, $\\tilde h_t = \\tanh(W_c [c_t; s_t])$.",
+}
+QUERY_LABELS = {"s_{t-1}": "s<sub>t−1</sub>", "s_t": "s<sub>t</sub>"}
+EXAMPLES = [
+    "The red car is in front of the house.",
+    "I don't like coffee.",
+    "I have never seen such a beautiful sunset.",
+    "We are going to the cinema tomorrow evening.",
+    "She gave the book to her little brother yesterday.",
+    "If you have any questions, please don't hesitate to ask me after the lesson.",
+]
+CONCURRENCY = 48  # requests in /translate at once; they all wait on one decoding worker (the batcher)
+TRACE_DIR = Path(tempfile.gettempdir()) / "attn-demo-traces"  # shared by restarts; files older than an hour go
+TRACE_MAX_AGE_S = 3600
+LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
+STEP_VIEWS_JS = (Path(__file__).parent / "step_views.js").read_text()  # defines window.attnSteps when the page loads
+FIRST_STEP = "(views) => window.attnSteps.show(views, 1)"
+SHOW_STEP = "(views, t) => window.attnSteps.show(views, t)"
+PREVIOUS_STEP = "(views, t) => window.attnSteps.move(views, t, -1)"
+NEXT_STEP = "(views, t) => window.attnSteps.move(views, t, +1)"
+
+
+def model_title(translator) -> str:
+    return TITLES[translator.config.attention]
+
+
+def equations_markdown(translator) -> str:
+    return (f"$${SCORE_EQUATIONS[translator.config.attention]}$$\n"
+            r"$$\alpha_{tj} = \frac{\exp e_{tj}}{\sum_k \exp e_{tk}} \qquad c_t = \sum_j \alpha_{tj} h_j$$"
+            f"\n\n{QUERY_WORDS[translator.model.query_symbol]}")
+
+
+def piece(p: str) -> str:
+    """A piece for a Markdown component: shown as text, whatever it contains."""
+    return f"<code>{html.escape(p)}</code>"
+
+
+def step_caption(result, t: int) -> str:
+    """The caption of output step t (1-based); past the model's last step, that step's, saying so."""
+    T = len(result.target_tokens)
+    i = min(t, T) - 1
+    best = int(result.attention[i].argmax())
+    caption = (f"**Step {i + 1} of {T}** — emitted {piece(result.target_tokens[i])}; most attention on "
+               f"{piece(result.source_tokens[best])} (α = {result.attention[i, best]:.2f})")
+    if t > T:
+        caption += f". This model stopped after {T} steps."
+    return caption
+
+
+def steps_of(state) -> int:
+    return max(len(view["result"].target_tokens) for view in state["views"].values())
+
+
+def trace_file(state) -> str | None:
+    """The session's traces as a JSON file for the download button; written once per input and
+    beam size, after the translation is on screen, and removed after an hour."""
+    if not state:
+        return None
+    TRACE_DIR.mkdir(exist_ok=True)
+    key = hashlib.sha1(f"{state['beam_size']}|{state['text']}".encode()).hexdigest()[:16]
+    path = TRACE_DIR / f"attention-trace-{key}.json"
+    if not path.exists():
+        for old in TRACE_DIR.glob("*.json"):
+            if time.time() - old.stat().st_mtime > TRACE_MAX_AGE_S:
+                old.unlink(missing_ok=True)
+        payload = {"source": state["text"], "beam_size": state["beam_size"],
+                   **{name: view["result"].to_dict() for name, view in state["views"].items()}}
+        partial = path.with_suffix(f".{os.getpid()}.{time.monotonic_ns()}.part")
+        partial.write_text(json.dumps(payload))
+        partial.replace(path)  # atomic: two users asking at once never see half a file
+    return str(path)
+
+
+class TranslateSection:
+    """The section's handlers over one set of loaded models ({"bahdanau": Translator, "luong": …}),
+    shared by every session: the models keep no per-call state and the cached results are read-only."""
+
+    def __init__(self, models: dict):
+        self.models = models
+        self.batcher = MicroBatcher(self.translate_requests, key=lambda request: request[1], max_batch=CONCURRENCY,
+                                    window_s=0.005)
+        # a class typing the same example 60 times costs one translation
+        self.translate_both = functools.lru_cache(maxsize=512)(self._translate_both)
+
+    def translate_requests(self, requests: list) -> list:
+        """[(text, beam size)] sharing one beam size → {model name: Translation} per request; each
+        model decodes them as one batch."""
+        texts, beam_size = [text for text, _ in requests], requests[0][1]
+        per_model = {name: translator.translate_batch(texts, beam_size=beam_size) for name, translator in self.models.items()}
+        return [{name: results[i] for name, results in per_model.items()} for i in range(len(texts))]
+
+    def _translate_both(self, text: str, beam_size: int) -> dict:
+        """Both models' views of a normalised input: the translation and the PCA projection of its
+        encoder states. Concurrent requests are decoded together (self.batcher); the results are
+        read-only, so sharing them between sessions is safe."""
+        for translator in self.models.values():
+            translator.encode(text)  # a bad input fails here, alone, before it can join a batch
+        results = self.batcher((text, beam_size))  # the one decoding thread does nothing but decode
+        return {name: {"result": result, "projection": pca_projection(result.encoder_states)}
+                for name, result in results.items()}
+
+    def warm_up(self):
+        """The examples answer at once, from the first click on."""
+        for example in EXAMPLES:
+            self.translate_both(example, 1)
+
+    def grid(self, name, view, large):
+        result = view["result"]
+        return alignment_figure(result.source_tokens, result.target_tokens, result.attention,
+                                f"{model_title(self.models[name])}: α<sub>tj</sub>, English across, French down", large)
+
+    def model_steps(self, name, view, steps: int, large: bool) -> dict:
+        """One model's step views (attn_demo.figures.step_views) and its captions for steps 1 … steps."""
+        result, title = view["result"], model_title(self.models[name])
+        titles = [f"{title}: how c<sub>{t}</sub> is formed" for t in range(1, len(result.target_tokens) + 1)]
+        views = step_views(result.source_tokens, result.target_tokens, result.queries, QUERY_LABELS[result.query_symbol],
+                           result.scores, result.attention, result.encoder_states, result.contexts, view["projection"],
+                           titles, large)
+        return {**views, "captions": [step_caption(result, t) for t in range(1, steps + 1)]}
+
+    def translate(self, text: str, beam_size: float, large: bool):
+        """Translate with both models: the session state, the translations and the alignment grids.
+        The step views follow in a chained event (step_data), so the translation shows sooner."""
+        try:
+            text = check_text(text)
+            views = self.translate_both(text, int(beam_size))
+        except ValueError as error:
+            return [None, f"⚠️ {html.escape(str(error))}", "", None, "", None, gr.update(value=1, maximum=2)]
+        state = {"text": text, "beam_size": int(beam_size), "views": views}
+        return [state, "", views["bahdanau"]["result"].text, self.grid("bahdanau", views["bahdanau"], large),
+                views["luong"]["result"].text, self.grid("luong", views["luong"], large),
+                gr.update(value=1, maximum=max(2, steps_of(state)))]
+
+    def step_data(self, state, large: bool) -> dict | None:
+        """Every decoder step of both models in one compact payload: the page draws any step from it
+        (step_views.js), so scrubbing costs the server nothing. None before any translation."""
+        if not state:
+            return None
+        steps = steps_of(state)
+        return {"steps": steps, **{name: self.model_steps(name, view, steps, large) for name, view in state["views"].items()}}
+
+    def restyle(self, state, large):
+        """Redraw every figure (text size changed) from the session state."""
+        if not state:
+            return None, None, None
+        views = state["views"]
+        return self.grid("bahdanau", views["bahdanau"], large), self.grid("luong", views["luong"], large), self.step_data(state, large)
+
+    def render(self, large_text: gr.Checkbox):
+        """The section's components and events, inside the page's gr.Blocks; large_text is the page's
+        projector switch, which redraws this section's figures."""
+        session = gr.State(None)
+        with gr.Row(equal_height=True):
+            source_box = gr.Textbox(label="English sentence", placeholder="Type a sentence and press Enter", scale=5,
+                                    max_length=5000, autofocus=True)
+            beam_slider = gr.Slider(1, 8, value=1, step=1, label="Beam size (1 = greedy)", scale=2)
+            translate_button = gr.Button("Translate", variant="primary", scale=1)
+        gr.Examples(EXAMPLES, inputs=source_box, label="Examples worth watching")
+        status = gr.Markdown(elem_id="status")
+        columns = {}
+        with gr.Row():
+            for name, translator in self.models.items():
+                with gr.Column():
+                    gr.Markdown(f"## {model_title(translator)}")
+                    text = gr.Textbox(label="French", interactive=False, elem_classes="translation", elem_id=f"{name}-text")
+                    grid = gr.Plot(label="Alignment grid", show_label=False, elem_id=f"{name}-grid")
+                    columns[name] = (text, grid)
+        gr.Markdown("## Decoder steps: how each context vector $c_t$ is formed", latex_delimiters=LATEX)
+        with gr.Row(equal_height=True):
+            previous_button = gr.Button("◀ Previous step", scale=1)
+            step_slider = gr.Slider(1, 2, value=1, step=1, label="Output step t", scale=4, elem_id="step-slider")
+            next_button = gr.Button("Next step ▶", scale=1)
+        step_outputs = []
+        with gr.Row():
+            for name, translator in self.models.items():
+                with gr.Column():
+                    gr.Markdown(equations_markdown(translator), latex_delimiters=LATEX)
+                    caption = gr.Markdown(elem_id=f"{name}-caption")
+                    figure = gr.Plot(label="Step view", show_label=False, elem_id=f"{name}-step")
+                    step_outputs += [figure, caption]
+        trace_download = gr.DownloadButton("Download the traces (JSON)", value=None)
+        gr.Markdown("Pieces come from SentencePiece; ▁ marks the start of a word and &lt;/s&gt; ends the sentence.")
+
+        step_payload = gr.JSON(visible=False)  # step_data's output, kept in the browser for step_views.js
+        (b_text, b_grid), (l_text, l_grid) = columns["bahdanau"], columns["luong"]
+        translate_outputs = [session, status, b_text, b_grid, l_text, l_grid, step_slider]
+        gr.on([translate_button.click, source_box.submit], self.translate, [source_box, beam_slider, large_text],
+              translate_outputs, api_name="translate", concurrency_limit=CONCURRENCY).then(
+            self.step_data, [session, large_text], step_payload, api_name="step_data").then(
+            None, step_payload, step_outputs, js=FIRST_STEP, api_name="first_step").then(
+            trace_file, session, trace_download, api_name="trace_file")
+        # scrubbing runs in the browser only: no round trip, no server work
+        step_slider.input(None, [step_payload, step_slider], step_outputs, js=SHOW_STEP, api_name="show_step",
+                          trigger_mode="always_last")
+        previous_button.click(None, [step_payload, step_slider], [step_slider, *step_outputs], js=PREVIOUS_STEP,
+                              api_name="previous_step")
+        next_button.click(None, [step_payload, step_slider], [step_slider, *step_outputs], js=NEXT_STEP,
+                          api_name="next_step")
+        large_text.change(self.restyle, [session, large_text], [b_grid, l_grid, step_payload], api_name="restyle").then(
+            None, [step_payload, step_slider], step_outputs, js=SHOW_STEP, api_name="redraw_step")
