@@ -57,7 +57,7 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
     dialogs = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     page.goto(app_url)
-    page.get_by_label("English sentence").fill("The red car is in front of the house.")
+    page.get_by_role("textbox", name="English sentence").fill("The red car is in front of the house.")
     page.get_by_role("button", name="Translate").click()
     for model in ("bahdanau", "luong"):
         page.wait_for_function(f"() => document.querySelector('#{model}-text textarea').value.length > 0", timeout=60_000)
@@ -77,6 +77,16 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
     page.wait_for_function("() => document.querySelector('#bahdanau-caption').innerText.includes('Step 3 of')", timeout=30_000)
     assert calls == []  # scrubbing is drawn in the browser: nothing asked of the server
     assert_page_draws_the_servers_step(page, "The red car is in front of the house.", 3)
+
+    page.get_by_role("button", name="▶ Play").click()  # about one step a second, then stop
+    page.wait_for_function("() => document.querySelector('#bahdanau-caption').innerText.includes('Step 5 of')", timeout=10_000)
+    page.get_by_role("button", name="⏸ Stop").click()
+    slider = page.locator("#step-slider input[type=range]")
+    stopped_at = slider.input_value()
+    page.wait_for_timeout(2500)
+    assert slider.input_value() == stopped_at and page.get_by_role("button", name="▶ Play").is_visible()
+    assert calls == []  # playing is scrubbing too
+    assert_page_draws_the_servers_step(page, "The red car is in front of the house.", int(stopped_at))
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT_DIR / "app.png"), full_page=True)
 
@@ -87,8 +97,8 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
     page.screenshot(path=str(SCREENSHOT_DIR / "app-large-text.png"), full_page=True)
     page.get_by_label("Large text (projector)").uncheck()
 
-    page.get_by_label("English sentence").fill("<img src=x onerror=alert(1)>")
-    page.get_by_label("English sentence").press("Enter")
+    page.get_by_role("textbox", name="English sentence").fill("<img src=x onerror=alert(1)>")
+    page.get_by_role("textbox", name="English sentence").press("Enter")
     page.wait_for_function("() => document.querySelector('#status').innerText.includes('never seen')", timeout=30_000)
     page.wait_for_timeout(1000)
     assert "'<'" in page.locator("#status").inner_text()  # the markup's characters are shown as text
@@ -101,10 +111,40 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
 def test_dark_theme_shows_the_same_page(browser, app_url):
     page = browser.new_page(viewport={"width": 1400, "height": 900}, color_scheme="dark")
     page.goto(app_url + "?__theme=dark")
-    page.get_by_label("English sentence").fill("I don't like coffee.")
-    page.get_by_label("English sentence").press("Enter")
+    page.get_by_role("textbox", name="English sentence").fill("I don't like coffee.")
+    page.get_by_role("textbox", name="English sentence").press("Enter")
     page.locator("#luong-step .js-plotly-plot").wait_for(timeout=60_000)
     assert page.evaluate("() => document.body.classList.contains('dark') || document.documentElement.classList.contains('dark')")
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT_DIR / "app-dark.png"), full_page=False)
+    page.close()
+
+
+def test_quiz_checks_answers_about_attention_and_about_the_translation(browser, app_url):
+    sentence = "I have never seen such a beautiful sunset."
+    questions = app.QUIZ.questions_for(app.TRANSLATE.translate(sentence, 1, False)[0])
+    page = browser.new_page(viewport={"width": 390, "height": 844})  # a student's phone
+    page.goto(app_url)
+    page.get_by_role("textbox", name="English sentence").fill(sentence)
+    page.get_by_role("button", name="Translate").click()
+    trace_question = len(app.QUIZ.concepts) + 1  # the first question about this translation
+    page.locator(f"#quiz-{trace_question}").get_by_label(questions[trace_question - 1].choices[0]).wait_for(timeout=60_000)
+
+    def choose(number, right):
+        question = questions[number - 1]
+        choice = question.answer if right else (question.answer + 1) % len(question.choices)
+        page.locator(f"#quiz-{number}").get_by_label(question.choices[choice], exact=True).check()
+
+    choose(1, right=True)
+    choose(2, right=False)
+    choose(trace_question, right=True)
+    choose(trace_question + 1, right=False)
+    page.get_by_role("button", name="Check my answers").click()
+    page.wait_for_function("() => document.querySelector('#quiz-1-feedback').innerText.includes('Right')", timeout=30_000)
+    feedback = lambda number: page.locator(f"#quiz-{number}-feedback").inner_text()
+    assert "Not quite" in feedback(2) and "Right" in feedback(trace_question) and "Not quite" in feedback(trace_question + 1)
+    assert feedback(3) == ""  # unanswered questions get no verdict
+    SCREENSHOT_DIR.mkdir(exist_ok=True)
+    page.locator(f"#quiz-{trace_question}").scroll_into_view_if_needed()
+    page.screenshot(path=str(SCREENSHOT_DIR / "quiz-phone.png"), full_page=False)
     page.close()

@@ -2,4 +2,5 @@
 
     translate.py      translate with both models and scrub through the decoder steps
     step_views.js     draws a decoder step in the browser (translate.py's scrubber)
+    quiz.py           check your understanding: questions on attention and on the user's translation
 """

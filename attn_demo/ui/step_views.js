@@ -5,6 +5,8 @@
   // as attn_demo.figures.merge_step does it; tests/test_browser.py checks that the page draws the
   // numbers the server's own step_figure would.
 
+  const PLAY_INTERVAL_MS = 1000;
+
   // A plotly.js typed array {dtype: "f4", bdata: base64} as a Float32Array, and back.
   const floats = (typed) => new Float32Array(Uint8Array.from(atob(typed.bdata), (c) => c.charCodeAt(0)).buffer);
   function typed(array, shape) {
@@ -47,6 +49,28 @@
       if (!views) return [1, null, "", null, ""];
       const next = Math.max(1, Math.min(views.steps, t + delta));
       return [next, ...this.show(views, next)];
+    },
+    // Play, for a projector: one step a second through "Next step" until the last step; a second
+    // press stops. Starts again from step 1 when pressed at the last step. Returns move()'s values.
+    timer: null,
+    play(views, t) {
+      if (this.timer !== null || !views) {
+        this.stopPlaying();
+        return this.move(views, t, 0);
+      }
+      const start = t >= views.steps ? 1 : t;
+      document.querySelector("#play-steps").textContent = "⏸ Stop";
+      this.timer = setInterval(() => {
+        const slider = document.querySelector("#step-slider input[type=range]");
+        if (Number(slider.value) >= Number(slider.max)) this.stopPlaying();
+        else document.querySelector("#next-step").click();
+      }, PLAY_INTERVAL_MS);
+      return this.move(views, start, 0);
+    },
+    stopPlaying() {
+      clearInterval(this.timer);
+      this.timer = null;
+      document.querySelector("#play-steps").textContent = "▶ Play";
     },
   };
 }

@@ -49,6 +49,7 @@ FIRST_STEP = "(views) => window.attnSteps.show(views, 1)"
 SHOW_STEP = "(views, t) => window.attnSteps.show(views, t)"
 PREVIOUS_STEP = "(views, t) => window.attnSteps.move(views, t, -1)"
 NEXT_STEP = "(views, t) => window.attnSteps.move(views, t, +1)"
+PLAY = "(views, t) => window.attnSteps.play(views, t)"
 
 
 def model_title(translator) -> str:
@@ -177,9 +178,10 @@ class TranslateSection:
         views = state["views"]
         return self.grid("bahdanau", views["bahdanau"], large), self.grid("luong", views["luong"], large), self.step_data(state, large)
 
-    def render(self, large_text: gr.Checkbox):
+    def render(self, large_text: gr.Checkbox) -> gr.State:
         """The section's components and events, inside the page's gr.Blocks; large_text is the page's
-        projector switch, which redraws this section's figures."""
+        projector switch, which redraws this section's figures. Returns the session state (the last
+        translation), which later sections ask about."""
         session = gr.State(None)
         with gr.Row(equal_height=True):
             source_box = gr.Textbox(label="English sentence", placeholder="Type a sentence and press Enter", scale=5,
@@ -200,7 +202,8 @@ class TranslateSection:
         with gr.Row(equal_height=True):
             previous_button = gr.Button("◀ Previous step", scale=1)
             step_slider = gr.Slider(1, 2, value=1, step=1, label="Output step t", scale=4, elem_id="step-slider")
-            next_button = gr.Button("Next step ▶", scale=1)
+            next_button = gr.Button("Next step ▶", scale=1, elem_id="next-step")
+            play_button = gr.Button("▶ Play", scale=1, elem_id="play-steps")
         step_outputs = []
         with gr.Row():
             for name, translator in self.models.items():
@@ -227,5 +230,7 @@ class TranslateSection:
                               api_name="previous_step")
         next_button.click(None, [step_payload, step_slider], [step_slider, *step_outputs], js=NEXT_STEP,
                           api_name="next_step")
+        play_button.click(None, [step_payload, step_slider], [step_slider, *step_outputs], js=PLAY, api_name="play")
         large_text.change(self.restyle, [session, large_text], [b_grid, l_grid, step_payload], api_name="restyle").then(
             None, [step_payload, step_slider], step_outputs, js=SHOW_STEP, api_name="redraw_step")
+        return session

@@ -1,0 +1,59 @@
+"""Check your understanding: conceptual questions, then questions about the user's own
+translation (attn_demo.quiz), each checked with a short explanation."""
+import gradio as gr
+
+from attn_demo.quiz import concept_questions, trace_questions
+from attn_demo.ui.translate import model_title
+
+TRACE_SLOTS = 3  # questions generated from each translation (quiz.trace_questions)
+
+
+class QuizSection:
+    def __init__(self, models: dict):
+        self.models = models
+        first = next(iter(models.values())).config
+        self.concepts = concept_questions(first.dec_hidden_size, first.annotation_size)
+
+    def questions_for(self, state) -> list:
+        """This session's questions: the conceptual ones, then those about its last translation."""
+        if not state:
+            return list(self.concepts)
+        results = {name: view["result"] for name, view in state["views"].items()}
+        titles = {name: model_title(self.models[name]) for name in results}
+        return [*self.concepts, *trace_questions(results, titles)]
+
+    def show_trace_questions(self, state):
+        """The questions about the new translation, unanswered, or hidden before any translation."""
+        questions = self.questions_for(state)[len(self.concepts):]
+        updates = []
+        for i in range(TRACE_SLOTS):
+            if i < len(questions):
+                updates += [gr.update(value=f"**{i + len(self.concepts) + 1}.** {questions[i].prompt}", visible=True),
+                            gr.update(choices=list(questions[i].choices), value=None, visible=True), ""]
+            else:
+                updates += [gr.update(visible=False), gr.update(value=None, visible=False), ""]
+        return updates
+
+    def check(self, state, *choices) -> list[str]:
+        """Feedback for every answered question; the answers come from this session's translation."""
+        return [question.check(choice)[1] if choice else ""
+                for question, choice in zip(self.questions_for(state), choices)]
+
+    def render(self, session: gr.State):
+        """The section, under the translate section whose session state (session) it asks about."""
+        gr.Markdown("## Check your understanding\nThe first questions are about attention itself; translate a "
+                    "sentence and the last ones ask about your translation, answered from its trace.")
+        choices, feedback = [], []
+        for i, question in enumerate(self.concepts, start=1):
+            gr.Markdown(f"**{i}.** {question.prompt}")
+            choices.append(gr.Radio(list(question.choices), show_label=False, elem_id=f"quiz-{i}"))
+            feedback.append(gr.Markdown(elem_id=f"quiz-{i}-feedback"))
+        slots = []
+        for i in range(len(self.concepts) + 1, len(self.concepts) + TRACE_SLOTS + 1):
+            prompt = gr.Markdown(visible=False)
+            choices.append(gr.Radio([], show_label=False, visible=False, elem_id=f"quiz-{i}"))
+            feedback.append(gr.Markdown(elem_id=f"quiz-{i}-feedback"))
+            slots += [prompt, choices[-1], feedback[-1]]
+        check_button = gr.Button("Check my answers", elem_id="quiz-check")
+        session.change(self.show_trace_questions, session, slots, api_name="quiz_questions")
+        check_button.click(self.check, [session, *choices], feedback, api_name="check_quiz")

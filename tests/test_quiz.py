@@ -1,0 +1,69 @@
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from attn_demo import load_translator
+from attn_demo.quiz import Question, concept_questions, context_size, entropy, more_spread, most_attended, trace_questions
+
+SOURCE = ["▁the", "▁red", "▁the", "▁car", "</s>"]  # a repeated piece
+
+
+def result(rows, D=6):
+    rows = np.asarray(rows, dtype=np.float32)
+    return SimpleNamespace(source_tokens=SOURCE, target_tokens=[f"▁y{t}" for t in range(len(rows) - 1)] + ["</s>"],
+                           attention=rows, encoder_states=np.zeros((len(SOURCE), D), dtype=np.float32))
+
+
+def test_check_says_right_wrong_or_asks_for_an_answer():
+    q = Question("?", ("a", "b", "c"), 2, "because.")
+    assert q.check("c") == (True, "**Right.** because.")
+    right, feedback = q.check("a")
+    assert not right and "“c”" in feedback and "because." in feedback
+    assert q.check(None) == (False, "Choose an answer first.")
+
+
+def test_most_attended_is_the_argmax_of_the_row_and_tells_repeated_pieces_apart():
+    rows = [[0.2, 0.2, 0.2, 0.2, 0.2], [0.05, 0.1, 0.6, 0.2, 0.05]]
+    q = most_attended(result(rows), "Luong", t=2)
+    assert q.choices[q.answer] == "▁the (piece 3)"  # the second ▁the, not the first
+    assert "▁the (piece 1)" in q.choices and len(set(q.choices)) == len(q.choices) == 4
+    assert [int(c.split("piece ")[1][:-1]) for c in q.choices] == sorted(int(c.split("piece ")[1][:-1]) for c in q.choices)
+    assert "α = 0.60" in q.explanation and "0.20 on `▁car`" in q.explanation
+
+
+def test_more_spread_picks_the_higher_entropy():
+    even, peaked = result([[0.2] * 5]), result([[0.96, 0.01, 0.01, 0.01, 0.01]])
+    titles = {"a": "Bahdanau", "b": "Luong"}
+    assert more_spread({"a": peaked, "b": even}, titles, 1).answer == 1
+    assert more_spread({"a": even, "b": peaked}, titles, 1).answer == 0
+    assert entropy([0.2] * 5) == pytest.approx(np.log(5), rel=1e-12) and entropy([1.0, 0.0]) == 0.0
+
+
+def test_context_size_is_the_annotation_size_not_the_sentence_length():
+    q = context_size(result([[0.2] * 5], D=6), "Luong")
+    assert q.choices[q.answer] == "6" and "S = 5" in q.prompt
+
+
+def test_concept_questions_use_the_model_sizes():
+    questions = concept_questions(H=7, D=6)
+    assert len(questions) == 5
+    for q in questions:
+        assert 0 <= q.answer < len(q.choices) and len(set(q.choices)) == len(q.choices)
+    saved = questions[-1]
+    assert "42" in saved.prompt and f"{64 * 13:,}" in saved.choices[saved.answer]
+
+
+@pytest.mark.parametrize("attention", ["bahdanau", "luong-general"])
+def test_trace_questions_are_answered_from_a_real_trace(toy_checkpoint, attention):
+    translator = load_translator(toy_checkpoint, device="cpu")
+    results = {"a": translator.translate("I see the red cat."), "b": translator.translate("I see the red cat.", beam_size=3)}
+    titles = {"a": "greedy", "b": "beam"}
+    attended, spread, size = trace_questions(results, titles)
+    step = lambda question: int(question.prompt.split()[2].rstrip(","))  # "At step 4, …"
+    t = step(attended)
+    best = int(results["a"].attention[t - 1].argmax())
+    assert attended.choices[attended.answer] == f"{results['a'].source_tokens[best]} (piece {best + 1})"
+    entropies = [entropy(r.attention[step(spread) - 1]) for r in results.values()]
+    assert spread.choices[spread.answer] == list(titles.values())[int(np.argmax(entropies))]
+    assert size.choices[size.answer] == str(results["a"].contexts.shape[1])
