@@ -117,12 +117,14 @@ def step_template(source_tokens, query_name: str, query_size: int, encoder_state
     changes from step to step; merge_step joins the two."""
     src = [label(p) for p in source_tokens]
     points = project(encoder_states, projection).astype(np.float32)  # (S, 2)
-    dims = np.asarray(encoder_states).shape[1]
+    S, D = np.asarray(encoder_states).shape
     row_labels = [f"α·h<sub>{j + 1}</sub> {p}" for j, p in enumerate(src)] + ["c<sub>t</sub> = Σ"]
+    # each panel names its tensor's shape as an implementer prints it (batch of B = 1 sentence)
     panel_titles = [
-        f"1. query {query_name} ({query_size} numbers)", "2. scores e<sub>tj</sub>",
-        "3. weights α<sub>tj</sub> = softmax(e<sub>t·</sub>)",
-        f"4. α<sub>tj</sub>·h<sub>j</sub> per piece over the {dims} dimensions of h<sub>j</sub>, and their sum c<sub>t</sub>",
+        f"1. query {query_name}: (B, 1, H) = (1, 1, {query_size})",
+        f"2. scores e<sub>tj</sub>: (B, 1, S) = (1, 1, {S})",
+        f"3. weights α<sub>tj</sub> = softmax(e<sub>t·</sub>): (B, 1, S) = (1, 1, {S})",
+        f"4. α<sub>tj</sub>·h<sub>j</sub>: (S, D) = ({S}, {D}), and their sum c<sub>t</sub>: (B, 1, D) = (1, 1, {D})",
         "5. h<sub>j</sub> in 2-D (PCA of this sentence) and c<sub>t</sub> ★",
     ]
     data = [

@@ -76,7 +76,11 @@ def test_step_figure_shows_the_numbers_of_that_step():
     projected = np.stack([np.asarray(points.x), np.asarray(points.y)], 1)
     np.testing.assert_allclose([centre.x[0], centre.y[0]], attention[t] @ projected, rtol=1e-6, atol=1e-6)
     assert "<img" not in all_strings(fig) and centre.text[0].endswith("→ ▁&lt;b&gt;")  # the piece this step emitted
-    assert [a.text.split(".")[0] for a in fig.layout.annotations] == ["1", "2", "3", "4", "5"]
+    titles = [a.text for a in fig.layout.annotations]
+    assert [title.split(".")[0] for title in titles] == ["1", "2", "3", "4", "5"]
+    # each stage's tensor shape for this sentence: S = 5 pieces, D = 7, query of H = 6
+    assert titles[0].endswith("(1, 1, 6)") and titles[1].endswith("(1, 1, 5)") and titles[2].endswith("(1, 1, 5)")
+    assert "(S, D) = (5, 7)" in titles[3] and titles[3].endswith("(B, 1, D) = (1, 1, 7)")
     assert fig.layout.font.size > step_figure(SOURCE, TARGET[t], queries[t], "q", scores[t], attention[t], states,
                                               contexts[t], projection, "Luong").layout.font.size
 

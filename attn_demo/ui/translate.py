@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import gradio as gr
+import torch
 
 from attn_demo.batching import MicroBatcher
 from attn_demo.figures import alignment_figure, pca_projection, step_views
@@ -56,10 +57,20 @@ def model_title(translator) -> str:
     return TITLES[translator.config.attention]
 
 
+def key_size(translator) -> int:
+    """The size of the keys attention computes once per sentence from h_j (project_keys)."""
+    annotations = torch.zeros(1, 1, translator.config.annotation_size, device=translator.device)
+    with torch.inference_mode():
+        return translator.model.decoder.attention.project_keys(annotations).shape[-1]
+
+
 def equations_markdown(translator) -> str:
-    return (f"$${SCORE_EQUATIONS[translator.config.attention]}$$\n"
+    config = translator.config
+    return (f"$${SCORE_EQUATIONS[config.attention]}$$\n"
             r"$$\alpha_{tj} = \frac{\exp e_{tj}}{\sum_k \exp e_{tk}} \qquad c_t = \sum_j \alpha_{tj} h_j$$"
-            f"\n\n{QUERY_WORDS[translator.model.query_symbol]}")
+            f"\n\n{QUERY_WORDS[translator.model.query_symbol]}\n\n"
+            f"Sizes: H = {config.dec_hidden_size}, D = {config.annotation_size}; the keys, computed once per "
+            f"sentence from the $h_j$, are (B, S, {key_size(translator)}).")
 
 
 def piece(p: str) -> str:
@@ -198,7 +209,10 @@ class TranslateSection:
                     text = gr.Textbox(label="French", interactive=False, elem_classes="translation", elem_id=f"{name}-text")
                     grid = gr.Plot(label="Alignment grid", show_label=False, elem_id=f"{name}-grid")
                     columns[name] = (text, grid)
-        gr.Markdown("## Decoder steps: how each context vector $c_t$ is formed", latex_delimiters=LATEX)
+        gr.Markdown("## Decoder steps: how each context vector $c_t$ is formed\nShapes are printed as an "
+                    "implementer sees them for this sentence: B sentences in the batch (1 here), S English pieces "
+                    "(&lt;/s&gt; included), H the size of a decoder state $s_t$, D the size of an annotation $h_j$.",
+                    latex_delimiters=LATEX)
         with gr.Row(equal_height=True):
             previous_button = gr.Button("◀ Previous step", scale=1)
             step_slider = gr.Slider(1, 2, value=1, step=1, label="Output step t", scale=4, elem_id="step-slider")
