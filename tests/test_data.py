@@ -1,6 +1,9 @@
 import gzip
 
-from attn_demo.data import batches, collate, read_pairs, train_valid_split
+from attn_demo.config import ModelConfig
+from attn_demo.data import LONG_BUCKETS, TEST_SET, batches, collate, long_test_set, read_pairs, train_valid_split
+from attn_demo.tokenizer import Tokenizer, check_text
+from conftest import ROOT
 
 
 def test_read_pairs_normalises_whitespace_and_reads_gzip(tmp_path):
@@ -38,3 +41,27 @@ def test_collate_shifts_target_right_behind_bos():
     assert src.tolist() == [[7, 8, 3], [7, 3, 0]]
     assert y_in.tolist() == [[2, 9, 0], [2, 10, 11]]
     assert y_out.tolist() == [[9, 3, 0], [10, 11, 3]]
+
+
+def test_long_test_set_joins_test_pairs_in_order_into_every_bucket_deterministically():
+    test = [((f"w{i} " * (1 + i % 9)).strip() + ".", f"fr{i}") for i in range(300)]  # 1–9 words each
+    index = {en: fr for en, fr in test}
+    buckets = long_test_set(test, per_bucket=20, seed=4)
+    assert list(buckets) == [f"{low}-{high}" for low, high in LONG_BUCKETS]
+    for (low, high), inputs in zip(LONG_BUCKETS, buckets.values()):
+        assert len(inputs) == 20
+        for en, fr in inputs:
+            assert low <= len(en.split()) <= high
+            parts = [p + "." for p in en.split(". ")]
+            parts[-1] = parts[-1][:-1]
+            assert " ".join(index[p] for p in parts) == fr  # French joined in the same order
+    assert long_test_set(test, per_bucket=20, seed=4) == buckets != long_test_set(test, per_bucket=20, seed=5)
+
+
+def test_every_long_test_input_fits_the_shipped_models():
+    """The limits (characters, pieces) admit the whole long-sentence test set: 60-word inputs pass."""
+    inputs = [en for bucket in long_test_set(read_pairs(TEST_SET)).values() for en, _ in bucket]
+    for name in ("bahdanau-en-fr", "luong-en-fr"):
+        tok = Tokenizer(ROOT / "checkpoints" / name / "source.model")
+        limit = ModelConfig.from_json(ROOT / "checkpoints" / name / "config.json").max_source_pieces
+        assert max(len(tok.encode(check_text(en))) + 1 for en in inputs) <= limit
