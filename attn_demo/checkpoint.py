@@ -156,7 +156,8 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
 def _training_text(t: dict) -> str:
     if not t:
         return "Not recorded."
-    return (f"From scratch, {t['minutes']} minutes on {t['threads']} CPU thread(s), {t['steps']} updates, "
+    tokens = f", {t['target_tokens']:,} target pieces" if "target_tokens" in t else ""
+    return (f"From scratch, {t['minutes']} minutes on {t['threads']} CPU thread(s), {t['steps']} updates{tokens}, "
             f"{t['epochs']} epochs over {t['training_pairs']:,} pairs; best greedy validation BLEU {t['valid_bleu_greedy']} "
             f"(chrF {t['valid_chrf_greedy']}).\n\n```\n{t['command']}\n```")
 

@@ -79,6 +79,31 @@ def encode_pairs(pairs, src_tok, tgt_tok, max_len: int):
     return out
 
 
+def join_examples(examples, prob: float, max_pairs: int, max_len: int, seed: int) -> list:
+    """One epoch of training examples, each replaced with probability prob by itself followed by
+    1 to max_pairs − 1 random others, joined in order: English after English, French after French.
+
+    The models never saw a long input otherwise (121 of 167,130 Tatoeba pairs have more than 20
+    English words) and fall apart past the lengths they were trained on. Joining ids without the
+    inner EOS is what SentencePiece makes of the texts joined by a space (pieces never cross a
+    space). A join stops before either side would pass max_len pieces (EOS included). Seeded: the
+    same seed gives the same epoch, so a resumed run sees what the interrupted one would have."""
+    rng = random.Random(seed)
+    epoch = []
+    for src, tgt in examples:
+        if rng.random() < prob:
+            eos = src[-1]
+            src, tgt = src[:-1], tgt[:-1]
+            for _ in range(rng.randint(2, max_pairs) - 1):
+                s, t = examples[rng.randrange(len(examples))]
+                if len(src) + len(s) > max_len or len(tgt) + len(t) > max_len:
+                    break
+                src, tgt = src + s[:-1], tgt + t[:-1]
+            src, tgt = src + [eos], tgt + [eos]
+        epoch.append((src, tgt))
+    return epoch
+
+
 def batches(examples, max_tokens: int, shuffle: bool, seed: int = 0):
     """Length-sorted batches of about max_tokens target pieces, in random order when shuffling."""
     rng = random.Random(seed)
