@@ -13,7 +13,7 @@ between calls, so one model can serve every user at once.
 import torch
 import torch.nn as nn
 
-from attn_demo.config import ATTENTION_TYPES
+from attn_demo.config import ATTENTION_SCORES
 
 
 class Attention(nn.Module):
@@ -92,7 +92,8 @@ class LuongGeneralAttention(LuongDotAttention):
 
 
 def build_attention(name: str, query_size: int, annotation_size: int, hidden_size: int) -> Attention:
-    """The attention module for a config name; unknown names are refused with the valid ones."""
+    """The attention module for a score name; unknown names (and "none", which has no module) are
+    refused with the valid ones."""
     if name == "bahdanau":
         return BahdanauAttention(query_size, annotation_size, hidden_size)
     if name == "luong-concat":
@@ -101,4 +102,4 @@ def build_attention(name: str, query_size: int, annotation_size: int, hidden_siz
         return LuongGeneralAttention(query_size, annotation_size)
     if name == "luong-dot":
         return LuongDotAttention()
-    raise ValueError(f"unknown attention {name!r}; valid: {', '.join(ATTENTION_TYPES)}")
+    raise ValueError(f"unknown attention {name!r}; valid: {', '.join(ATTENTION_SCORES)}")

@@ -25,7 +25,6 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from attn_demo.data import TEST_SET, read_pairs
 from attn_demo.figures import alignment_figure, pca_projection, step_views
-from attn_demo.model import Memory
 from attn_demo.search import max_target_length
 from attn_demo.translator import load_translator
 
@@ -68,16 +67,17 @@ def machine() -> dict:
 
 
 def naive_greedy(translator, text: str) -> list[int]:
-    """Decoding as tutorials write it: one sentence, the attention keys recomputed at every step,
-    autograd left on, a Python int pulled out at every step."""
+    """Decoding as tutorials write it: one sentence, the per-sentence memory (attention keys, or
+    the fixed c without attention) recomputed at every step, autograd left on, a Python int pulled
+    out at every step."""
     model, cfg = translator.model, translator.config
     src = torch.tensor([translator.encode(text)], device=translator.device)
     annotations, backward_first = model.encoder(src, torch.tensor([src.size(1)]))
     state = torch.tanh(model.decoder.init(backward_first))
     y, tokens = torch.tensor([cfg.bos_id], device=translator.device), []
     for _ in range(int(max_target_length(torch.tensor(src.size(1))))):
-        keys = model.decoder.attention.project_keys(annotations)  # the same for every step, recomputed anyway
-        step = model.decoder.step(y, state, Memory(annotations, keys, src != cfg.pad_id, state))
+        memory = model.decoder.memory(annotations, backward_first, src != cfg.pad_id)  # the same every step, recomputed anyway
+        step = model.decoder.step(y, state, memory)
         y = step.logits.argmax(-1)
         tokens.append(int(y))
         state = step.state

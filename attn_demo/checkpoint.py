@@ -68,7 +68,7 @@ CARD_TEMPLATE = """---
 
 A small teaching model for attn-demo, an app that shows attention at work: a bidirectional GRU
 encoder and a GRU decoder with **{attention_title}** attention, trained from scratch on a CPU so that
-its attention can be drawn and inspected step by step. It is not a production translator.
+what it reads at every step can be drawn and inspected. It is not a production translator.
 
 ## Architecture
 - attention: `{attention}` — {equation}
@@ -83,6 +83,9 @@ its attention can be drawn and inspected step by step. It is not a production tr
 ## Evaluation
 {results_text}
 
+### By sentence length
+{length_text}
+
 ## Data and credits
 Trained on the English–French sentence pairs of [Tatoeba](https://tatoeba.org) as packaged by
 [manythings.org/anki](https://www.manythings.org/anki/) (release 2019-04-07), licensed
@@ -96,19 +99,30 @@ EQUATIONS = {
     "luong-general": "e_tj = s_tᵀ W h_j (Luong et al. 2015), query s_t, h̃_t = tanh(W_c [c_t; s_t]) feeds the output layer, no input feeding",
     "luong-dot": "e_tj = s_tᵀ h_j (Luong et al. 2015), query s_t, no input feeding",
     "luong-concat": "e_tj = vᵀ tanh(W [s_t; h_j]) (Luong et al. 2015), query s_t, no input feeding",
+    "none": "no α: one fixed context c = [→h_S; ←h_1] (the final states of the two encoder directions) is read at "
+            "every step, s_t = GRU([E y_{t−1}; c], s_{t−1}), readout tanh(W_o [s_t; c; E y_{t−1}]): the Bahdanau "
+            "decoder with c_t replaced by c, as in the RNN encoder–decoder of Cho et al. 2014 (the RNNencdec baseline "
+            "of Bahdanau et al. 2015)",
 }
+TITLES = {"bahdanau": "Bahdanau (additive)", "luong-general": "Luong (general)", "luong-dot": "Luong (dot)",
+          "luong-concat": "Luong (concat)", "none": "no"}
 
 
-def write_model_card(folder: Path, training: dict | None = None, results: dict | None = None) -> None:
+def write_model_card(folder: Path, training: dict | None = None, results: dict | None = None,
+                     length_curve: dict | None = None) -> None:
     """(Re)write README.md from the facts already in it plus new training facts or test results.
 
     results: {"bleu": …, "chrf": …, "n": …, "beam": …, "dataset": …, "by_length": {...}, "command": …}
+    length_curve: {"dataset": …, "beam": …, "buckets": {"1-10": {"n", "bleu", "chrf", "refused"}, …}, "command": …},
+    the scores on the long-sentence test set (evaluate --long); kept in the card data as is, so the
+    app reads it without running anything, and in the model-index as one dataset per bucket.
     """
     folder = Path(folder)
     card_path = folder / "README.md"
     old = ModelCard.load(card_path).data.to_dict() if card_path.is_file() else {}
     training = training or old.get("training", {})
     results = results or old.get("test_results")
+    length_curve = length_curve or old.get("length_curve")
     config = ModelConfig.from_json(folder / "config.json")
     eval_results = []
     if results:
@@ -116,17 +130,25 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
                                    dataset_config="eng-fra", dataset_split="test", metric_type=metric,
                                    metric_value=results[metric], metric_name=f"{metric.upper()} (sacreBLEU, beam {results['beam']})")
                         for metric in ("bleu", "chrf")]
+    if length_curve:  # one model-index dataset per bucket: the Hub groups results by type, config and split
+        eval_results += [EvalResult(task_type="translation", dataset_type="tatoeba", dataset_config="eng-fra",
+                                    dataset_name=f"{length_curve['dataset']}, joined to {bucket} English words",
+                                    dataset_split=f"test-joined-{bucket}-words", dataset_args={"english_words": bucket, "inputs": v["n"]},
+                                    metric_type=metric, metric_value=v[metric],
+                                    metric_name=f"{metric.upper()}, {bucket} words (sacreBLEU, beam {length_curve['beam']})")
+                         for bucket, v in length_curve["buckets"].items() for metric in ("bleu", "chrf")]
     data = ModelCardData(
         language=["en", "fr"], license="cc-by-2.0", library_name="pytorch", pipeline_tag="translation",
         tags=["translation", "attention", "gru", config.attention], datasets=["tatoeba"], metrics=["bleu", "chrf"],
         model_name=folder.name, eval_results=eval_results or None, training=training, test_results=results,
+        length_curve=length_curve,
     )
-    title = "Bahdanau (additive)" if config.attention == "bahdanau" else f"Luong ({config.attention.split('-')[1]})"
     card = CARD_TEMPLATE.format(
-        yaml=data.to_yaml(), name=folder.name, attention=config.attention, attention_title=title,
+        yaml=data.to_yaml(), name=folder.name, attention=config.attention, attention_title=TITLES[config.attention],
         equation=EQUATIONS[config.attention], emb=config.emb_size, enc=config.enc_hidden_size,
         ann=config.annotation_size, dec=config.dec_hidden_size, parameters=f"{training.get('parameters', 0):,}",
         vocab=config.src_vocab_size, training_text=_training_text(training), results_text=_results_text(results),
+        length_text=_length_text(length_curve),
     )
     card_path.write_text(card)
 
@@ -134,7 +156,8 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
 def _training_text(t: dict) -> str:
     if not t:
         return "Not recorded."
-    return (f"From scratch, {t['minutes']} minutes on {t['threads']} CPU thread(s), {t['steps']} updates, "
+    tokens = f", {t['target_tokens']:,} target pieces" if "target_tokens" in t else ""
+    return (f"From scratch, {t['minutes']} minutes on {t['threads']} CPU thread(s), {t['steps']} updates{tokens}, "
             f"{t['epochs']} epochs over {t['training_pairs']:,} pairs; best greedy validation BLEU {t['valid_bleu_greedy']} "
             f"(chrF {t['valid_chrf_greedy']}).\n\n```\n{t['command']}\n```")
 
@@ -151,3 +174,12 @@ def _results_text(r: dict | None) -> str:
             f"**BLEU {r['bleu']}**, **chrF {r['chrf']}**; {r.get('refused', 0)} inputs refused (characters never seen "
             f"in training) count as empty translations.\n\n| source words | sentences | BLEU |\n|---|---|---|\n{rows}"
             f"{speed}\n\n```\n{r['command']}\n```")
+
+
+def _length_text(curve: dict | None) -> str:
+    if not curve:
+        return "Not evaluated yet."
+    rows = "\n".join(f"| {bucket} | {v['n']} | {v['bleu']} | {v['chrf']} |" for bucket, v in curve["buckets"].items())
+    return (f"Long-sentence test set: pairs of {curve['dataset']} joined in order into inputs of each length (seeded, "
+            f"never trained on; see `attn_demo.data.long_test_set`), beam {curve['beam']}, sacreBLEU:\n\n"
+            f"| English words | inputs | BLEU | chrF |\n|---|---|---|---|\n{rows}\n\n```\n{curve['command']}\n```")

@@ -4,12 +4,13 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-ATTENTION_TYPES = ("bahdanau", "luong-dot", "luong-general", "luong-concat")
+ATTENTION_SCORES = ("bahdanau", "luong-dot", "luong-general", "luong-concat")  # the attention modules
+ATTENTION_TYPES = ATTENTION_SCORES + ("none",)  # "none": the no-attention baseline, one fixed context c
 
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """Sizes of a GRU encoder–decoder with attention; every field is plain JSON.
+    """Sizes of a GRU encoder–decoder with attention (or without: "none"); every field is plain JSON.
 
     The Luong decoder uses no input feeding: s_t = GRU(E y_{t−1}, s_{t−1}), and the
     attentional state h̃_t only feeds the output layer (Luong et al. 2015, §3.1).
@@ -23,7 +24,7 @@ class ModelConfig:
     dec_hidden_size: int = 512  # H
     attn_hidden_size: int = 256  # A (bahdanau and luong-concat only)
     dropout: float = 0.2
-    max_source_pieces: int = 80  # longer inputs are refused with a message
+    max_source_pieces: int = 150  # longer inputs are refused; the longest 51–60-word test input has 114
     pad_id: int = 0
     unk_id: int = 1
     bos_id: int = 2

@@ -1,4 +1,5 @@
-"""Tatoeba pairs: reading, test-set exclusion, the validation split, length-bucketed batches."""
+"""Tatoeba pairs: reading, test-set exclusion, the validation split, joined long examples
+(for training and for the long-sentence test set), length-bucketed batches."""
 import gzip
 import random
 from collections import Counter
@@ -9,6 +10,7 @@ import torch
 DATA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "tatoeba-fra-eng"
 TRAIN_POOL = DATA_DIR / "fra-eng-2019-04-07.tsv.gz"
 TEST_SET = DATA_DIR / "tatoeba-test-v2020-07-28.eng-fra.tsv"
+LONG_BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 40), (41, 50), (51, 60))  # English words
 
 
 def normalise(text: str) -> str:
@@ -42,6 +44,30 @@ def train_valid_split(pool, test, n_valid: int, seed: int):
     return train, valid
 
 
+def long_test_set(test_pairs, per_bucket: int = 200, seed: int = 0) -> dict[str, list[tuple[str, str]]]:
+    """Inputs of every length bucket of LONG_BUCKETS, built from test pairs only.
+
+    Tatoeba sentences are short (6.6 English words on average), so long inputs are made the way
+    a reader meets them: consecutive sentences. For each input a length L is drawn uniformly in
+    the bucket and random test pairs are joined in order (English with English, French with
+    French, by a space) until the English has at least L words; a join that overshoots the
+    bucket is drawn again. Seeded, so every run scores the same inputs."""
+    rng = random.Random(seed)
+    words = [len(en.split()) for en, _ in test_pairs]
+    buckets = {}
+    for low, high in LONG_BUCKETS:
+        inputs = []
+        while len(inputs) < per_bucket:
+            target, chosen, n = rng.randint(low, high), [], 0
+            while n < target:
+                chosen.append(rng.randrange(len(test_pairs)))
+                n += words[chosen[-1]]
+            if n <= high:
+                inputs.append((" ".join(test_pairs[i][0] for i in chosen), " ".join(test_pairs[i][1] for i in chosen)))
+        buckets[f"{low}-{high}"] = inputs
+    return buckets
+
+
 def encode_pairs(pairs, src_tok, tgt_tok, max_len: int):
     """Pairs → (src ids + EOS, tgt ids + EOS), dropping pairs longer than max_len pieces."""
     eos = src_tok.sp.eos_id()
@@ -51,6 +77,31 @@ def encode_pairs(pairs, src_tok, tgt_tok, max_len: int):
         if len(s) <= max_len and len(t) <= max_len:
             out.append((s, t))
     return out
+
+
+def join_examples(examples, prob: float, max_pairs: int, max_len: int, seed: int) -> list:
+    """One epoch of training examples, each replaced with probability prob by itself followed by
+    1 to max_pairs − 1 random others, joined in order: English after English, French after French.
+
+    The models never saw a long input otherwise (121 of 167,130 Tatoeba pairs have more than 20
+    English words) and fall apart past the lengths they were trained on. Joining ids without the
+    inner EOS is what SentencePiece makes of the texts joined by a space (pieces never cross a
+    space). A join stops before either side would pass max_len pieces (EOS included). Seeded: the
+    same seed gives the same epoch, so a resumed run sees what the interrupted one would have."""
+    rng = random.Random(seed)
+    epoch = []
+    for src, tgt in examples:
+        if rng.random() < prob:
+            eos = src[-1]
+            src, tgt = src[:-1], tgt[:-1]
+            for _ in range(rng.randint(2, max_pairs) - 1):
+                s, t = examples[rng.randrange(len(examples))]
+                if len(src) + len(s) > max_len or len(tgt) + len(t) > max_len:
+                    break
+                src, tgt = src + s[:-1], tgt + t[:-1]
+            src, tgt = src + [eos], tgt + [eos]
+        epoch.append((src, tgt))
+    return epoch
 
 
 def batches(examples, max_tokens: int, shuffle: bool, seed: int = 0):

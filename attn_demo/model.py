@@ -1,6 +1,6 @@
-"""GRU encoder–decoder: a bidirectional encoder and the Bahdanau and Luong decoders.
+"""GRU encoder–decoder: a bidirectional encoder and the Bahdanau, Luong and no-attention decoders.
 
-Both decoders offer the same two entry points:
+Every decoder offers the same two entry points:
     forward(y_in, memory)       teacher-forced logits for a whole target (training)
     step(y_prev, state, memory) one output step with its trace (decoding)
 """
@@ -20,25 +20,28 @@ class Memory:
     """What the decoder reads from the encoder, computed once per sentence."""
 
     annotations: torch.Tensor  # h_j (B, S, D)
-    keys: torch.Tensor  # attention.project_keys(h) (B, S, ·)
+    keys: torch.Tensor | None  # attention.project_keys(h) (B, S, ·); None without attention
     mask: torch.Tensor  # (B, S) True where there is a real piece
     init_state: torch.Tensor  # s_0 (B, H)
+    context: torch.Tensor | None = None  # the fixed context c (B, D) of the decoder without attention
 
     def select(self, rows: torch.Tensor) -> "Memory":
         """The memory of the given batch rows (beam search repeats each sentence K times)."""
-        return Memory(self.annotations[rows], self.keys[rows], self.mask[rows], self.init_state[rows])
+        fields = (self.annotations, self.keys, self.mask, self.init_state, self.context)
+        return Memory(*(None if field is None else field[rows] for field in fields))
 
 
 @dataclass
 class Step:
-    """One decoder step: its output and everything attention computed on the way."""
+    """One decoder step: its output and everything attention computed on the way. Without
+    attention there is no query, no e and no α: those are None, and context is the fixed c."""
 
     logits: torch.Tensor  # (B, V)
     state: torch.Tensor  # s_t (B, H)
-    query: torch.Tensor  # the query used: s_{t−1} (Bahdanau) or s_t (Luong)  (B, H)
-    scores: torch.Tensor  # e_tj (B, S)
-    attention: torch.Tensor  # α_tj (B, S)
-    context: torch.Tensor  # c_t (B, D)
+    query: torch.Tensor | None  # the query used: s_{t−1} (Bahdanau) or s_t (Luong)  (B, H)
+    scores: torch.Tensor | None  # e_tj (B, S)
+    attention: torch.Tensor | None  # α_tj (B, S)
+    context: torch.Tensor  # c_t (B, D), or c at every step without attention
 
 
 class Encoder(nn.Module):
@@ -60,13 +63,13 @@ class Encoder(nn.Module):
 
 
 class Decoder(nn.Module):
-    """Shared parts: target embedding, attention, tied output layer, s_0 = tanh(W_init ←h_1)."""
+    """Shared parts: target embedding, attention (none for "none"), tied output layer, s_0 = tanh(W_init ←h_1)."""
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         D, H = cfg.annotation_size, cfg.dec_hidden_size
         self.embed = nn.Embedding(cfg.tgt_vocab_size, cfg.emb_size, padding_idx=cfg.pad_id)
-        self.attention = build_attention(cfg.attention, H, D, cfg.attn_hidden_size)
+        self.attention = None if cfg.attention == "none" else build_attention(cfg.attention, H, D, cfg.attn_hidden_size)
         self.init = nn.Linear(cfg.enc_hidden_size, H)
         self.out_bias = nn.Parameter(torch.zeros(cfg.tgt_vocab_size))
         self.dropout = nn.Dropout(cfg.dropout)
@@ -90,19 +93,23 @@ class BahdanauDecoder(Decoder):
         self.cell = nn.GRUCell(E + D, H)
         self.readout = nn.Linear(H + D + E, E)
 
-    def _recur(self, y_emb, s_prev, memory):
-        """One recurrence: (B, E), (B, H) → s_t, e, α, c (each (B, ·))."""
+    def _attend(self, s_prev, memory):
+        """How c_t is obtained: attention with the query s_{t−1} → query, e, α (B, S), c_t (B, D)."""
         scores, weights, context = self.attention(s_prev[:, None], memory.keys, memory.annotations, memory.mask)
-        context = context[:, 0]  # (B, D)
-        state = self.cell(torch.cat([y_emb, context], dim=-1), s_prev)  # (B, H)
-        return state, scores[:, 0], weights[:, 0], context
+        return s_prev, scores[:, 0], weights[:, 0], context[:, 0]
+
+    def _recur(self, y_emb, s_prev, memory):
+        """One recurrence: (B, E), (B, H) → s_t (B, H) and what _attend computed (query, e, α, c_t)."""
+        attended = self._attend(s_prev, memory)
+        state = self.cell(torch.cat([y_emb, attended[-1]], dim=-1), s_prev)  # (B, H)
+        return state, attended
 
     def forward(self, y_in, memory):
         """y_in (B, T) = BOS y_1 … y_{T−1} → logits (B, T, V). The step loop is the model: c_t feeds s_t."""
         y_emb = self.dropout(self.embed(y_in))  # (B, T, E)
         state, states, contexts = memory.init_state, [], []
         for t in range(y_in.size(1)):
-            state, _, _, context = self._recur(y_emb[:, t], state, memory)
+            state, (*_, context) = self._recur(y_emb[:, t], state, memory)
             states.append(state)
             contexts.append(context)
         readout = torch.tanh(self.readout(torch.cat([torch.stack(states, 1), torch.stack(contexts, 1), y_emb], -1)))
@@ -110,9 +117,34 @@ class BahdanauDecoder(Decoder):
 
     def step(self, y_prev, s_prev, memory) -> Step:
         y_emb = self.embed(y_prev)  # (B, E)
-        state, scores, weights, context = self._recur(y_emb, s_prev, memory)
+        state, (query, scores, weights, context) = self._recur(y_emb, s_prev, memory)
         readout = torch.tanh(self.readout(torch.cat([state, context, y_emb], dim=-1)))
-        return Step(self.logits(readout), state, s_prev, scores, weights, context)
+        return Step(self.logits(readout), state, query, scores, weights, context)
+
+
+class FixedContextDecoder(BahdanauDecoder):
+    """No attention: the RNN encoder–decoder of Cho et al. 2014 (the RNNencdec baseline of
+    Bahdanau et al. 2015), on the same bidirectional encoder as the attention models.
+
+    One context per sentence, c = [→h_S; ←h_1]: the final states of the forward GRU (it read
+    x_1 … x_S) and of the backward GRU (it read x_S … x_1), i.e. the forward half of the last
+    annotation and the backward half of the first. Like Sutskever et al. 2014 it is the encoder's
+    final state as is (no weights of its own); like Cho et al. 2014 it is read at every step:
+
+        s_t = GRU([E y_{t−1}; c], s_{t−1}),   readout tanh(W_o [s_t; c; E y_{t−1}])
+
+    This is the Bahdanau decoder with c_t replaced by c, so comparing the two isolates attention.
+    """
+
+    def memory(self, annotations, backward_first, mask) -> Memory:
+        last = mask.sum(1) - 1  # (B,) position S of each sentence's EOS
+        forward_last = annotations[torch.arange(annotations.size(0)), last, :backward_first.size(-1)]  # →h_S (B, D/2)
+        context = torch.cat([forward_last, backward_first], dim=-1)  # c (B, D)
+        return Memory(annotations, None, mask, torch.tanh(self.init(backward_first)), context)
+
+    def _attend(self, s_prev, memory):
+        """No query, no e, no α: the same c at every step."""
+        return None, None, None, memory.context
 
 
 class LuongDecoder(Decoder):
@@ -143,18 +175,31 @@ class LuongDecoder(Decoder):
         return Step(self.logits(attentional[:, 0]), state, state, scores[:, 0], weights[:, 0], context[:, 0])
 
 
+DECODERS = {"bahdanau": BahdanauDecoder, "none": FixedContextDecoder}  # every Luong score: LuongDecoder
+
+
 class Seq2Seq(nn.Module):
+    """x_1 … x_S → annotations h_j = [→h_j; ←h_j] → decoder states s_t → pieces y_t, with s_0 = tanh(W_init ←h_1).
+
+        bahdanau   c_t = Σ_j α_tj h_j, α_tj = softmax_j(e_tj), e_tj from the query s_{t−1};
+                   s_t = GRU([E y_{t−1}; c_t], s_{t−1}), p(y_t) from tanh(W_o [s_t; c_t; E y_{t−1}])
+        luong-*    s_t = GRU(E y_{t−1}, s_{t−1}); c_t = Σ_j α_tj h_j with e_tj from the query s_t;
+                   p(y_t) from h̃_t = tanh(W_c [c_t; s_t])
+        none       c = [→h_S; ←h_1] for every t (no e, no α);
+                   s_t = GRU([E y_{t−1}; c], s_{t−1}), p(y_t) from tanh(W_o [s_t; c; E y_{t−1}])
+    """
+
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.config = cfg
         self.encoder = Encoder(cfg)
-        decoder_class = BahdanauDecoder if cfg.attention == "bahdanau" else LuongDecoder
-        self.decoder = decoder_class(cfg)
+        self.decoder = DECODERS.get(cfg.attention, LuongDecoder)(cfg)
 
     @property
-    def query_symbol(self) -> str:
-        """Which decoder state is the attention query, as the app labels it."""
-        return "s_{t-1}" if self.config.attention == "bahdanau" else "s_t"
+    def query_symbol(self) -> str | None:
+        """Which decoder state is the attention query, as the app labels it; None without attention,
+        where no state is compared with the h_j (s_{t−1} still feeds the GRU, as in every decoder)."""
+        return {"bahdanau": "s_{t-1}", "none": None}.get(self.config.attention, "s_t")
 
     def encode(self, src, lengths) -> Memory:
         """src (B, S) ids with EOS and padding, lengths (B,) → the decoder's Memory."""

@@ -14,7 +14,8 @@ TRACE_FIELDS = ("query", "scores", "attention", "context")
 class Hypothesis:
     tokens: list[int]  # y_1 … y_T, EOS last
     log_prob: float  # Σ_t log p(y_t | y_<t, x)
-    trace: dict  # name → float32 array (T, ·), one row per output step; see TRACE_FIELDS
+    trace: dict  # name → float32 array (T, ·), one row per output step, or None where the model has
+    # no such thing (query, scores and attention of a decoder without attention); see TRACE_FIELDS
 
 
 def max_target_length(src_lengths: torch.Tensor) -> torch.Tensor:
@@ -35,7 +36,9 @@ def _log_probs(step, t: int, limits, first_limit: int, eos_id: int):
 
 
 def _trace_rows(step) -> dict:
-    return {name: getattr(step, name).float().cpu() for name in TRACE_FIELDS}
+    """This step's trace rows (B, ·); None stays None (no α is ever made up for a model without one)."""
+    rows = {name: getattr(step, name) for name in TRACE_FIELDS}
+    return {name: None if row is None else row.float().cpu() for name, row in rows.items()}
 
 
 @torch.inference_mode()
@@ -64,16 +67,18 @@ def _greedy_hypotheses(steps, batch: int, eos: int) -> list[Hypothesis]:
     """Gather each sentence's tokens, log-probabilities and trace from the steps it took part in."""
     T = len(steps)
     tokens, log_probs = torch.full((batch, T), eos), torch.zeros(batch, T)
-    traces = {name: torch.zeros(batch, T, getattr(steps[0][3], name).size(-1)) for name in TRACE_FIELDS}
+    present = [name for name in TRACE_FIELDS if getattr(steps[0][3], name) is not None]
+    traces = {name: torch.zeros(batch, T, getattr(steps[0][3], name).size(-1)) for name in present}
     for t, (rows, y, best, step) in enumerate(steps):
         rows = rows.cpu()
         tokens[rows, t], log_probs[rows, t] = y.cpu(), best.float().cpu()
         for name, values in _trace_rows(step).items():
-            traces[name][rows, t] = values
+            if values is not None:
+                traces[name][rows, t] = values
     hypotheses = []
     for b in range(batch):
         length = int((tokens[b] == eos).nonzero()[0]) + 1
-        trace = {name: traces[name][b, :length].numpy() for name in TRACE_FIELDS}
+        trace = {name: traces[name][b, :length].numpy() if name in traces else None for name in TRACE_FIELDS}
         hypotheses.append(Hypothesis(tokens[b, :length].tolist(), float(log_probs[b, :length].sum()), trace))
     return hypotheses
 
@@ -145,5 +150,6 @@ def _backtrack(best, b, K, history) -> Hypothesis:
         rows.append(b * K + origin)
     tokens.reverse()
     rows.reverse()
-    trace = {name: torch.stack([history[s][2][name][row] for s, row in enumerate(rows)]).numpy() for name in TRACE_FIELDS}
+    trace = {name: None if history[0][2][name] is None else
+             torch.stack([history[s][2][name][row] for s, row in enumerate(rows)]).numpy() for name in TRACE_FIELDS}
     return Hypothesis(tokens, log_prob, trace)

@@ -15,18 +15,21 @@ from attn_demo.tokenizer import check_known, check_text
 
 @dataclass(frozen=True, eq=False)
 class Translation:
-    """What the model computed for one sentence; every array is float32 numpy, one row per output step."""
+    """What the model computed for one sentence; every array is float32 numpy, one row per output step.
+
+    A model without attention ("none") has no query, no e and no α: scores, attention and queries
+    are None, and every row of contexts is the one fixed c = [→h_S; ←h_1]."""
 
     text: str  # detokenised French
     source_tokens: list[str]  # S pieces, EOS last
     target_tokens: list[str]  # T pieces, EOS last
-    scores: np.ndarray  # e_tj (T, S), before softmax
-    attention: np.ndarray  # α_tj (T, S), rows sum to 1
-    contexts: np.ndarray  # c_t = Σ_j α_tj h_j (T, D)
+    scores: np.ndarray | None  # e_tj (T, S), before softmax
+    attention: np.ndarray | None  # α_tj (T, S), rows sum to 1
+    contexts: np.ndarray  # c_t = Σ_j α_tj h_j (T, D), or c at every step
     encoder_states: np.ndarray  # h_j (S, D)
-    queries: np.ndarray  # the attention query at each step (T, H): s_{t−1} or s_t
-    attention_type: str  # config name, e.g. "bahdanau", "luong-general"
-    query_symbol: str  # "s_{t-1}" or "s_t"
+    queries: np.ndarray | None  # the attention query at each step (T, H): s_{t−1} or s_t
+    attention_type: str  # config name, e.g. "bahdanau", "luong-general", "none"
+    query_symbol: str | None  # "s_{t-1}", "s_t", or None without attention
     log_prob: float  # log p(y | x) of the chosen hypothesis
 
     def __post_init__(self):
@@ -82,7 +85,7 @@ class Translator:
         self.device = torch.device(device) if device is not None else pick_device()
         self.model, self.source_tokenizer, self.target_tokenizer = load_checkpoint(self.folder, self.device)
         self.config = self.model.config
-        self.metrics = _card_metrics(self.folder / "README.md")
+        self.metrics, self.length_curve = _card_metrics(self.folder / "README.md")
 
     def encode(self, text: str) -> list[int]:
         """Source ids with EOS, or a ValueError with a message fit for a user."""
@@ -117,22 +120,27 @@ class Translator:
 
     def _translation(self, source_ids, hyp: Hypothesis, encoder_states) -> Translation:
         S = len(source_ids)
+        scores, attention = hyp.trace["scores"], hyp.trace["attention"]
         return Translation(
             text=self.target_tokenizer.decode(hyp.tokens[:-1] if hyp.tokens[-1] == self.config.eos_id else hyp.tokens),
             source_tokens=self.source_tokenizer.pieces(source_ids),
             target_tokens=self.target_tokenizer.pieces(hyp.tokens),
-            scores=hyp.trace["scores"][:, :S], attention=hyp.trace["attention"][:, :S],
+            scores=None if scores is None else scores[:, :S], attention=None if attention is None else attention[:, :S],
             contexts=hyp.trace["context"], encoder_states=encoder_states, queries=hyp.trace["query"],
             attention_type=self.config.attention, query_symbol=self.model.query_symbol, log_prob=hyp.log_prob,
         )
 
 
-def _card_metrics(card_path: Path) -> dict:
-    """Test-set scores from the model card's model-index, e.g. {"bleu": 41.2, "chrf": 60.1}."""
+def _card_metrics(card_path: Path) -> tuple[dict, dict]:
+    """Test-set scores from the model card's model-index, e.g. {"bleu": 41.2, "chrf": 60.1}, and the
+    scores per length bucket of the long-sentence test set, e.g. {"41-50": {"n": 200, "bleu": 3.5,
+    "chrf": 30.1, "refused": 0}, …} (both empty when the card has none)."""
     if not card_path.is_file():
-        return {}
-    results = ModelCard.load(card_path).data.eval_results or []
-    return {r.metric_type: r.metric_value for r in results}
+        return {}, {}
+    data = ModelCard.load(card_path).data
+    whole_test_set = [r for r in data.eval_results or [] if r.dataset_args is None]  # buckets carry their length
+    curve = data.to_dict().get("length_curve") or {}
+    return {r.metric_type: r.metric_value for r in whole_test_set}, curve.get("buckets", {})
 
 
 def load_translator(name_or_path: str, device=None, revision: str | None = None) -> Translator:

@@ -5,7 +5,7 @@ import torch
 
 from attn_demo.attention import (BahdanauAttention, LuongConcatAttention, LuongDotAttention,
                                  LuongGeneralAttention, build_attention)
-from attn_demo.config import ATTENTION_TYPES
+from attn_demo.config import ATTENTION_SCORES
 
 B, T, S, D, H, A = 2, 3, 5, 6, 7, 4
 
@@ -28,7 +28,7 @@ def hand_score(name, module, s, h):
                for a in range(A))
 
 
-@pytest.mark.parametrize("name", ATTENTION_TYPES)
+@pytest.mark.parametrize("name", ATTENTION_SCORES)
 def test_scores_weights_and_context_match_hand_computation(name):
     module, query_size = make(name)
     query, h = torch.randn(B, T, query_size), torch.randn(B, S, D)
@@ -46,7 +46,7 @@ def test_scores_weights_and_context_match_hand_computation(name):
             torch.testing.assert_close(context[b, t], (alpha[:, None] * h[b]).sum(0), atol=1e-5, rtol=1e-5)
 
 
-@pytest.mark.parametrize("name", ATTENTION_TYPES)
+@pytest.mark.parametrize("name", ATTENTION_SCORES)
 def test_padding_gets_exactly_zero_weight_and_rows_sum_to_one(name):
     module, query_size = make(name)
     query, h = torch.randn(B, T, query_size), torch.randn(B, S, D)
@@ -68,12 +68,13 @@ def test_factory_builds_each_class_and_rejects_unknown_names_listing_valid_ones(
                "luong-general": LuongGeneralAttention, "luong-dot": LuongDotAttention}
     for name, cls in classes.items():
         assert type(make(name)[0]) is cls
-    with pytest.raises(ValueError) as error:
-        build_attention("luong-cosine", H, D, A)
-    assert all(name in str(error.value) for name in ATTENTION_TYPES)
+    for unknown in ("luong-cosine", "none"):  # "none" is a decoder without an attention module
+        with pytest.raises(ValueError) as error:
+            build_attention(unknown, H, D, A)
+        assert all(name in str(error.value) for name in ATTENTION_SCORES)
 
 
-@pytest.mark.parametrize("name", ATTENTION_TYPES)
+@pytest.mark.parametrize("name", ATTENTION_SCORES)
 def test_modules_hold_no_state_between_calls(name):
     module, query_size = make(name)
     h1, h2 = torch.randn(1, S, D), torch.randn(1, S - 1, D)

@@ -1,6 +1,10 @@
 import gzip
 
-from attn_demo.data import batches, collate, read_pairs, train_valid_split
+from attn_demo.config import ModelConfig
+from attn_demo.data import (LONG_BUCKETS, TEST_SET, batches, collate, encode_pairs, join_examples, long_test_set, read_pairs,
+                            train_valid_split)
+from attn_demo.tokenizer import Tokenizer, check_text
+from conftest import ROOT, toy_pairs
 
 
 def test_read_pairs_normalises_whitespace_and_reads_gzip(tmp_path):
@@ -38,3 +42,52 @@ def test_collate_shifts_target_right_behind_bos():
     assert src.tolist() == [[7, 8, 3], [7, 3, 0]]
     assert y_in.tolist() == [[2, 9, 0], [2, 10, 11]]
     assert y_out.tolist() == [[9, 3, 0], [10, 11, 3]]
+
+
+def test_long_test_set_joins_test_pairs_in_order_into_every_bucket_deterministically():
+    test = [((f"w{i} " * (1 + i % 9)).strip() + ".", f"fr{i}") for i in range(300)]  # 1–9 words each
+    index = {en: fr for en, fr in test}
+    buckets = long_test_set(test, per_bucket=20, seed=4)
+    assert list(buckets) == [f"{low}-{high}" for low, high in LONG_BUCKETS]
+    for (low, high), inputs in zip(LONG_BUCKETS, buckets.values()):
+        assert len(inputs) == 20
+        for en, fr in inputs:
+            assert low <= len(en.split()) <= high
+            parts = [p + "." for p in en.split(". ")]
+            parts[-1] = parts[-1][:-1]
+            assert " ".join(index[p] for p in parts) == fr  # French joined in the same order
+    assert long_test_set(test, per_bucket=20, seed=4) == buckets != long_test_set(test, per_bucket=20, seed=5)
+
+
+def test_every_long_test_input_fits_the_shipped_models():
+    """The limits (characters, pieces) admit the whole long-sentence test set: 60-word inputs pass."""
+    inputs = [en for bucket in long_test_set(read_pairs(TEST_SET)).values() for en, _ in bucket]
+    for name in ("bahdanau-en-fr", "luong-en-fr"):
+        tok = Tokenizer(ROOT / "checkpoints" / name / "source.model")
+        limit = ModelConfig.from_json(ROOT / "checkpoints" / name / "config.json").max_source_pieces
+        assert max(len(tok.encode(check_text(en))) + 1 for en in inputs) <= limit
+
+
+def test_joined_examples_are_real_pairs_in_order_at_the_rate_asked_and_reproducible():
+    examples = [([10 + i, 3], [500 + i, 501 + i, 3]) for i in range(2000)]  # each id says which pair it is
+    epoch = join_examples(examples, prob=0.3, max_pairs=4, max_len=7, seed=5)
+    assert len(epoch) == len(examples) and epoch == join_examples(examples, 0.3, 4, 7, seed=5)
+    assert epoch != join_examples(examples, 0.3, 4, 7, seed=6)
+    joined = 0
+    for (src, tgt), original in zip(epoch, examples):
+        assert src[-1] == tgt[-1] == 3 and 3 not in src[:-1] + tgt[:-1] and len(src) <= 7 and len(tgt) <= 7
+        pairs = [examples[s - 10] for s in src[:-1]]
+        assert pairs[0] == original and tgt == [t for p in pairs for t in p[1][:-1]] + [3]
+        joined += len(pairs) > 1
+    assert abs(joined / len(examples) - 0.3) < 4 * (0.3 * 0.7 / len(examples)) ** 0.5  # 4 standard errors
+    assert {len(s) - 1 for s, _ in epoch} == {1, 2, 3}  # up to 4 pairs asked, but 7 target pieces hold 3
+
+
+def test_joining_ids_is_encoding_the_joined_text(toy_tokenizers):
+    """So training joins encoded pairs and the test set joins texts, and both mean the same input."""
+    src_tok, tgt_tok = toy_tokenizers
+    pairs = toy_pairs()[::7]
+    epoch = join_examples(encode_pairs(pairs, src_tok, tgt_tok, 50), prob=1.0, max_pairs=2, max_len=50, seed=0)
+    for (en, fr), (src, tgt) in zip(pairs, epoch):
+        texts = [(en + " " + other_en, fr + " " + other_fr) for other_en, other_fr in pairs]
+        assert (src, tgt) in [(src_tok.encode(e) + [3], tgt_tok.encode(f) + [3]) for e, f in texts]

@@ -1,6 +1,12 @@
 import json
 
+import pytest
+
+from huggingface_hub import ModelCard
+
+from attn_demo.data import LONG_BUCKETS
 from attn_demo.evaluate import main, score
+from attn_demo.translator import load_translator
 
 
 def test_score_of_perfect_output_is_100_with_buckets_adding_up():
@@ -20,3 +26,16 @@ def test_cli_json_on_a_checkpoint(toy_checkpoint, toy_tsv, tmp_path, capsys):
     assert set(result) >= {"bleu", "chrf", "n", "by_length"}
     assert result["n"] == len(data.read_text(encoding="utf-8").splitlines()) and result["refused"] == 1
     assert 0.0 <= result["bleu"] <= 100.0
+
+
+@pytest.mark.parametrize("attention", ["none"])  # the CLI and the card do not depend on the model type
+def test_cli_long_scores_every_bucket_and_the_card_keeps_the_curve_apart(toy_checkpoint, toy_tsv, capsys):
+    main([str(toy_checkpoint), "--data", str(toy_tsv), "--long", "--per-bucket", "2", "--beam", "1", "--json", "--card"])
+    curve = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert list(curve["buckets"]) == [f"{low}-{high}" for low, high in LONG_BUCKETS]
+    assert all(b["n"] == 2 and 0 <= b["bleu"] <= 100 and 0 <= b["chrf"] <= 100 for b in curve["buckets"].values())
+    translator = load_translator(toy_checkpoint)
+    assert translator.length_curve == curve["buckets"] and translator.metrics == {}  # no whole-test-set score yet
+    results = ModelCard.load(toy_checkpoint / "README.md").data.eval_results
+    assert {(r.dataset_args["english_words"], r.metric_type, r.metric_value) for r in results} == {
+        (bucket, metric, v[metric]) for bucket, v in curve["buckets"].items() for metric in ("bleu", "chrf")}

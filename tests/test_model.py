@@ -33,15 +33,40 @@ def test_teacher_forced_logits_equal_step_by_step_decoding(attention):
     torch.testing.assert_close(torch.stack(stepped, 1), forced, atol=1e-5, rtol=1e-5)
 
 
-def test_query_is_previous_state_for_bahdanau_and_current_state_for_luong(attention):
+def test_query_is_previous_state_for_bahdanau_current_state_for_luong_and_absent_without_attention(attention):
     model = tiny_model(attention)
     src, lengths, y_in = batch()
     with torch.no_grad():
         memory = model.encode(src, lengths)
         step = model.decoder.step(y_in[:, 0], memory.init_state, memory)
+    if attention == "none":
+        assert step.query is None and model.query_symbol is None
+        return
     expected = memory.init_state if attention == "bahdanau" else step.state
     assert torch.equal(step.query, expected)
     assert model.query_symbol == ("s_{t-1}" if attention == "bahdanau" else "s_t")
+
+
+def test_without_attention_every_step_reads_the_final_states_of_both_encoder_directions():
+    """c = [→h_S; ←h_1]: the forward GRU's state at each sentence's own last piece, not at the padding."""
+    model = tiny_model("none")
+    src, lengths, y_in = batch()
+    half = model.config.enc_hidden_size
+    with torch.no_grad():
+        memory = model.encode(src, lengths)
+        _, last = model.encoder.rnn(model.encoder.embed(src[2:, :2]))  # sentence 2 alone, unpadded
+        state, contexts = memory.init_state, []
+        for t in range(T):
+            step = model.decoder.step(y_in[:, t], state, memory)
+            assert step.scores is None and step.attention is None
+            contexts.append(step.context)
+            state = step.state
+    h = memory.annotations
+    expected = torch.stack([torch.cat([h[b, lengths[b] - 1, :half], h[b, 0, half:]]) for b in range(B)])
+    for context in contexts:
+        assert torch.equal(context, expected)
+    torch.testing.assert_close(expected[2], torch.cat([last[0, 0], last[1, 0]]), atol=1e-6, rtol=1e-6)
+    assert model.decoder.attention is None and not any("attention" in name for name, _ in model.named_parameters())
 
 
 def test_padding_does_not_change_a_sentence(attention):

@@ -17,16 +17,26 @@ def source(model):
 
 
 def teacher_forced(model, src, lengths, b, tokens):
-    """Re-run the decoder on the chosen tokens: log p and the attention of every step."""
+    """Re-run the decoder on the chosen tokens: log p and the trace of every step (None where the
+    model has no such thing: query, e and α without attention)."""
     y_in = torch.tensor([[model.config.bos_id] + tokens[:-1]])
     memory = model.encode(src[b:b + 1], lengths[b:b + 1])
-    state, log_prob, attention = memory.init_state, 0.0, []
+    state, log_prob, rows = memory.init_state, 0.0, {name: [] for name in TRACE_FIELDS}
     for t, y in enumerate(tokens):
         step = model.decoder.step(y_in[:, t], state, memory)
         log_prob += float(step.logits.log_softmax(-1)[0, y])
-        attention.append(step.attention[0])
+        for name in TRACE_FIELDS:
+            rows[name].append(getattr(step, name))
         state = step.state
-    return log_prob, torch.stack(attention).numpy()
+    return log_prob, {name: None if r[0] is None else torch.cat(r).numpy() for name, r in rows.items()}
+
+
+def assert_same_trace(actual, expected):
+    for name in TRACE_FIELDS:
+        if expected[name] is None:
+            assert actual[name] is None, name
+        else:
+            torch.testing.assert_close(torch.from_numpy(actual[name]), torch.from_numpy(expected[name]), atol=1e-5, rtol=1e-5)
 
 
 @pytest.mark.parametrize("beam_size", [1, 3])
@@ -40,10 +50,12 @@ def test_trace_and_score_are_those_of_the_returned_tokens(attention, beam_size):
     for b, hyp in enumerate(hyps):
         assert hyp.tokens[-1] == EOS and EOS not in hyp.tokens[:-1]
         assert len(hyp.tokens) <= int(limits[b])
-        log_prob, attention_rows = teacher_forced(model, src, lengths, b, hyp.tokens)
+        log_prob, trace = teacher_forced(model, src, lengths, b, hyp.tokens)
         assert hyp.log_prob == pytest.approx(log_prob, abs=1e-4)
-        assert hyp.trace["attention"].shape == (len(hyp.tokens), src.size(1))
-        torch.testing.assert_close(torch.from_numpy(hyp.trace["attention"]), torch.from_numpy(attention_rows), atol=1e-5, rtol=1e-5)
+        assert hyp.trace["context"].shape == (len(hyp.tokens), model.config.annotation_size)
+        if attention != "none":
+            assert hyp.trace["attention"].shape == (len(hyp.tokens), src.size(1))
+        assert_same_trace(hyp.trace, trace)
 
 
 def greedy_and_beam(attention, seed, beam_size):
@@ -88,6 +100,4 @@ def test_greedy_batch_gives_each_sentence_what_it_decodes_alone(attention):
     for b, hyp in enumerate(together):
         alone = greedy_search(model, model.encode(src[b:b + 1], lengths[b:b + 1]), limits[b:b + 1])[0]
         assert hyp.tokens == alone.tokens and hyp.log_prob == pytest.approx(alone.log_prob, abs=1e-5)
-        for name in TRACE_FIELDS:
-            torch.testing.assert_close(torch.from_numpy(hyp.trace[name]), torch.from_numpy(alone.trace[name]),
-                                       atol=1e-5, rtol=1e-5)
+        assert_same_trace(hyp.trace, alone.trace)

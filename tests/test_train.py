@@ -28,7 +28,7 @@ def train_args(tmp_path, toy_tsv, attention, minutes):
 
 
 def test_a_short_run_lowers_the_loss_and_leaves_a_hub_checkpoint(tmp_path, toy_tsv, attention):
-    main(train_args(tmp_path, toy_tsv, attention, minutes=0.1))
+    main(train_args(tmp_path, toy_tsv, attention, minutes=10) + ["--target-tokens", "20000"])  # load-independent
     model, src_tok, tgt_tok = load_checkpoint(tmp_path / "out")
     torch.manual_seed(0)
     untrained = Seq2Seq(model.config).eval()
@@ -52,3 +52,23 @@ def test_learning_rate_warms_up_then_anneals_over_the_time_budget():
     assert learning_rate(args, 99, 0.0) == 0.002
     assert math.isclose(learning_rate(args, 5000, 0.5), 0.002 * (args.final_lr_fraction + (1 - args.final_lr_fraction) / 2))
     assert math.isclose(learning_rate(args, 5000, 1.0), 0.002 * args.final_lr_fraction)
+
+
+def test_a_token_budget_with_joined_examples_gives_the_same_run_whatever_the_machine_does(tmp_path, toy_tsv):
+    """Counted in target pieces, two runs of one seed train the same weights; --resume goes on
+    from where the run stopped (same epoch, the batches not yet trained on) to the larger budget."""
+    def run(name, tokens, *extra):
+        (tmp_path / name).mkdir(exist_ok=True)
+        args = train_args(tmp_path / name, toy_tsv, "none", minutes=10) + ["--target-tokens", str(tokens),
+                                                                           "--join-prob", "0.5", "--join-max", "3"]
+        main(args + list(extra))
+        return torch.load(tmp_path / name / "run" / "last.pt", weights_only=True)
+
+    first, again = run("a", 1500), run("b", 1500)
+    assert 1500 <= first["state"]["target_tokens"] < 1800 and first["state"]["elapsed"] < 60
+    for name, weights in first["model"].items():
+        assert torch.equal(weights, again["model"][name]), name
+    resumed = run("a", 3000, "--resume")
+    assert resumed["state"]["target_tokens"] >= 3000 and resumed["state"]["step"] > first["state"]["step"]
+    facts = ModelCard.load(tmp_path / "a" / "out" / "README.md").data.training
+    assert facts["target_tokens"] > 0 and "--join-prob 0.5" in facts["command"]
