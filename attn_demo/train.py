@@ -1,6 +1,11 @@
-"""Train one checkpoint from scratch on the Tatoeba pairs.
+"""Train one checkpoint on the Tatoeba pairs, from scratch or continued from a checkpoint.
 
     python -m attn_demo.train --attention bahdanau --out checkpoints/bahdanau-en-fr --target-tokens 27000000
+    python -m attn_demo.train --attention bahdanau --out checkpoints/bahdanau-en-fr --init-from checkpoints/bahdanau-en-fr \
+        --target-tokens 8000000 --lr 1e-3
+
+--init-from starts from a checkpoint's weights and tokenizers instead of from scratch (the model
+card then records both trainings); the optimizer and the learning-rate schedule start afresh.
 
 The budget is --target-tokens target pieces when given (a run's result then does not depend on
 what else the machine is doing), otherwise --minutes of wall-clock time. The learning rate warms
@@ -19,16 +24,18 @@ times per epoch, while most updates stay on the single sentences the Tatoeba tes
 import argparse
 import math
 import random
+import shutil
 import sys
 import time
 from pathlib import Path
 
 import sacrebleu
 import torch
+from huggingface_hub import ModelCard
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from attn_demo.checkpoint import save_checkpoint, write_model_card
+from attn_demo.checkpoint import load_checkpoint, save_checkpoint, write_model_card
 from attn_demo.config import ATTENTION_TYPES, ModelConfig
 from attn_demo.data import TEST_SET, TRAIN_POOL, batches, encode_pairs, join_examples, read_pairs, train_valid_split
 from attn_demo.model import Seq2Seq
@@ -54,6 +61,8 @@ def parse_args(argv=None):
     p.add_argument("--train-pool", type=Path, default=TRAIN_POOL)
     p.add_argument("--test-set", type=Path, default=TEST_SET, help="pairs whose English is here are never trained on")
     p.add_argument("--run-dir", type=Path, default=None, help="resume state (default runs/<out name>)")
+    p.add_argument("--init-from", type=Path, default=None,
+                   help="continue training this checkpoint folder (its weights and tokenizers) instead of starting from scratch")
     helps = {"minutes": "wall-clock budget, used when --target-tokens is 0",
              "target_tokens": "budget in target pieces trained on (0: use --minutes instead)",
              "join_prob": "fraction of each epoch's examples replaced by joined pairs", "join_max": "most pairs in one join",
@@ -110,6 +119,10 @@ def main(argv=None):
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     run_dir = args.run_dir or Path("runs") / args.out.name
     run_dir.mkdir(parents=True, exist_ok=True)
+    if args.init_from:  # continued training keeps the checkpoint's vocabulary
+        earlier = ModelCard.load(args.init_from / "README.md").data.to_dict().get("training")
+        for name in ("source.model", "target.model"):
+            shutil.copyfile(args.init_from / name, run_dir / name)
     src_tok, tgt_tok, train, valid = prepare_data(args, run_dir)
     config = ModelConfig(
         attention=args.attention, src_vocab_size=len(src_tok), tgt_vocab_size=len(tgt_tok), emb_size=args.emb_size,
@@ -117,6 +130,8 @@ def main(argv=None):
         attn_hidden_size=args.attn_hidden_size, dropout=args.dropout,
     )
     model = Seq2Seq(config).to(device)
+    if args.init_from:  # strict: the checkpoint must have exactly this model's weights
+        model.load_state_dict(load_checkpoint(args.init_from, device)[0].state_dict())
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     state = {"step": 0, "epoch": 0, "batch": 0, "elapsed": 0.0, "best_bleu": -1.0, "target_tokens": 0}
     if args.resume:
@@ -143,6 +158,7 @@ def main(argv=None):
                 "epochs": round(state["target_tokens"] / epoch_tokens, 2), "parameters": n_params,
                 "threads": args.threads, "valid_bleu_greedy": round(scores["bleu"], 2),
                 "valid_chrf_greedy": round(scores["chrf"], 2), "training_pairs": len(train),
+                **({"continued_from": {"checkpoint": str(args.init_from), "training": earlier}} if args.init_from else {}),
             })
         torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "state": state}, run_dir / "last.pt")
 

@@ -72,3 +72,18 @@ def test_a_token_budget_with_joined_examples_gives_the_same_run_whatever_the_mac
     assert resumed["state"]["target_tokens"] >= 3000 and resumed["state"]["step"] > first["state"]["step"]
     facts = ModelCard.load(tmp_path / "a" / "out" / "README.md").data.training
     assert facts["target_tokens"] > 0 and "--join-prob 0.5" in facts["command"]
+
+
+def test_init_from_continues_a_checkpoint_and_its_card_keeps_both_trainings(tmp_path, toy_tsv):
+    first = tmp_path / "first"
+    main(train_args(tmp_path, toy_tsv, "luong-general", minutes=10) + ["--target-tokens", "5000", "--out", str(first)])
+    before, src_tok, tgt_tok = load_checkpoint(first)
+    continued = train_args(tmp_path, toy_tsv, "luong-general", minutes=10)
+    continued[continued.index("--run-dir") + 1] = str(tmp_path / "continued-run")  # a new run: no tokenizers of its own
+    main(continued + ["--target-tokens", "5000", "--init-from", str(first)])
+    after, src_after, _ = load_checkpoint(tmp_path / "out")
+    assert src_after.model_file.read_bytes() == src_tok.model_file.read_bytes()  # the same vocabulary
+    assert loss_on_toy(after, src_tok, tgt_tok) < loss_on_toy(before, src_tok, tgt_tok)  # it went on learning
+    facts = ModelCard.load(tmp_path / "out" / "README.md").data.training
+    assert facts["continued_from"]["checkpoint"] == str(first)
+    assert facts["continued_from"]["training"] == ModelCard.load(first / "README.md").data.training
