@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from attn_demo.search import TRACE_FIELDS, beam_search, greedy_search, max_target_length
+from attn_demo.search import TRACE_FIELDS, beam_search, forced_search, greedy_search, max_target_length
 from conftest import tiny_model
 
 EOS = 3
@@ -91,3 +91,32 @@ def test_greedy_batch_gives_each_sentence_what_it_decodes_alone(attention):
         for name in TRACE_FIELDS:
             torch.testing.assert_close(torch.from_numpy(hyp.trace[name]), torch.from_numpy(alone.trace[name]),
                                        atol=1e-5, rtol=1e-5)
+
+
+@torch.inference_mode()
+def test_forcing_greedy_output_retraces_greedy_search(attention):
+    """Teacher forcing the tokens greedy search chose must give back its every step."""
+    model = tiny_model(attention, seed=7)
+    _, lengths, memory = source(model)
+    greedy = greedy_search(model, memory, max_target_length(lengths))
+    forced = forced_search(model, memory, [h.tokens for h in greedy])
+    for g, f in zip(greedy, forced):
+        assert f.tokens == g.tokens and f.log_prob == pytest.approx(g.log_prob, abs=1e-6)
+        for name in TRACE_FIELDS:
+            torch.testing.assert_close(torch.from_numpy(f.trace[name]), torch.from_numpy(g.trace[name]), atol=1e-6, rtol=1e-6)
+
+
+@torch.inference_mode()
+def test_forced_log_prob_is_the_teacher_forced_model_score(attention):
+    """Targets of different lengths in one batch: each scores as the training forward pass does."""
+    model = tiny_model(attention, seed=8)
+    src, lengths, memory = source(model)
+    g = torch.Generator().manual_seed(2)
+    targets = [torch.randint(4, 40, (n,), generator=g).tolist() + [EOS] for n in (1, 6, 3)]
+    for b, hyp in enumerate(forced_search(model, memory, targets)):
+        y = torch.tensor([targets[b]])
+        y_in = torch.cat([torch.tensor([[model.config.bos_id]]), y[:, :-1]], 1)
+        log_probs = model(src[b:b + 1], lengths[b:b + 1], y_in).log_softmax(-1)  # (1, T, V)
+        assert hyp.log_prob == pytest.approx(float(log_probs.gather(2, y[..., None]).sum()), abs=1e-5)
+        assert hyp.trace["attention"].shape == (len(targets[b]), src.size(1))
+        assert hyp.trace["attention"][:, lengths[b]:].max(initial=0.0) == 0.0  # padding gets no attention
