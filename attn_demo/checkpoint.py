@@ -83,6 +83,9 @@ its attention can be drawn and inspected step by step. It is not a production tr
 ## Evaluation
 {results_text}
 
+## Does attention align words?
+{alignment_text}
+
 ## Data and credits
 Trained on the English–French sentence pairs of [Tatoeba](https://tatoeba.org) as packaged by
 [manythings.org/anki](https://www.manythings.org/anki/) (release 2019-04-07), licensed
@@ -99,16 +102,21 @@ EQUATIONS = {
 }
 
 
-def write_model_card(folder: Path, training: dict | None = None, results: dict | None = None) -> None:
-    """(Re)write README.md from the facts already in it plus new training facts or test results.
+def write_model_card(folder: Path, training: dict | None = None, results: dict | None = None,
+                     alignment: dict | None = None) -> None:
+    """(Re)write README.md from the facts already in it plus new training facts, test results or
+    alignment scores.
 
     results: {"bleu": …, "chrf": …, "n": …, "beam": …, "dataset": …, "by_length": {...}, "command": …}
+    alignment: {"aer": {rule: …}, "precision": {…}, "recall": {…}, "aligner": {name: {"aer": …, …}},
+                "n": …, "skipped": …, "dataset": …, "command": …}
     """
     folder = Path(folder)
     card_path = folder / "README.md"
     old = ModelCard.load(card_path).data.to_dict() if card_path.is_file() else {}
     training = training or old.get("training", {})
     results = results or old.get("test_results")
+    alignment = alignment or old.get("alignment_results")
     config = ModelConfig.from_json(folder / "config.json")
     eval_results = []
     if results:
@@ -116,10 +124,15 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
                                    dataset_config="eng-fra", dataset_split="test", metric_type=metric,
                                    metric_value=results[metric], metric_name=f"{metric.upper()} (sacreBLEU, beam {results['beam']})")
                         for metric in ("bleu", "chrf")]
+    if alignment:
+        eval_results.append(EvalResult(task_type="word-alignment", dataset_type="hansards", dataset_name=alignment["dataset"],
+                                       dataset_split="test", metric_type="aer", metric_value=alignment["aer"]["argmax"],
+                                       metric_name="AER of attention (argmax per French word)"))
     data = ModelCardData(
         language=["en", "fr"], license="cc-by-2.0", library_name="pytorch", pipeline_tag="translation",
         tags=["translation", "attention", "gru", config.attention], datasets=["tatoeba"], metrics=["bleu", "chrf"],
         model_name=folder.name, eval_results=eval_results or None, training=training, test_results=results,
+        alignment_results=alignment,
     )
     title = "Bahdanau (additive)" if config.attention == "bahdanau" else f"Luong ({config.attention.split('-')[1]})"
     card = CARD_TEMPLATE.format(
@@ -127,6 +140,7 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
         equation=EQUATIONS[config.attention], emb=config.emb_size, enc=config.enc_hidden_size,
         ann=config.annotation_size, dec=config.dec_hidden_size, parameters=f"{training.get('parameters', 0):,}",
         vocab=config.src_vocab_size, training_text=_training_text(training), results_text=_results_text(results),
+        alignment_text=_alignment_text(alignment),
     )
     card_path.write_text(card)
 
@@ -151,3 +165,18 @@ def _results_text(r: dict | None) -> str:
             f"**BLEU {r['bleu']}**, **chrF {r['chrf']}**; {r.get('refused', 0)} inputs refused (characters never seen "
             f"in training) count as empty translations.\n\n| source words | sentences | BLEU |\n|---|---|---|\n{rows}"
             f"{speed}\n\n```\n{r['command']}\n```")
+
+
+def _alignment_text(a: dict | None) -> str:
+    if not a:
+        return "Not measured yet."
+    rows = "\n".join(f"| attention, `{rule}` | {a['aer'][rule]} | {a['precision'][rule]} | {a['recall'][rule]} |" for rule in a["aer"])
+    aligner = "\n".join(f"| {name} | {s['aer']} | {s['precision']} | {s['recall']} |" for name, s in a["aligner"].items())
+    return (f"Gold word alignments of {a['dataset']} (English–French Hansards, HLT-NAACL 2003), {a['n']} sentences "
+            f"teacher-forced through the model ({a['skipped']} skipped: refused by the model, e.g. for characters it "
+            "never saw, or pieces that do not spell the gold words). "
+            "Links are drawn from word-level α (an English word's α is the sum over its pieces, a French word's row the "
+            "mean of its pieces' rows, EOS dropped) by the rules of `attn_demo.alignment`; `+1` rules read a French "
+            "word's links from the next step's α. AER = 1 − (|A∩S| + |A∩P|) / (|A| + |S|) (Och & Ney 2003), lower is "
+            "better; an eflomal word aligner on the same sentences is the reference.\n\n"
+            f"| links from | AER | precision | recall |\n|---|---|---|---|\n{rows}\n{aligner}\n\n```\n{a['command']}\n```")

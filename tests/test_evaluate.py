@@ -1,5 +1,9 @@
 import json
 
+import pytest
+
+from attn_demo import load_translator
+from attn_demo.alignment import ALIGNERS
 from attn_demo.evaluate import main, score
 
 
@@ -20,3 +24,37 @@ def test_cli_json_on_a_checkpoint(toy_checkpoint, toy_tsv, tmp_path, capsys):
     assert set(result) >= {"bleu", "chrf", "n", "by_length"}
     assert result["n"] == len(data.read_text(encoding="utf-8").splitlines()) and result["refused"] == 1
     assert 0.0 <= result["bleu"] <= 100.0
+
+
+def write_gold(folder):
+    """Toy gold links ('i see the red cat .' crosses red/rouge and cat/chat); the model refuses the
+    emoji of the second sentence, so it is skipped. In the toy corpus "i see" always comes with
+    "je vois", so no aligner can tell which goes with which: aligner scores are only range-checked."""
+    folder.mkdir()
+    for split in ("test", "dev"):
+        (folder / f"{split}.e").write_text("i see the red cat .\nthe red cat 😀\n", encoding="utf-8")
+        (folder / f"{split}.f").write_text("je vois le chat rouge .\nle chat rouge\n", encoding="utf-8")
+        links = ["1 1 1 S", "1 2 2 S", "1 3 3 S", "1 4 5 S", "1 5 4 S", "1 6 6 P", "2 1 1 S", "2 2 3 S", "2 3 2 S", "2 4 3 P"]
+        (folder / f"{split}.wa.nonullalign").write_text("\n".join(links) + "\n")
+    return folder
+
+
+def test_cli_alignments_json_and_card(toy_checkpoint, toy_tsv, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("attn_demo.alignment.model_input", lambda words: words)  # the toy tokenizers know no capitals
+    gold = write_gold(tmp_path / "gold")
+    main([str(toy_checkpoint), "--alignments", str(gold), "--aligner-pairs", str(toy_tsv), "--json", "--card"])
+    result = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert result["n"] == 1 and result["skipped"] == 1
+    assert set(result["aer"]) == set(ALIGNERS) and set(result["precision"]) == set(result["recall"]) == set(ALIGNERS)
+    assert all(0.0 <= value <= 1.0 for metric in ("aer", "precision", "recall") for value in result[metric].values())
+    assert set(result["aligner"]) == {"eflomal forward", "eflomal reverse", "eflomal intersection", "eflomal grow-diag-final-and"}
+    assert all(set(s) == {"aer", "precision", "recall"} and 0.0 <= s["aer"] <= 1.0 for s in result["aligner"].values())
+    card = (toy_checkpoint / "README.md").read_text(encoding="utf-8")
+    assert "## Does attention align words?" in card and "--alignments" in card
+    assert load_translator(toy_checkpoint, device="cpu").metrics == {"aer": result["aer"]["argmax"]}
+
+
+def test_cli_needs_exactly_one_mode(toy_checkpoint, tmp_path):
+    for args in ([], ["--data", "x.tsv", "--alignments", str(tmp_path)]):
+        with pytest.raises(SystemExit):
+            main([str(toy_checkpoint), *args])
