@@ -107,7 +107,7 @@ def attention_links(attention: np.ndarray, source_spans, target_spans) -> dict:
 def model_input(words: list[str]) -> list[str]:
     """The gold words as the model reads them: the Hansards text is lowercased, and the models
     were trained on Tatoeba sentences that start with a capital, so the first letter is raised
-    (measured: AER 0.63 instead of 0.65 for Bahdanau's argmax). Words stay as tokenised
+    (measured, argmax AER: Bahdanau 0.631 instead of 0.647, Luong 0.487 instead of 0.507). Words stay as tokenised
     ("de le" for "du"), so that every piece maps back to a gold word position."""
     return [words[0][:1].upper() + words[0][1:], *words[1:]] if words else words
 
