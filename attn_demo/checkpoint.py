@@ -86,6 +86,9 @@ what it reads at every step can be drawn and inspected. It is not a production t
 ### By sentence length
 {length_text}
 
+## Does attention align words?
+{alignment_text}
+
 ## Data and credits
 Trained on the English–French sentence pairs of [Tatoeba](https://tatoeba.org) as packaged by
 [manythings.org/anki](https://www.manythings.org/anki/) (release 2019-04-07), licensed
@@ -109,13 +112,16 @@ TITLES = {"bahdanau": "Bahdanau (additive)", "luong-general": "Luong (general)",
 
 
 def write_model_card(folder: Path, training: dict | None = None, results: dict | None = None,
-                     length_curve: dict | None = None) -> None:
-    """(Re)write README.md from the facts already in it plus new training facts or test results.
+                     length_curve: dict | None = None, alignment: dict | None = None) -> None:
+    """(Re)write README.md from the facts already in it plus new training facts, test results,
+    scores by sentence length or alignment scores.
 
     results: {"bleu": …, "chrf": …, "n": …, "beam": …, "dataset": …, "by_length": {...}, "command": …}
     length_curve: {"dataset": …, "beam": …, "buckets": {"1-10": {"n", "bleu", "chrf", "refused"}, …}, "command": …},
     the scores on the long-sentence test set (evaluate --long); kept in the card data as is, so the
     app reads it without running anything, and in the model-index as one dataset per bucket.
+    alignment: {"aer": {rule: …}, "precision": {…}, "recall": {…}, "aligner": {name: {"aer": …, …}},
+                "n": …, "skipped": …, "dataset": …, "command": …}
     """
     folder = Path(folder)
     card_path = folder / "README.md"
@@ -123,6 +129,7 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
     training = training or old.get("training", {})
     results = results or old.get("test_results")
     length_curve = length_curve or old.get("length_curve")
+    alignment = alignment or old.get("alignment_results")
     config = ModelConfig.from_json(folder / "config.json")
     eval_results = []
     if results:
@@ -137,11 +144,16 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
                                     metric_type=metric, metric_value=v[metric],
                                     metric_name=f"{metric.upper()}, {bucket} words (sacreBLEU, beam {length_curve['beam']})")
                          for bucket, v in length_curve["buckets"].items() for metric in ("bleu", "chrf")]
+    if alignment:
+        eval_results.append(EvalResult(task_type="word-alignment", dataset_type="hansards", dataset_name=alignment["dataset"],
+                                       dataset_split="test", metric_type="aer", metric_value=alignment["aer"]["argmax"],
+                                       metric_name="AER of attention (argmax per French word)"))
     data = ModelCardData(
         language=["en", "fr"], license="cc-by-2.0", library_name="pytorch", pipeline_tag="translation",
         tags=["translation", "attention", "gru", config.attention], datasets=["tatoeba"], metrics=["bleu", "chrf"],
         model_name=folder.name, eval_results=eval_results or None, training=training, test_results=results,
         length_curve=length_curve,
+        alignment_results=alignment,
     )
     card = CARD_TEMPLATE.format(
         yaml=data.to_yaml(), name=folder.name, attention=config.attention, attention_title=TITLES[config.attention],
@@ -149,6 +161,7 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
         ann=config.annotation_size, dec=config.dec_hidden_size, parameters=f"{training.get('parameters', 0):,}",
         vocab=config.src_vocab_size, training_text=_training_text(training), results_text=_results_text(results),
         length_text=_length_text(length_curve),
+        alignment_text=_alignment_text(alignment),
     )
     card_path.write_text(card)
 
@@ -183,3 +196,16 @@ def _length_text(curve: dict | None) -> str:
     return (f"Long-sentence test set: pairs of {curve['dataset']} joined in order into inputs of each length (seeded, "
             f"never trained on; see `attn_demo.data.long_test_set`), beam {curve['beam']}, sacreBLEU:\n\n"
             f"| English words | inputs | BLEU | chrF |\n|---|---|---|---|\n{rows}\n\n```\n{curve['command']}\n```")
+def _alignment_text(a: dict | None) -> str:
+    if not a:
+        return "Not measured yet."
+    rows = "\n".join(f"| attention, `{rule}` | {a['aer'][rule]} | {a['precision'][rule]} | {a['recall'][rule]} |" for rule in a["aer"])
+    aligner = "\n".join(f"| {name} | {s['aer']} | {s['precision']} | {s['recall']} |" for name, s in a["aligner"].items())
+    return (f"Gold word alignments of {a['dataset']} (English–French Hansards, HLT-NAACL 2003), {a['n']} sentences "
+            f"teacher-forced through the model ({a['skipped']} skipped: refused by the model, e.g. for characters it "
+            "never saw, or pieces that do not spell the gold words). "
+            "Links are drawn from word-level α (an English word's α is the sum over its pieces, a French word's row the "
+            "mean of its pieces' rows, EOS dropped) by the rules of `attn_demo.alignment`; `+1` rules read a French "
+            "word's links from the next step's α. AER = 1 − (|A∩S| + |A∩P|) / (|A| + |S|) (Och & Ney 2003), lower is "
+            "better; an eflomal word aligner on the same sentences is the reference.\n\n"
+            f"| links from | AER | precision | recall |\n|---|---|---|---|\n{rows}\n{aligner}\n\n```\n{a['command']}\n```")

@@ -1,12 +1,20 @@
-"""Score a checkpoint with sacreBLEU on `english<TAB>french` pairs.
+"""Score a checkpoint with sacreBLEU on `english<TAB>french` pairs, or its attention as a word
+alignment against gold links.
 
     python -m attn_demo.evaluate checkpoints/luong-en-fr --data ../shared/data/tatoeba-fra-eng/tatoeba-test-v2020-07-28.eng-fra.tsv --beam 5
     python -m attn_demo.evaluate checkpoints/luong-en-fr --long --beam 5
+    python -m attn_demo.evaluate checkpoints/luong-en-fr --alignments ../shared/data/hansards-wpt03
 
 BLEU and chrF are corpus-level, default tokeniser, on detokenised output. An input the model
 refuses (characters it never saw) counts as an empty translation and is reported. --long scores
 the long-sentence test set instead (test pairs joined into inputs of 1–10 … 51–60 English
 words, see data.long_test_set): one BLEU and chrF per length bucket.
+
+Alignment: the gold French is teacher-forced through the model and every rule of
+attn_demo.alignment.ALIGNERS draws links from its α; AER, precision and recall are corpus-level
+over the sentences the model reads (refused ones are counted as skipped). An eflomal word
+aligner, trained unsupervised on the Hansards sentences plus Tatoeba pairs, is scored on the
+same sentences as the reference.
 """
 import argparse
 import json
@@ -17,9 +25,11 @@ from pathlib import Path
 import sacrebleu
 import torch
 
+from attn_demo.aligner import aligner_links
+from attn_demo.alignment import alignment_error, attention_alignments, read_gold
 from attn_demo.bench import SENTENCES, timed
 from attn_demo.checkpoint import write_model_card
-from attn_demo.data import TEST_SET, long_test_set, read_pairs
+from attn_demo.data import TEST_SET, TRAIN_POOL, long_test_set, read_pairs
 from attn_demo.translator import Translator, load_translator
 
 LENGTH_BUCKETS = ((1, 5), (6, 10), (11, 15), (16, 20), (21, 10_000))  # English words
@@ -73,21 +83,62 @@ def score_by_length(translator: Translator, pairs, beam: int, per_bucket: int) -
     return buckets
 
 
+def score_alignments(translator: Translator, folder: Path, aligner_pairs: Path) -> dict:
+    """AER, precision and recall of every attention rule and of the aligner on the test split;
+    the aligner also trains on the dev split's sentences and the aligner_pairs."""
+    gold, dev = read_gold(folder, "test"), read_gold(folder, "dev")
+    links, read = attention_alignments(translator, gold)
+    sure, possible = [gold.sure[i] for i in read], [gold.possible[i] for i in read]
+    scores = {name: alignment_error(rule_links, sure, possible) for name, rule_links in links.items()}
+    reference = aligner_links(gold.english + dev.english, gold.french + dev.french, read_pairs(aligner_pairs))
+    return {
+        **{metric: {name: round(s[metric], 4) for name, s in scores.items()} for metric in ("aer", "precision", "recall")},
+        "aligner": {name: {metric: round(value, 4) for metric, value in alignment_error([sentences[i] for i in read], sure, possible).items()}
+                    for name, sentences in reference.items()},
+        "n": len(read), "skipped": len(gold.english) - len(read),
+    }
+
+
+def print_alignments(result: dict) -> None:
+    print(f"{result['n']} sentences read, {result['skipped']} skipped (refused by the model, or pieces not spelling the gold words)")
+    print(f"{'links from':<30} {'AER':>6} {'prec.':>6} {'recall':>6}")
+    for name in result["aer"]:
+        print(f"{'attention ' + name:<30} {result['aer'][name]:6.3f} {result['precision'][name]:6.3f} {result['recall'][name]:6.3f}")
+    for name, s in result["aligner"].items():
+        print(f"{name:<30} {s['aer']:6.3f} {s['precision']:6.3f} {s['recall']:6.3f}")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", help="checkpoint folder or Hub repo id")
     p.add_argument("--data", type=Path, default=TEST_SET, help="TSV of english<TAB>french pairs")
     p.add_argument("--beam", type=int, default=5)
-    p.add_argument("--long", action="store_true",
-                   help="score the long-sentence test set built from --data: BLEU and chrF per bucket of English words")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--long", action="store_true",
+                      help="score the long-sentence test set built from --data: BLEU and chrF per bucket of English words")
+    mode.add_argument("--alignments", type=Path,
+                      help="folder of gold word alignments (test.e, test.f, test.wa.nonullalign, dev.*): report AER")
     p.add_argument("--per-bucket", type=int, default=200, help="inputs per length bucket with --long")
+    p.add_argument("--aligner-pairs", type=Path, default=TRAIN_POOL,
+                   help="english<TAB>french pairs the reference aligner also trains on")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--card", action="store_true",
-                   help="record the scores, and the latency of a 15-word sentence, in the checkpoint folder's model card")
+                   help="record the scores (with --data, also the latency of a 15-word sentence) in the checkpoint folder's model card")
     args = p.parse_args(argv)
     translator = load_translator(args.model)
-    pairs = read_pairs(args.data)
     command = "python -m attn_demo.evaluate " + " ".join(sys.argv[1:] if argv is None else argv)
+    if args.alignments:
+        if translator.config.attention == "none":
+            p.error(f"{args.model} has no attention (attention: none): there is no α to draw links from")
+        result = score_alignments(translator, args.alignments, args.aligner_pairs)
+        if args.json:
+            print(json.dumps(result))
+        else:
+            print_alignments(result)
+        if args.card:
+            write_model_card(translator.folder, alignment={**result, "dataset": args.alignments.name, "command": command})
+        return
+    pairs = read_pairs(args.data)
     if args.long:
         return main_long(args, translator, pairs, command)
     sources, references = [en for en, _ in pairs], [fr for _, fr in pairs]

@@ -1,10 +1,12 @@
 """Greedy and beam search over a batch, each returning what the model computed at every step
-of the hypothesis it chose: the trace the app draws."""
+of the hypothesis it chose: the trace the app draws; forced decoding returns the same trace for
+a target given in advance (teacher forcing)."""
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+from attn_demo.data import pad
 from attn_demo.model import Memory, Seq2Seq
 
 TRACE_FIELDS = ("query", "scores", "attention", "context")
@@ -81,6 +83,27 @@ def _greedy_hypotheses(steps, batch: int, eos: int) -> list[Hypothesis]:
         trace = {name: traces[name][b, :length].numpy() if name in traces else None for name in TRACE_FIELDS}
         hypotheses.append(Hypothesis(tokens[b, :length].tolist(), float(log_probs[b, :length].sum()), trace))
     return hypotheses
+
+
+@torch.inference_mode()
+def forced_search(model: Seq2Seq, memory: Memory, targets: list[list[int]]) -> list[Hypothesis]:
+    """Feed each sentence its given target (ids ending in EOS) instead of the model's choice:
+    the steps greedy search would take had it chosen exactly these pieces. A finished row keeps
+    stepping on padding; the decoder treats rows independently, so the other rows never see it."""
+    y_out = pad(targets, model.config.eos_id).to(memory.mask.device)  # (B, T)
+    y = torch.full((y_out.size(0),), model.config.bos_id, device=y_out.device)
+    state, tokens, log_probs, traces = memory.init_state, [], [], []
+    for t in range(y_out.size(1)):
+        step = model.decoder.step(y, state, memory)
+        y, state = y_out[:, t], step.state
+        log_probs.append(step.logits.log_softmax(-1).gather(1, y[:, None])[:, 0].float().cpu())
+        traces.append(_trace_rows(step))
+    log_probs = torch.stack(log_probs, 1)  # (B, T)
+    trace = {name: None if traces[0][name] is None else torch.stack([rows[name] for rows in traces], 1)  # (B, T, ·)
+             for name in TRACE_FIELDS}
+    return [Hypothesis(list(target), float(log_probs[b, :len(target)].sum()),
+                       {name: None if rows is None else rows[b, :len(target)].numpy() for name, rows in trace.items()})
+            for b, target in enumerate(targets)]
 
 
 @torch.inference_mode()

@@ -37,13 +37,13 @@ def train_tokenizer(sentences, model_prefix: Path, vocab_size: int) -> Tokenizer
     return Tokenizer(f"{model_prefix}.model")
 
 
-def check_text(text) -> str:
+def check_text(text, what: str = "an English sentence") -> str:
     """The input with whitespace normalised, or a ValueError whose message a user can read."""
     if not isinstance(text, str):
-        raise ValueError("Please type an English sentence.")
+        raise ValueError(f"Please type {what}.")
     text = " ".join(text.split())
     if not text:
-        raise ValueError("Please type an English sentence: the input is empty.")
+        raise ValueError(f"Please type {what}: the input is empty.")
     if len(text) > MAX_INPUT_CHARS:
         raise ValueError(f"The input is {len(text)} characters long; the limit is {MAX_INPUT_CHARS}. "
                          "Please translate one sentence at a time.")
@@ -53,14 +53,14 @@ def check_text(text) -> str:
     return text
 
 
-def check_known(text: str, tokenizer: Tokenizer, ids: list[int], max_pieces: int) -> None:
+def check_known(text: str, tokenizer: Tokenizer, ids: list[int], max_pieces: int, language: str = "English") -> None:
     """Refuse characters the model never saw and inputs longer than it can attend over."""
     unknown = [ch for ch in dict.fromkeys(text) if not ch.isspace() and tokenizer.sp.piece_to_id(ch) == tokenizer.sp.unk_id()
                and tokenizer.sp.unk_id() in tokenizer.encode(ch)]
     if unknown:
         shown = " ".join(repr(ch) for ch in unknown[:10])
         raise ValueError(f"The model has never seen these characters: {shown}. "
-                         "It translates English written in the Latin alphabet.")
+                         f"It reads {language} written in the Latin alphabet.")
     if len(ids) + 1 > max_pieces:
         raise ValueError(f"The input is {len(ids) + 1} pieces long; the model takes at most {max_pieces}. "
                          "Please use a shorter sentence.")

@@ -9,7 +9,7 @@ from huggingface_hub.errors import LocalEntryNotFoundError, RepositoryNotFoundEr
 
 from attn_demo.checkpoint import load_checkpoint
 from attn_demo.data import pad
-from attn_demo.search import Hypothesis, beam_search, greedy_search, max_target_length
+from attn_demo.search import Hypothesis, beam_search, forced_search, greedy_search, max_target_length
 from attn_demo.tokenizer import check_known, check_text
 
 
@@ -94,6 +94,13 @@ class Translator:
         check_known(text, self.source_tokenizer, ids, self.config.max_source_pieces)
         return ids + [self.config.eos_id]
 
+    def encode_target(self, text: str) -> list[int]:
+        """French ids with EOS, checked like the English input (the same piece limit included)."""
+        text = check_text(text, what="a French sentence")
+        ids = self.target_tokenizer.encode(text)
+        check_known(text, self.target_tokenizer, ids, self.config.max_source_pieces, language="French")
+        return ids + [self.config.eos_id]
+
     def translate(self, text: str, beam_size: int = 1, max_len: int | None = None) -> "Translation":
         return self.translate_batch([text], beam_size, max_len)[0]
 
@@ -115,6 +122,25 @@ class Translator:
             hypotheses = greedy_search(self.model, memory, limits)
         else:
             hypotheses = beam_search(self.model, memory, limits, beam_size)
+        annotations = memory.annotations.float().cpu().numpy()
+        return [self._translation(ids, hyp, annotations[b, :len(ids)]) for b, (ids, hyp) in enumerate(zip(sources, hypotheses))]
+
+    def force_decode(self, english: str, french: str) -> "Translation":
+        return self.force_decode_batch([(english, french)])[0]
+
+    @torch.inference_mode()
+    def force_decode_batch(self, pairs) -> list["Translation"]:
+        """The trace of the model reading each given French sentence (teacher forcing), as
+        translate_batch returns it for the model's own output. The French is split into pieces by
+        the target tokenizer: the model's own output re-encodes to the same pieces only when it
+        emitted SentencePiece's segmentation of its text (it almost always does)."""
+        sources = [self.encode(english) for english, _ in pairs]
+        targets = [self.encode_target(french) for _, french in pairs]
+        if not sources:
+            return []
+        src = pad(sources, self.config.pad_id).to(self.device)
+        memory = self.model.encode(src, torch.tensor([len(s) for s in sources], device=self.device))
+        hypotheses = forced_search(self.model, memory, targets)
         annotations = memory.annotations.float().cpu().numpy()
         return [self._translation(ids, hyp, annotations[b, :len(ids)]) for b, (ids, hyp) in enumerate(zip(sources, hypotheses))]
 

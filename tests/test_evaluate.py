@@ -4,6 +4,7 @@ import pytest
 
 from huggingface_hub import ModelCard
 
+from attn_demo.alignment import ALIGNERS
 from attn_demo.data import LONG_BUCKETS
 from attn_demo.evaluate import main, score
 from attn_demo.translator import load_translator
@@ -39,3 +40,42 @@ def test_cli_long_scores_every_bucket_and_the_card_keeps_the_curve_apart(toy_che
     results = ModelCard.load(toy_checkpoint / "README.md").data.eval_results
     assert {(r.dataset_args["english_words"], r.metric_type, r.metric_value) for r in results} == {
         (bucket, metric, v[metric]) for bucket, v in curve["buckets"].items() for metric in ("bleu", "chrf")}
+
+
+def write_gold(folder):
+    """Toy gold links ('i see the red cat .' crosses red/rouge and cat/chat); the model refuses the
+    emoji of the second sentence, so it is skipped. In the toy corpus "i see" always comes with
+    "je vois", so no aligner can tell which goes with which: aligner scores are only range-checked."""
+    folder.mkdir()
+    for split in ("test", "dev"):
+        (folder / f"{split}.e").write_text("i see the red cat .\nthe red cat 😀\n", encoding="utf-8")
+        (folder / f"{split}.f").write_text("je vois le chat rouge .\nle chat rouge\n", encoding="utf-8")
+        links = ["1 1 1 S", "1 2 2 S", "1 3 3 S", "1 4 5 S", "1 5 4 S", "1 6 6 P", "2 1 1 S", "2 2 3 S", "2 3 2 S", "2 4 3 P"]
+        (folder / f"{split}.wa.nonullalign").write_text("\n".join(links) + "\n")
+    return folder
+
+
+def test_cli_alignments_json_and_card(toy_checkpoint, toy_tsv, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("attn_demo.alignment.model_input", lambda words: words)  # the toy tokenizers know no capitals
+    gold = write_gold(tmp_path / "gold")
+    command = [str(toy_checkpoint), "--alignments", str(gold), "--aligner-pairs", str(toy_tsv), "--json", "--card"]
+    if toy_checkpoint.name == "tiny-none":  # the baseline has no α to align
+        with pytest.raises(SystemExit):
+            main(command)
+        assert "no attention" in capsys.readouterr().err
+        return
+    main(command)
+    result = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert result["n"] == 1 and result["skipped"] == 1
+    assert set(result["aer"]) == set(ALIGNERS) and set(result["precision"]) == set(result["recall"]) == set(ALIGNERS)
+    assert all(0.0 <= value <= 1.0 for metric in ("aer", "precision", "recall") for value in result[metric].values())
+    assert set(result["aligner"]) == {"eflomal forward", "eflomal reverse", "eflomal intersection", "eflomal grow-diag-final-and"}
+    assert all(set(s) == {"aer", "precision", "recall"} and 0.0 <= s["aer"] <= 1.0 for s in result["aligner"].values())
+    card = (toy_checkpoint / "README.md").read_text(encoding="utf-8")
+    assert "## Does attention align words?" in card and "--alignments" in card
+    assert load_translator(toy_checkpoint, device="cpu").metrics == {"aer": result["aer"]["argmax"]}
+
+
+def test_cli_takes_one_mode_at_a_time(toy_checkpoint, tmp_path):
+    with pytest.raises(SystemExit):
+        main([str(toy_checkpoint), "--long", "--alignments", str(tmp_path)])

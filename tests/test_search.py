@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from attn_demo.search import TRACE_FIELDS, beam_search, greedy_search, max_target_length
+from attn_demo.search import TRACE_FIELDS, beam_search, forced_search, greedy_search, max_target_length
 from conftest import tiny_model
 
 EOS = 3
@@ -101,3 +101,34 @@ def test_greedy_batch_gives_each_sentence_what_it_decodes_alone(attention):
         alone = greedy_search(model, model.encode(src[b:b + 1], lengths[b:b + 1]), limits[b:b + 1])[0]
         assert hyp.tokens == alone.tokens and hyp.log_prob == pytest.approx(alone.log_prob, abs=1e-5)
         assert_same_trace(hyp.trace, alone.trace)
+
+
+@torch.inference_mode()
+def test_forcing_greedy_output_retraces_greedy_search(attention):
+    """Teacher forcing the tokens greedy search chose must give back its every step."""
+    model = tiny_model(attention, seed=7)
+    _, lengths, memory = source(model)
+    greedy = greedy_search(model, memory, max_target_length(lengths))
+    forced = forced_search(model, memory, [h.tokens for h in greedy])
+    for g, f in zip(greedy, forced):
+        assert f.tokens == g.tokens and f.log_prob == pytest.approx(g.log_prob, abs=1e-6)
+        assert_same_trace(f.trace, g.trace)
+
+
+@torch.inference_mode()
+def test_forced_log_prob_is_the_teacher_forced_model_score(attention):
+    """Targets of different lengths in one batch: each scores as the training forward pass does."""
+    model = tiny_model(attention, seed=8)
+    src, lengths, memory = source(model)
+    g = torch.Generator().manual_seed(2)
+    targets = [torch.randint(4, 40, (n,), generator=g).tolist() + [EOS] for n in (1, 6, 3)]
+    for b, hyp in enumerate(forced_search(model, memory, targets)):
+        y = torch.tensor([targets[b]])
+        y_in = torch.cat([torch.tensor([[model.config.bos_id]]), y[:, :-1]], 1)
+        log_probs = model(src[b:b + 1], lengths[b:b + 1], y_in).log_softmax(-1)  # (1, T, V)
+        assert hyp.log_prob == pytest.approx(float(log_probs.gather(2, y[..., None]).sum()), abs=1e-5)
+        if attention == "none":  # no α: the trace says so instead of holding a made-up one
+            assert hyp.trace["attention"] is None and hyp.trace["scores"] is None
+        else:
+            assert hyp.trace["attention"].shape == (len(targets[b]), src.size(1))
+            assert hyp.trace["attention"][:, lengths[b]:].max(initial=0.0) == 0.0  # padding gets no attention

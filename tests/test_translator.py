@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+import torch
 
 import huggingface_hub.constants
 
@@ -152,3 +153,42 @@ def test_nothing_stands_in_for_a_bad_folder_or_a_missing_bundled_checkpoint(offl
         load_or_bundled(str(tmp_path / "no" / "such" / "folder"), toy_checkpoint)
     with pytest.raises(FileNotFoundError, match="neither a checkpoint folder"):
         load_or_bundled("someorg/missing", tmp_path / "no" / "bundled" / "either")
+
+
+def test_force_decode_traces_the_given_french(translator):
+    english, french = "I see the red cat.", "je vois le chat rouge."
+    result = translator.force_decode(english, french)
+    ids = translator.target_tokenizer.encode(french) + [translator.config.eos_id]
+    assert result.target_tokens == translator.target_tokenizer.pieces(ids) and result.text == french
+    assert result.source_tokens == translator.translate(english).source_tokens
+    if result.attention is None:  # the baseline reads one fixed c at every step
+        np.testing.assert_array_equal(result.contexts, np.broadcast_to(result.contexts[0], result.contexts.shape))
+    else:
+        np.testing.assert_allclose(result.attention.sum(1), 1.0, atol=1e-6)
+        np.testing.assert_allclose(result.contexts, result.attention @ result.encoder_states, atol=1e-6)
+    model, src = translator.model, torch.tensor([translator.encode(english)])
+    y = torch.tensor([ids])
+    y_in = torch.cat([torch.tensor([[translator.config.bos_id]]), y[:, :-1]], 1)
+    with torch.inference_mode():
+        log_probs = model(src, torch.tensor([src.size(1)]), y_in).log_softmax(-1)
+    assert result.log_prob == pytest.approx(float(log_probs.gather(2, y[..., None]).sum()), abs=1e-5)
+
+
+@pytest.mark.parametrize("french, message", [("", "French sentence: the input is empty"), (None, "Please type a French"),
+                                             ("le chat 😀", "never seen")])
+def test_force_decode_refuses_bad_french(translator, french, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        translator.force_decode("the red cat", french)
+
+
+@pytest.mark.parametrize("name", ["bahdanau-en-fr", "luong-en-fr"])
+def test_force_decode_of_its_own_translation_is_translate(name):
+    """On the shipped models, where the output re-encodes to the pieces the model emitted."""
+    translator = load_translator(ROOT / "checkpoints" / name, device="cpu")
+    for english in ["The red car is in front of the house.", "I don't like coffee.", "Where did you put the keys?"]:
+        own = translator.translate(english)
+        assert translator.encode_target(own.text) == translator.target_tokenizer.sp.piece_to_id(own.target_tokens)
+        forced = translator.force_decode(english, own.text)
+        assert forced.target_tokens == own.target_tokens and forced.log_prob == pytest.approx(own.log_prob, abs=1e-6)
+        for field in ("attention", "scores", "contexts", "queries", "encoder_states"):
+            np.testing.assert_allclose(getattr(forced, field), getattr(own, field), atol=1e-6, err_msg=field)
