@@ -17,6 +17,7 @@ import gradio as gr
 import torch
 
 from attn_demo import load_or_bundled
+from attn_demo.ui.alignment_check import AlignmentCheckSection
 from attn_demo.ui.quiz import QuizSection
 from attn_demo.ui.translate import CONCURRENCY, STEP_VIEWS_JS, TranslateSection, model_title
 
@@ -58,6 +59,7 @@ def load_models() -> tuple[dict, list[str]]:
 
 MODELS, LOAD_NOTICES = load_models()
 TRANSLATE = TranslateSection(MODELS)
+ALIGNMENT_CHECK = AlignmentCheckSection(MODELS)
 QUIZ = QuizSection(MODELS)
 
 
@@ -78,6 +80,7 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
         gr.Markdown(header_markdown(), elem_id="header")
         large_text = gr.Checkbox(label="Large text (projector)", value=False, scale=0, min_width=200)
     session = TRANSLATE.render(large_text)
+    ALIGNMENT_CHECK.render(large_text)
     QUIZ.render(session)
     gr.Markdown("Every figure has a camera button (top right) that saves it as PNG. Models trained on "
                 "[Tatoeba](https://tatoeba.org) pairs from [manythings.org/anki](https://www.manythings.org/anki/) "

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+GOLD_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "hansards-wpt03"  # ../shared beside the repo
 WORD_START = "▁"  # SentencePiece marks the first piece of every whitespace-separated word
 THRESHOLDS = (0.1, 0.3, 0.5)
 
@@ -139,3 +140,12 @@ def attention_alignments(translator, gold: GoldAlignments, batch_size: int = 32)
                 links[name].append(sentence_links)
             kept.append(i)
     return links, kept
+
+
+def sentence_word_attention(translator, english: list[str], french: list[str]) -> np.ndarray:
+    """Word-level α (French words, English words) of the model reading one gold pair, as
+    attention_alignments reads every pair; a ValueError when the model refuses it."""
+    english, french = model_input(english), model_input(french)
+    result = translator.force_decode(" ".join(english), " ".join(french))
+    return word_attention(result.attention, word_spans(result.source_tokens[:-1], english),
+                          word_spans(result.target_tokens[:-1], french))

@@ -74,6 +74,36 @@ def alignment_figure(source_tokens, target_tokens, attention, title: str, large:
     return _figure([heatmap], layout)
 
 
+def gold_check_figure(english, french, alpha, sure, possible, links, title: str, large: bool = False) -> go.Figure:
+    """Word-level α (French words down, English words across) with the human links outlined
+    (sure: solid, possible only: dashed) and the links drawn from α marked with a dot. Links
+    are (English word, French word) pairs, 0-based."""
+    alpha = np.asarray(alpha, dtype=np.float32)
+    F, E = alpha.shape
+    en, fr = [label(w) for w in english], [label(w) for w in french]
+    gold = {link: "sure" for link in sure} | {link: "possible" for link in possible - set(sure)}
+    heatmap = dict(
+        type="heatmap", z=alpha, zmin=0.0, zmax=1.0, colorscale=ALIGNMENT_COLORSCALE, xgap=1, ygap=1,
+        customdata=[[[fr[f], en[e], gold.get((e, f), "no"), "yes" if (e, f) in links else "no"] for e in range(E)]
+                    for f in range(F)],
+        hovertemplate="%{customdata[0]} ← %{customdata[1]}: α = %{z:.2f}<br>human link: %{customdata[2]} · "
+                      "drawn from α: %{customdata[3]}<extra></extra>",
+        colorbar=dict(title=dict(text="α"), thickness=14, len=min(1.0, 0.35 + 0.02 * F)),
+    )
+    drawn = sorted(links)
+    dots = dict(type="scatter", mode="markers", x=[e for e, _ in drawn], y=[f for _, f in drawn], hoverinfo="skip",
+                marker=dict(symbol="circle", size=9 if large else 7, color=HIGHLIGHT, line=dict(color="white", width=1)))
+    shapes = [dict(type="rect", x0=e - 0.5, x1=e + 0.5, y0=f - 0.5, y1=f + 0.5,
+                   line=dict(color="white", width=3 if kind == "sure" else 2, dash="solid" if kind == "sure" else "dot"))
+              for (e, f), kind in gold.items()]
+    label_room = (10 if large else 7) * max(len(w) for w in english)
+    layout = _layout(title, height=0, large=large, top=70 + label_room)
+    layout.update(xaxis=_ticks(en, tickangle=-50, side="top"), shapes=shapes,
+                  yaxis=_ticks(fr, autorange="reversed", title=dict(text="French (human translation)")))
+    layout["height"] = max(320, (34 if large else 24) * F + 100 + label_room)
+    return _figure([heatmap, dots], layout)
+
+
 def pca_projection(encoder_states):
     """Mean and the top-2 principal directions of the annotations h_j of one sentence.
 

@@ -85,7 +85,7 @@ class Translator:
         self.device = torch.device(device) if device is not None else pick_device()
         self.model, self.source_tokenizer, self.target_tokenizer = load_checkpoint(self.folder, self.device)
         self.config = self.model.config
-        self.metrics, self.length_curve = _card_metrics(self.folder / "README.md")
+        self.metrics, self.length_curve, self.alignment_scores = _card_metrics(self.folder / "README.md")
 
     def encode(self, text: str) -> list[int]:
         """Source ids with EOS, or a ValueError with a message fit for a user."""
@@ -157,16 +157,18 @@ class Translator:
         )
 
 
-def _card_metrics(card_path: Path) -> tuple[dict, dict]:
-    """Test-set scores from the model card's model-index, e.g. {"bleu": 41.2, "chrf": 60.1}, and the
-    scores per length bucket of the long-sentence test set, e.g. {"41-50": {"n": 200, "bleu": 3.5,
-    "chrf": 30.1, "refused": 0}, …} (both empty when the card has none)."""
+def _card_metrics(card_path: Path) -> tuple[dict, dict, dict]:
+    """What the model card measured: test-set scores from its model-index, e.g. {"bleu": 41.2,
+    "chrf": 60.1}; the scores per length bucket of the long-sentence test set, e.g. {"41-50":
+    {"n": 200, "bleu": 3.5, "chrf": 30.1, "refused": 0}, …}; and the word-alignment scores of
+    evaluate --alignments ({"aer": {rule: …}, "aligner": {…}, …}). Each empty when not measured."""
     if not card_path.is_file():
-        return {}, {}
+        return {}, {}, {}
     data = ModelCard.load(card_path).data
     whole_test_set = [r for r in data.eval_results or [] if r.dataset_args is None]  # buckets carry their length
-    curve = data.to_dict().get("length_curve") or {}
-    return {r.metric_type: r.metric_value for r in whole_test_set}, curve.get("buckets", {})
+    facts = data.to_dict()
+    return ({r.metric_type: r.metric_value for r in whole_test_set}, (facts.get("length_curve") or {}).get("buckets", {}),
+            facts.get("alignment_results") or {})
 
 
 def load_translator(name_or_path: str, device=None, revision: str | None = None) -> Translator:

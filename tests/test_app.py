@@ -7,12 +7,15 @@ import threading
 import urllib.error
 import urllib.request
 
+import gradio as gr
 import numpy as np
 import pytest
 from gradio_client import Client
 
 import app
+from attn_demo.alignment import alignment_error, argmax_links, sentence_word_attention
 from attn_demo.ui import translate
+from attn_demo.ui.alignment_check import EXAMPLES, AlignmentCheckSection
 from attn_demo.bench import Server, free_port
 from attn_demo.figures import merge_step
 from conftest import ROOT, untyped
@@ -200,3 +203,31 @@ def test_a_start_that_nothing_can_rescue_ends_in_one_clear_line(tmp_path):
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert out.stderr.strip().splitlines() == [f"attn-demo cannot start: ATTN_DEMO_LUONG: {str(tmp_path / 'no-such-checkpoint')!r} "
                                                "is neither a checkpoint folder nor a Hub repo id (org/name)"]
+
+
+def test_alignment_check_scores_a_hansards_sentence_against_its_human_links():
+    section, number = app.ALIGNMENT_CHECK, 22
+    gold = section.gold
+    assert gold is not None, "the Hansards gold alignments should be in ../shared/data"
+    outputs = section.show(number, False)
+    for (name, translator), figure, score in zip(app.MODELS.items(), outputs[::2], outputs[1::2]):
+        alpha = sentence_word_attention(translator, gold.english[number - 1], gold.french[number - 1])
+        expected = alignment_error([argmax_links(alpha)], [gold.sure[number - 1]], [gold.possible[number - 1]])
+        assert f"AER **{expected['aer']:.2f}**" in score
+        np.testing.assert_array_equal(figure.data[0].z, alpha)
+        assert alpha.shape == (len(gold.french[number - 1]), len(gold.english[number - 1]))
+        assert len(figure.layout.shapes) == len(gold.possible[number - 1])  # every human link outlined
+    table = section.table_markdown()
+    argmax_row = next(row for row in table.splitlines() if row.startswith("| attention, argmax |"))
+    cells = " | ".join(f"{t.alignment_scores['aer']['argmax']:.3f}" for t in app.MODELS.values())
+    assert argmax_row == f"| attention, argmax | {cells} |"  # the cards' numbers, model by model
+    assert [n for _, n in section.sentence_choices()][:len(EXAMPLES)] == list(EXAMPLES)
+
+
+def test_alignment_check_without_the_gold_data_says_so(tmp_path):
+    section = AlignmentCheckSection(app.MODELS, tmp_path)
+    with gr.Blocks() as page:
+        section.render(gr.Checkbox())
+    texts = [block.value for block in page.blocks.values() if isinstance(block, gr.Markdown)]
+    assert section.gold is None and any("not on this machine" in text for text in texts)
+    assert not any(isinstance(block, (gr.Dropdown, gr.Plot)) for block in page.blocks.values())

@@ -148,3 +148,26 @@ def test_quiz_checks_answers_about_attention_and_about_the_translation(browser, 
     page.locator(f"#quiz-{trace_question}").scroll_into_view_if_needed()
     page.screenshot(path=str(SCREENSHOT_DIR / "quiz-phone.png"), full_page=False)
     page.close()
+
+
+@pytest.mark.parametrize("width, height", [(1440, 900), (390, 844)])
+def test_alignment_check_draws_the_human_links_on_each_models_grid(browser, app_url, width, height):
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(app_url)
+    for model in ("bahdanau", "luong"):  # the first example is on the page from the start
+        page.locator(f"#{model}-gold-grid .js-plotly-plot .heatmaplayer").wait_for(timeout=60_000)
+    sentence = page.locator("#gold-sentence input")
+    sentence.click()
+    sentence.fill("22.")
+    page.get_by_role("option", name="22. i disagree", exact=False).click()
+    expected = app.ALIGNMENT_CHECK.show(22, False)
+    page.wait_for_function("() => document.querySelector('#luong-gold-score').innerText.includes("
+                           f"{expected[3].split('AER **')[1].split('**')[0]!r})", timeout=30_000)
+    for model, figure in (("bahdanau", expected[0]), ("luong", expected[2])):
+        drawn = json.loads(page.evaluate(
+            "(model) => JSON.stringify(document.querySelector(`#${model}-gold-grid .js-plotly-plot`).layout.shapes)", model))
+        assert len(drawn) == len(figure.layout.shapes)  # every human link outlined
+    page.locator("#luong-gold-grid").scroll_into_view_if_needed()
+    SCREENSHOT_DIR.mkdir(exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT_DIR / f"alignment-check-{width}.png"), full_page=False)
+    page.close()

@@ -4,7 +4,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from attn_demo.figures import (ALIGNMENT_COLORSCALE, alignment_figure, label, merge_step, pca_projection, project,
+from attn_demo.figures import (ALIGNMENT_COLORSCALE, alignment_figure, gold_check_figure, label, merge_step, pca_projection, project,
                                step_figure, step_views)
 from conftest import assert_same_figure, untyped
 
@@ -133,3 +133,19 @@ def test_figures_handle_any_sentence_length(size):
     all_strings(alignment_figure(pieces, pieces, attention, "x"))
     all_strings(step_figure(pieces, pieces[0], np.ones(3), "q", attention[0], attention[0], states, attention[0] @ states,
                             pca_projection(states), "x"))
+
+
+def test_gold_check_figure_outlines_the_human_links_and_marks_the_drawn_ones():
+    english, french = ["the", "<b>red", "car"], ["la", "voiture", "rouge"]
+    alpha = np.array([[0.9, 0.05, 0.05], [0.1, 0.2, 0.7], [0.1, 0.8, 0.1]], dtype=np.float32)
+    sure, possible = {(0, 0), (2, 1)}, {(0, 0), (2, 1), (1, 2), (1, 1)}
+    links = {(0, 0), (2, 1), (1, 2)}
+    fig = gold_check_figure(english, french, alpha, sure, possible, links, "Luong")
+    heatmap, dots = fig.data
+    np.testing.assert_array_equal(np.asarray(heatmap.z), alpha)
+    assert sorted(zip(dots.x, dots.y)) == sorted(links)
+    boxes = {(int(round(s.x0 + 0.5)), int(round(s.y0 + 0.5))): s.line.dash for s in fig.layout.shapes}
+    assert boxes == {(0, 0): "solid", (2, 1): "solid", (1, 2): "dot", (1, 1): "dot"}
+    assert list(heatmap.customdata[2][1]) == ["rouge", "&lt;b&gt;red", "possible", "yes"]
+    assert list(heatmap.customdata[1][0]) == ["voiture", "the", "no", "no"]
+    assert "<b>red" not in all_strings(fig)

@@ -1,0 +1,99 @@
+"""Alignment check: does attention align words as a person would? Each model reads a Hansards
+sentence and its human French translation (teacher forcing); its word-level α is drawn with the
+human links outlined, beside that sentence's alignment error rate and every model's AER on the
+whole test set next to a word aligner's (from the model cards, measured by evaluate --alignments)."""
+import functools
+from pathlib import Path
+
+import gradio as gr
+
+from attn_demo.alignment import GOLD_DIR, alignment_error, argmax_links, read_gold, sentence_word_attention
+from attn_demo.figures import gold_check_figure
+from attn_demo.ui.translate import model_title
+
+EXAMPLES = (28, 22, 110, 76)  # 1-based sentence numbers worth checking first: one-to-one, many-to-one, paraphrases
+EXPLANATION = """## Alignment check: does attention align words?
+The grids above are often called alignments. Here each model reads a sentence of the Canadian Hansards
+together with its human French translation, and its attention is summed over each English word's pieces
+(and averaged over each French word's). White boxes are the links human annotators drew (solid: sure,
+dotted: possible); red dots are the links drawn from α by taking, for each French word, its most-attended
+English word (**argmax**). The **alignment error rate** compares the two: AER = 1 − (|A∩S| + |A∩P|) / (|A| + |S|),
+0 when every drawn link is one the annotators accept and every sure link is drawn.
+
+Attention is not trained to align: it is trained to help predict the next French piece, and whatever
+information helps may sit in a neighbouring annotation (each h_j has read the whole sentence in both
+directions), in the end-of-sentence piece, or nowhere in particular. A word aligner trained for the task
+does far better on the same sentences."""
+
+
+class AlignmentCheckSection:
+    def __init__(self, models: dict, gold_dir: Path = GOLD_DIR):
+        self.models = models
+        self.gold = read_gold(gold_dir) if (Path(gold_dir) / "test.wa.nonullalign").is_file() else None
+        self.word_alpha = functools.lru_cache(maxsize=256)(self._word_alpha)
+
+    def sentence_choices(self) -> list[tuple[str, int]]:
+        """(label, 1-based number) of every test sentence, the examples first."""
+        numbers = [*EXAMPLES, *(n for n in range(1, len(self.gold.english) + 1) if n not in EXAMPLES)]
+        return [(f"{n}. {' '.join(self.gold.english[n - 1])}", n) for n in numbers]
+
+    def _word_alpha(self, name: str, number: int):
+        alpha = sentence_word_attention(self.models[name], self.gold.english[number - 1], self.gold.french[number - 1])
+        alpha.flags.writeable = False  # cached and shared between sessions
+        return alpha
+
+    def show(self, number: int, large: bool) -> list:
+        """For each model: its grid of the sentence with the human links, and the sentence's AER."""
+        english, french = self.gold.english[number - 1], self.gold.french[number - 1]
+        sure, possible = self.gold.sure[number - 1], self.gold.possible[number - 1]
+        outputs = []
+        for name, translator in self.models.items():
+            title = model_title(translator)
+            try:
+                alpha = self.word_alpha(name, int(number))
+            except ValueError as error:  # e.g. characters the model never saw
+                outputs += [None, f"{title} cannot read this sentence: {error}"]
+                continue
+            links = argmax_links(alpha)
+            score = alignment_error([links], [sure], [possible])
+            outputs += [gold_check_figure(english, french, alpha, sure, possible, links,
+                                          f"{title}: word-level α and the human links", large),
+                        f"**{title}**, this sentence: AER **{score['aer']:.2f}** (argmax), precision "
+                        f"{score['precision']:.2f}, recall {score['recall']:.2f}"]
+        return outputs
+
+    def table_markdown(self) -> str:
+        """Every model's AER on the whole test set, rule by rule, and the aligner's, from the cards."""
+        scores = {name: t.alignment_scores for name, t in self.models.items() if t.alignment_scores}
+        if not scores:
+            return "No model card has alignment scores yet (`python -m attn_demo.evaluate CHECKPOINT --alignments …`)."
+        names = list(scores)
+        first = scores[names[0]]
+        header = "| links drawn from | " + " | ".join(model_title(self.models[n]) for n in names) + " |"
+        rows = [f"| attention, {rule} | " + " | ".join(f"{scores[n]['aer'].get(rule, float('nan')):.3f}" for n in names) + " |"
+                for rule in first["aer"]]
+        aligner = ", ".join(f"{kind.removeprefix('eflomal ')} {s['aer']:.3f}" for kind, s in first["aligner"].items())
+        return (f"**AER on the whole test set** ({first['n']} sentences; lower is better; `+1` rules read a French word's "
+                f"links from the next step's α, `threshold-τ` keeps every link with α ≥ τ, `intersect` keeps argmax links "
+                f"that are also argmax the other way):\n\n{header}\n|---|" + "---|" * len(names) + "\n" + "\n".join(rows)
+                + f"\n\nFor reference, the word aligner eflomal, trained without supervision on the same sentences plus "
+                f"the Tatoeba pairs, scores AER {aligner}.")
+
+    def render(self, large_text: gr.Checkbox):
+        gr.Markdown(EXPLANATION, latex_delimiters=[])
+        if self.gold is None:
+            gr.Markdown(f"The human alignments are not on this machine (looked in `{GOLD_DIR}`), so no sentence can be "
+                        "checked here; the scores below were measured where they were.")
+        else:
+            sentence = gr.Dropdown(self.sentence_choices(), value=EXAMPLES[0], label="Hansards sentence (test set)",
+                                   elem_id="gold-sentence")
+            first = self.show(EXAMPLES[0], False)  # on the page from the start
+            outputs = []
+            with gr.Row():
+                for i, name in enumerate(self.models):
+                    with gr.Column():
+                        score = gr.Markdown(first[2 * i + 1], elem_id=f"{name}-gold-score")
+                        grid = gr.Plot(first[2 * i], show_label=False, elem_id=f"{name}-gold-grid")
+                        outputs += [grid, score]
+            gr.on([sentence.change, large_text.change], self.show, [sentence, large_text], outputs, api_name="alignment_check")
+        gr.Markdown(self.table_markdown())
