@@ -20,6 +20,7 @@ from attn_demo import load_or_bundled
 from attn_demo.ui.alignment_check import AlignmentCheckSection
 from attn_demo.ui.quiz import QuizSection
 from attn_demo.ui.translate import CONCURRENCY, STEP_VIEWS_JS, TranslateSection, model_title
+from attn_demo.ui.why_attention import WhyAttentionSection
 
 ROOT = Path(__file__).resolve().parent
 # One intra-op thread: requests decode at small batch sizes, where a second thread costs more in
@@ -59,6 +60,7 @@ def load_models() -> tuple[dict, list[str]]:
 
 MODELS, LOAD_NOTICES = load_models()
 TRANSLATE = TranslateSection(MODELS)
+WHY_ATTENTION = WhyAttentionSection(MODELS)
 ALIGNMENT_CHECK = AlignmentCheckSection(MODELS)
 QUIZ = QuizSection(MODELS)
 
@@ -80,6 +82,7 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
         gr.Markdown(header_markdown(), elem_id="header")
         large_text = gr.Checkbox(label="Large text (projector)", value=False, scale=0, min_width=200)
     session = TRANSLATE.render(large_text)
+    WHY_ATTENTION.render(large_text)
     ALIGNMENT_CHECK.render(large_text)
     QUIZ.render(session)
     gr.Markdown("Every figure has a camera button (top right) that saves it as PNG. Models trained on "

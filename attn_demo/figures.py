@@ -104,6 +104,20 @@ def gold_check_figure(english, french, alpha, sure, possible, links, title: str,
     return _figure([heatmap, dots], layout)
 
 
+def length_figure(curves: dict, large: bool = False) -> go.Figure:
+    """BLEU by English sentence length, one line per model: {model title: {"1-10": {"bleu", "n"}, …}}
+    (Bahdanau et al. 2015, Figure 2, for our own models)."""
+    data = [dict(type="scatter", mode="lines+markers", name=label(title), x=[b.replace("-", "–") for b in buckets],
+                 y=[v["bleu"] for v in buckets.values()], customdata=[v["n"] for v in buckets.values()],
+                 hovertemplate=f"{label(title)}<br>%{{x}} words: BLEU %{{y:.1f}} (%{{customdata}} inputs)<extra></extra>")
+            for title, buckets in curves.items()]
+    layout = _layout("Translation quality by sentence length (long-sentence test set, beam 5)", 420, large)
+    layout.update(showlegend=True, legend=dict(orientation="h", y=-0.25),
+                  xaxis=dict(title=dict(text="English words"), type="category"),
+                  yaxis=dict(title=dict(text="BLEU"), rangemode="tozero"))
+    return _figure(data, layout)
+
+
 def pca_projection(encoder_states):
     """Mean and the top-2 principal directions of the annotations h_j of one sentence.
 

@@ -231,3 +231,11 @@ def test_alignment_check_without_the_gold_data_says_so(tmp_path):
     texts = [block.value for block in page.blocks.values() if isinstance(block, gr.Markdown)]
     assert section.gold is None and any("not on this machine" in text for text in texts)
     assert not any(isinstance(block, (gr.Dropdown, gr.Plot)) for block in page.blocks.values())
+
+
+def test_why_attention_charts_every_models_length_curve_from_its_card():
+    figure = app.WHY_ATTENTION.figure(False)
+    lines = {line.name: line for line in figure.data}
+    for translator in app.MODELS.values():
+        curve = translator.length_curve
+        assert list(lines[translate.model_title(translator)].y) == [v["bleu"] for v in curve.values()]

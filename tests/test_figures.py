@@ -4,8 +4,8 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from attn_demo.figures import (ALIGNMENT_COLORSCALE, alignment_figure, gold_check_figure, label, merge_step, pca_projection, project,
-                               step_figure, step_views)
+from attn_demo.figures import (ALIGNMENT_COLORSCALE, alignment_figure, gold_check_figure, label, length_figure, merge_step,
+                               pca_projection, project, step_figure, step_views)
 from conftest import assert_same_figure, untyped
 
 SOURCE = ["▁the", "▁<img", "▁src=x", "▁the", "</s>"]  # S = 5, a repeated piece and markup
@@ -149,3 +149,13 @@ def test_gold_check_figure_outlines_the_human_links_and_marks_the_drawn_ones():
     assert list(heatmap.customdata[2][1]) == ["rouge", "&lt;b&gt;red", "possible", "yes"]
     assert list(heatmap.customdata[1][0]) == ["voiture", "the", "no", "no"]
     assert "<b>red" not in all_strings(fig)
+
+
+def test_length_figure_draws_one_line_per_model_from_the_card_numbers():
+    curves = {"Luong <general>": {"1-10": {"n": 200, "bleu": 35.2}, "41-50": {"n": 198, "bleu": 2.1}},
+              "Bahdanau": {"1-10": {"n": 200, "bleu": 35.0}, "41-50": {"n": 200, "bleu": 3.9}}}
+    fig = length_figure(curves)
+    luong, bahdanau = fig.data
+    assert list(luong.x) == ["1–10", "41–50"] and list(luong.y) == [35.2, 2.1] and list(luong.customdata) == [200, 198]
+    assert list(bahdanau.y) == [35.0, 3.9] and luong.name == "Luong &lt;general&gt;"
+    assert "<general>" not in all_strings(fig)

@@ -87,3 +87,12 @@ def test_init_from_continues_a_checkpoint_and_its_card_keeps_both_trainings(tmp_
     facts = ModelCard.load(tmp_path / "out" / "README.md").data.training
     assert facts["continued_from"]["checkpoint"] == str(first)
     assert facts["continued_from"]["training"] == ModelCard.load(first / "README.md").data.training
+
+
+def test_precision_auto_uses_bf16_only_where_the_hardware_has_it(monkeypatch):
+    from attn_demo import train
+    monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: False)
+    assert train.native_bf16(torch.device("cpu")) is False  # an AVX2-only CPU emulates bf16, 40x slower
+    monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: True)
+    assert train.native_bf16(torch.device("cpu")) is True
+    assert parse_args(["--attention", "bahdanau", "--out", "x"]).precision == "auto"

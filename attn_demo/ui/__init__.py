@@ -2,6 +2,7 @@
 
     translate.py      translate with both models and scrub through the decoder steps
     step_views.js     draws a decoder step in the browser (translate.py's scrubber)
+    why_attention.py  why attention exists: BLEU by sentence length, model by model
     alignment_check.py   does attention align words? the human links of the Hansards on each model's α
     quiz.py           check your understanding: questions on attention and on the user's translation
 """
