@@ -87,7 +87,8 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
     QUIZ.render(session)
     gr.Markdown("Every figure has a camera button (top right) that saves it as PNG. Models trained on "
                 "[Tatoeba](https://tatoeba.org) pairs from [manythings.org/anki](https://www.manythings.org/anki/) "
-                "(CC-BY 2.0 FR).")
+                "(CC-BY 2.0 FR). The alignment check uses the English–French Hansards word alignments of the "
+                "HLT-NAACL 2003 shared task (Mihalcea & Pedersen 2003).")
     large_text.change(None, large_text, None, js=TOGGLE_LARGE_TEXT, api_name="toggle_large_text")
 
 demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=2)

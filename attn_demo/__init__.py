@@ -9,6 +9,7 @@ Letters used in every shape comment of this package:
     D  size of an encoder annotation h_j = [→h_j; ←h_j]  (2 × encoder hidden size)
     H  decoder hidden size (size of s_t)
     A  hidden size of an additive / concat score
+    R  rank of the reduced-rank score (the k of e_tj = s_tᵀ UᵀV h_j)
     V  vocabulary size
     K  beam size
 

@@ -91,9 +91,30 @@ class LuongGeneralAttention(LuongDotAttention):
         return self.W(annotations)  # (B, S, H)
 
 
-def build_attention(name: str, query_size: int, annotation_size: int, hidden_size: int) -> Attention:
+class LuongLowRankAttention(LuongDotAttention):
+    """Reduced-rank multiplicative score (the general score with W = UᵀV of rank R):
+
+        e_tj = (U s_t)ᵀ (V h_j) = s_tᵀ (Uᵀ V) h_j,   U: R × H,  V: R × D
+
+    R(H + D) parameters instead of the H·D of W. V h_j is computed once per sentence, so a step
+    costs the query projection U s_t and one batched dot product of size R.
+    """
+
+    def __init__(self, query_size: int, annotation_size: int, rank: int):
+        super().__init__()
+        self.U = nn.Linear(query_size, rank, bias=False)
+        self.V = nn.Linear(annotation_size, rank, bias=False)
+
+    def project_keys(self, annotations):
+        return self.V(annotations)  # (B, S, R)
+
+    def score(self, query, keys):
+        return self.U(query) @ keys.transpose(1, 2)  # (B, T, R) @ (B, R, S) → (B, T, S)
+
+
+def build_attention(name: str, query_size: int, annotation_size: int, hidden_size: int, rank: int) -> Attention:
     """The attention module for a score name; unknown names (and "none", which has no module) are
-    refused with the valid ones."""
+    refused with the valid ones. hidden_size is A (additive and concat), rank is R (low-rank)."""
     if name == "bahdanau":
         return BahdanauAttention(query_size, annotation_size, hidden_size)
     if name == "luong-concat":
@@ -102,4 +123,6 @@ def build_attention(name: str, query_size: int, annotation_size: int, hidden_siz
         return LuongGeneralAttention(query_size, annotation_size)
     if name == "luong-dot":
         return LuongDotAttention()
+    if name == "luong-lowrank":
+        return LuongLowRankAttention(query_size, annotation_size, rank)
     raise ValueError(f"unknown attention {name!r}; valid: {', '.join(ATTENTION_SCORES)}")

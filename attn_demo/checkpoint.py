@@ -102,13 +102,14 @@ EQUATIONS = {
     "luong-general": "e_tj = s_tᵀ W h_j (Luong et al. 2015), query s_t, h̃_t = tanh(W_c [c_t; s_t]) feeds the output layer, no input feeding",
     "luong-dot": "e_tj = s_tᵀ h_j (Luong et al. 2015), query s_t, no input feeding",
     "luong-concat": "e_tj = vᵀ tanh(W [s_t; h_j]) (Luong et al. 2015), query s_t, no input feeding",
+    "luong-lowrank": "e_tj = (U s_t)ᵀ (V h_j) = s_tᵀ UᵀV h_j, the general score with W of rank R, query s_t, no input feeding",
     "none": "no α: one fixed context c = [→h_S; ←h_1] (the final states of the two encoder directions) is read at "
             "every step, s_t = GRU([E y_{t−1}; c], s_{t−1}), readout tanh(W_o [s_t; c; E y_{t−1}]): the Bahdanau "
             "decoder with c_t replaced by c, as in the RNN encoder–decoder of Cho et al. 2014 (the RNNencdec baseline "
             "of Bahdanau et al. 2015)",
 }
 TITLES = {"bahdanau": "Bahdanau (additive)", "luong-general": "Luong (general)", "luong-dot": "Luong (dot)",
-          "luong-concat": "Luong (concat)", "none": "no"}
+          "luong-concat": "Luong (concat)", "luong-lowrank": "Luong (low-rank)", "none": "no"}
 
 
 def write_model_card(folder: Path, training: dict | None = None, results: dict | None = None,
@@ -170,9 +171,16 @@ def _training_text(t: dict) -> str:
     if not t:
         return "Not recorded."
     tokens = f", {t['target_tokens']:,} target pieces" if "target_tokens" in t else ""
-    return (f"From scratch, {t['minutes']} minutes on {t['threads']} CPU thread(s), {t['steps']} updates{tokens}, "
+    joins = (f", {t['join_prob']:.0%} of each epoch's examples replaced by 2–{t['join_max']} pairs joined in order"
+             if t.get("join_prob") else "")
+    text = (f"{t['minutes']} minutes on {t['threads']} CPU thread(s), {t['steps']} updates{tokens}{joins}, "
             f"{t['epochs']} epochs over {t['training_pairs']:,} pairs; best greedy validation BLEU {t['valid_bleu_greedy']} "
             f"(chrF {t['valid_chrf_greedy']}).\n\n```\n{t['command']}\n```")
+    if "continued_from" not in t:
+        return "From scratch, " + text
+    earlier = t["continued_from"]
+    return (f"In two runs. First: {_training_text(earlier['training'])}\n\nThen continued from that checkpoint "
+            f"(`{earlier['checkpoint']}`, its weights and tokenizers; a fresh optimizer and schedule): {text}")
 
 
 def _results_text(r: dict | None) -> str:
@@ -196,6 +204,8 @@ def _length_text(curve: dict | None) -> str:
     return (f"Long-sentence test set: pairs of {curve['dataset']} joined in order into inputs of each length (seeded, "
             f"never trained on; see `attn_demo.data.long_test_set`), beam {curve['beam']}, sacreBLEU:\n\n"
             f"| English words | inputs | BLEU | chrF |\n|---|---|---|---|\n{rows}\n\n```\n{curve['command']}\n```")
+
+
 def _alignment_text(a: dict | None) -> str:
     if not a:
         return "Not measured yet."

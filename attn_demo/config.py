@@ -4,7 +4,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-ATTENTION_SCORES = ("bahdanau", "luong-dot", "luong-general", "luong-concat")  # the attention modules
+ATTENTION_SCORES = ("bahdanau", "luong-dot", "luong-general", "luong-lowrank", "luong-concat")  # the attention modules
 ATTENTION_TYPES = ATTENTION_SCORES + ("none",)  # "none": the no-attention baseline, one fixed context c
 
 
@@ -23,6 +23,7 @@ class ModelConfig:
     enc_hidden_size: int = 256  # per direction, so D = 2 × this
     dec_hidden_size: int = 512  # H
     attn_hidden_size: int = 256  # A (bahdanau and luong-concat only)
+    attn_rank: int = 64  # R, the rank of U and V (luong-lowrank only)
     dropout: float = 0.2
     max_source_pieces: int = 150  # longer inputs are refused; the longest 51–60-word test input has 114
     pad_id: int = 0

@@ -69,7 +69,7 @@ class Decoder(nn.Module):
         super().__init__()
         D, H = cfg.annotation_size, cfg.dec_hidden_size
         self.embed = nn.Embedding(cfg.tgt_vocab_size, cfg.emb_size, padding_idx=cfg.pad_id)
-        self.attention = None if cfg.attention == "none" else build_attention(cfg.attention, H, D, cfg.attn_hidden_size)
+        self.attention = None if cfg.attention == "none" else build_attention(cfg.attention, H, D, cfg.attn_hidden_size, cfg.attn_rank)
         self.init = nn.Linear(cfg.enc_hidden_size, H)
         self.out_bias = nn.Parameter(torch.zeros(cfg.tgt_vocab_size))
         self.dropout = nn.Dropout(cfg.dropout)

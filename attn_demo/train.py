@@ -43,7 +43,7 @@ from attn_demo.search import greedy_search, max_target_length
 from attn_demo.tokenizer import Tokenizer, train_tokenizer
 
 DEFAULTS = dict(
-    minutes=60.0, target_tokens=0, join_prob=0.1, join_max=10, join_max_len=150, vocab_size=4000, emb_size=256, enc_hidden_size=256, dec_hidden_size=512, attn_hidden_size=256,
+    minutes=60.0, target_tokens=0, join_prob=0.1, join_max=10, join_max_len=150, vocab_size=4000, emb_size=256, enc_hidden_size=256, dec_hidden_size=512, attn_hidden_size=256, attn_rank=64,
     dropout=0.2, max_tokens=3000, max_len=50, lr=2e-3, warmup_steps=300, final_lr_fraction=0.02,
     label_smoothing=0.1, clip=1.0, n_valid=2000, valid_minutes=5.0, seed=1, threads=2,
 )
@@ -141,7 +141,7 @@ def main(argv=None):
     config = ModelConfig(
         attention=args.attention, src_vocab_size=len(src_tok), tgt_vocab_size=len(tgt_tok), emb_size=args.emb_size,
         enc_hidden_size=args.enc_hidden_size, dec_hidden_size=args.dec_hidden_size,
-        attn_hidden_size=args.attn_hidden_size, dropout=args.dropout,
+        attn_hidden_size=args.attn_hidden_size, attn_rank=args.attn_rank, dropout=args.dropout,
     )
     model = Seq2Seq(config).to(device)
     if args.init_from:  # strict: the checkpoint must have exactly this model's weights
@@ -172,6 +172,7 @@ def main(argv=None):
                 "epochs": round(state["target_tokens"] / epoch_tokens, 2), "parameters": n_params,
                 "threads": args.threads, "valid_bleu_greedy": round(scores["bleu"], 2),
                 "valid_chrf_greedy": round(scores["chrf"], 2), "training_pairs": len(train),
+                "join_prob": args.join_prob, "join_max": args.join_max,
                 **({"continued_from": {"checkpoint": str(args.init_from), "training": earlier}} if args.init_from else {}),
             })
         torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "state": state}, run_dir / "last.pt")

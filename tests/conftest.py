@@ -49,7 +49,7 @@ def toy_tokenizers(tmp_path_factory):
 def tiny_config(attention: str, vocab: int = 40) -> ModelConfig:
     dec = 6 if attention == "luong-dot" else 7  # sᵀh needs H = D
     return ModelConfig(attention=attention, src_vocab_size=vocab, tgt_vocab_size=vocab, emb_size=5,
-                       enc_hidden_size=3, dec_hidden_size=dec, attn_hidden_size=4, dropout=0.0)
+                       enc_hidden_size=3, dec_hidden_size=dec, attn_hidden_size=4, attn_rank=2, dropout=0.0)
 
 
 def tiny_model(attention: str, seed: int = 0) -> Seq2Seq:

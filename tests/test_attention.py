@@ -4,22 +4,25 @@ import pytest
 import torch
 
 from attn_demo.attention import (BahdanauAttention, LuongConcatAttention, LuongDotAttention,
-                                 LuongGeneralAttention, build_attention)
+                                 LuongGeneralAttention, LuongLowRankAttention, build_attention)
 from attn_demo.config import ATTENTION_SCORES
 
-B, T, S, D, H, A = 2, 3, 5, 6, 7, 4
+B, T, S, D, H, A, R = 2, 3, 5, 6, 7, 4, 8
 
 
 def make(name):
     torch.manual_seed(0)
     query_size = D if name == "luong-dot" else H
-    return build_attention(name, query_size, D, A), query_size
+    return build_attention(name, query_size, D, A, R), query_size
 
 
 def hand_score(name, module, s, h):
     """e for one query vector s and one annotation h, written out element by element."""
     if name == "luong-dot":
         return sum(s[i] * h[i] for i in range(D))
+    if name == "luong-lowrank":
+        U, V = module.U.weight, module.V.weight  # (R, H), (R, D)
+        return sum(sum(U[r, i] * s[i] for i in range(H)) * sum(V[r, k] * h[k] for k in range(D)) for r in range(R))
     if name == "luong-general":
         W = module.W.weight  # (H, D)
         return sum(s[i] * sum(W[i, k] * h[k] for k in range(D)) for i in range(H))
@@ -65,12 +68,13 @@ def test_padding_gets_exactly_zero_weight_and_rows_sum_to_one(name):
 
 def test_factory_builds_each_class_and_rejects_unknown_names_listing_valid_ones():
     classes = {"bahdanau": BahdanauAttention, "luong-concat": LuongConcatAttention,
-               "luong-general": LuongGeneralAttention, "luong-dot": LuongDotAttention}
+               "luong-general": LuongGeneralAttention, "luong-dot": LuongDotAttention,
+               "luong-lowrank": LuongLowRankAttention}
     for name, cls in classes.items():
         assert type(make(name)[0]) is cls
     for unknown in ("luong-cosine", "none"):  # "none" is a decoder without an attention module
         with pytest.raises(ValueError) as error:
-            build_attention(unknown, H, D, A)
+            build_attention(unknown, H, D, A, R)
         assert all(name in str(error.value) for name in ATTENTION_SCORES)
 
 
@@ -85,3 +89,15 @@ def test_modules_hold_no_state_between_calls(name):
         again = module(query, module.project_keys(h1), h1, mask1)[1]
     assert torch.equal(first, again)
     assert set(vars(module)["_buffers"]) == set()
+
+
+def test_low_rank_score_is_the_general_score_with_w_of_rank_r_and_fewer_parameters():
+    """s_tᵀ (UᵀV) h_j: the same energies as a general score whose W is UᵀV, from R(H + D) numbers."""
+    low_rank, _ = make("luong-lowrank")
+    general = LuongGeneralAttention(H, D)
+    with torch.no_grad():
+        general.W.weight.copy_(low_rank.U.weight.T @ low_rank.V.weight)  # (H, D) of rank ≤ R
+        query, h = torch.randn(B, T, H), torch.randn(B, S, D)
+        torch.testing.assert_close(low_rank.score(query, low_rank.project_keys(h)), general.score(query, general.project_keys(h)),
+                                   atol=1e-5, rtol=1e-5)
+    assert sum(p.numel() for p in low_rank.parameters()) == R * (H + D)

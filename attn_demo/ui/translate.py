@@ -19,12 +19,13 @@ from attn_demo.figures import alignment_figure, pca_projection, step_views
 from attn_demo.tokenizer import check_text
 
 TITLES = {"bahdanau": "Bahdanau (additive)", "luong-general": "Luong (general)", "luong-dot": "Luong (dot)",
-          "luong-concat": "Luong (concat)"}
+          "luong-concat": "Luong (concat)", "luong-lowrank": "Luong (low-rank)"}
 SCORE_EQUATIONS = {
     "bahdanau": r"e_{tj} = v^\top \tanh(W_h h_j + W_s s_{t-1})",
     "luong-general": r"e_{tj} = s_t^\top W h_j",
     "luong-dot": r"e_{tj} = s_t^\top h_j",
     "luong-concat": r"e_{tj} = v^\top \tanh(W [s_t; h_j])",
+    "luong-lowrank": r"e_{tj} = (U s_t)^\top (V h_j)",
 }
 QUERY_WORDS = {
     "s_{t-1}": "The query is the **previous** decoder state $s_{t-1}$: Bahdanau attends first, then the GRU "
