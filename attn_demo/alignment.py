@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 
 GOLD_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "hansards-wpt03"  # ../shared beside the repo
-WORD_START = "▁"  # SentencePiece marks the first piece of every whitespace-separated word
+WORD_START = "▁"
+EOS_PIECE = "</s>"  # SentencePiece marks the first piece of every whitespace-separated word
 THRESHOLDS = (0.1, 0.3, 0.5)
 
 
@@ -60,11 +61,27 @@ def word_spans(pieces: list[str], words: list[str]) -> list[range]:
     return spans
 
 
+def piece_words(pieces: list[str]) -> tuple[list[str], list[range]]:
+    """The whitespace-separated words that pieces spell, and the piece positions of each: a word
+    starts at a ▁ piece; the end-of-sentence piece stands alone."""
+    starts = [i for i, piece in enumerate(pieces) if i == 0 or piece.startswith(WORD_START) or EOS_PIECE in (piece, pieces[i - 1])]
+    spans = [range(a, b) for a, b in zip(starts, starts[1:] + [len(pieces)])]
+    return ["".join(pieces[i] for i in span).removeprefix(WORD_START) for span in spans], spans
+
+
+def words_view(source_tokens, target_tokens, attention) -> tuple[list[str], list[str], np.ndarray]:
+    """A translation's α by word instead of by piece: English words, French words and (French words,
+    English words) α, EOS kept as a word of its own so that every row still sums to 1."""
+    source_words, source_spans = piece_words(source_tokens)
+    target_words, target_spans = piece_words(target_tokens)
+    return source_words, target_words, word_attention(attention, source_spans, target_spans)
+
+
 def word_attention(attention: np.ndarray, source_spans, target_spans, shift: int = 0) -> np.ndarray:
     """Piece-level α (T, S) → word-level (French words, English words). An English word gets the
     sum of its pieces' α (what attention gives it); a French word, the mean of its pieces' rows, so
-    rows stay distributions. The EOS column is dropped, so a row sums to 1 − α(EOS); the EOS row is
-    dropped. shift = 1 reads the row of the step after each piece (see ALIGNERS)."""
+    rows stay distributions. Spans that leave out EOS drop its column and row (a row then sums to
+    1 − α(EOS)). shift = 1 reads the row of the step after each piece (see ALIGNERS)."""
     columns = np.stack([attention[:, span].sum(1) for span in source_spans], 1)  # (T, English words)
     return np.stack([columns[[t + shift for t in span]].mean(0) for span in target_spans])
 

@@ -54,15 +54,17 @@ def _ticks(labels, **extra) -> dict:
                 automargin=True, **extra)
 
 
-def alignment_figure(source_tokens, target_tokens, attention, title: str, large: bool = False) -> go.Figure:
-    """Heatmap of α (T, S): target pieces down, source pieces across."""
+def alignment_figure(source_tokens, target_tokens, attention, title: str, large: bool = False,
+                     unit: str = "pieces") -> go.Figure:
+    """Heatmap of α (T, S): target pieces (or words) down, source pieces (or words) across; the
+    hover says which (unit)."""
     attention = np.asarray(attention, dtype=np.float32)
     T, S = attention.shape
     src, tgt = [label(p) for p in source_tokens], [label(p) for p in target_tokens]
     heatmap = dict(
         type="heatmap", z=attention, zmin=0.0, zmax=1.0, colorscale=ALIGNMENT_COLORSCALE, xgap=1, ygap=1,
         customdata=[[[tgt[t], src[s]] for s in range(S)] for t in range(T)],
-        hovertemplate="%{customdata[0]} ← %{customdata[1]}: α = %{z:.2f}<extra></extra>",
+        hovertemplate="%{customdata[0]} ← %{customdata[1]}: α = %{z:.2f} (by " + unit + ")<extra></extra>",
         colorbar=dict(title=dict(text="α"), thickness=14, len=min(1.0, 0.35 + 0.02 * T)),
     )
     label_room = (10 if large else 7) * max(len(p) for p in source_tokens)  # the x ticks stand at the top, slanted

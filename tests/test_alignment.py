@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from attn_demo.alignment import (ALIGNERS, alignment_error, argmax_links, attention_links, intersect_links,
-                                 model_input, read_gold, threshold_links, word_attention, word_spans)
+                                 model_input, read_gold, threshold_links, word_attention, word_spans, words_view)
 
 
 def test_read_gold_is_zero_based_with_sure_inside_possible(tmp_path):
@@ -70,3 +70,15 @@ def test_shifted_rules_read_the_next_step():
 def test_model_input_raises_only_the_first_letter():
     assert model_input(["monsieur", "le", "Orateur", ","]) == ["Monsieur", "le", "Orateur", ","]
     assert model_input(["2", "."]) == ["2", "."]
+
+
+def test_words_view_sums_an_english_words_pieces_and_averages_a_french_words_rows():
+    source = ["▁The", "▁euro", "pé", "enne", ".", "</s>"]  # words: The | européenne. | </s>
+    target = ["▁L", "'", "euro", "</s>"]  # words: L'euro | </s>
+    rng = np.random.default_rng(0)
+    attention = rng.dirichlet(np.ones(len(source)), size=len(target)).astype(np.float32)  # (T, S)
+    source_words, target_words, alpha = words_view(source, target, attention)
+    assert source_words == ["The", "européenne.", "</s>"] and target_words == ["L'euro", "</s>"]
+    # "européenne." gets the attention mass of its four pieces; "L'euro" the mean of its three rows
+    np.testing.assert_allclose(alpha[:, 1], [attention[:3, 1:5].sum(1).mean(), attention[3, 1:5].sum()], rtol=1e-6)
+    np.testing.assert_allclose(alpha.sum(1), 1.0, rtol=1e-6)  # every row is still a distribution

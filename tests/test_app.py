@@ -239,3 +239,18 @@ def test_why_attention_charts_every_models_length_curve_from_its_card():
     for translator in app.MODELS.values():
         curve = translator.length_curve
         assert list(lines[translate.model_title(translator)].y) == [v["bleu"] for v in curve.values()]
+
+
+def test_words_view_draws_the_grids_by_word_with_rows_that_still_sum_to_one():
+    state = app.TRANSLATE.translate("The European Parliament met yesterday.", 1, False, "words")[0]
+    b_grid, l_grid = app.TRANSLATE.grids(state, False, "words")
+    for grid, name in ((b_grid, "bahdanau"), (l_grid, "luong")):
+        result = state["views"][name]["result"]
+        assert list(grid.layout.xaxis.ticktext) == ["The", "European", "Parliament", "met", "yesterday.", "&lt;/s&gt;"]
+        z = np.asarray(grid.data[0].z)
+        assert z.shape == (len(grid.layout.yaxis.ticktext), 6) and len(result.source_tokens) >= 6
+        np.testing.assert_allclose(z.sum(1), 1.0, rtol=1e-5)  # float32 α, summed
+        assert "by word" in grid.layout.title.text and "(by words)" in grid.data[0].hovertemplate
+    pieces = app.TRANSLATE.grids(state, False, "pieces")[0]
+    assert "by piece" in pieces.layout.title.text and np.asarray(pieces.data[0].z).shape[1] == len(state["views"]["bahdanau"]["result"].source_tokens)
+    assert app.TRANSLATE.grids(None, False, "words") == (None, None)

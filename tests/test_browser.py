@@ -90,6 +90,11 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT_DIR / "app.png"), full_page=True)
 
+    page.locator("#grid-unit").get_by_label("words").check()  # the grids by word: "house." is one column
+    page.wait_for_function("() => [...document.querySelectorAll('#luong-grid .xtick text')].some((t) => t.textContent === 'house.')",
+                           timeout=30_000)
+    page.locator("#grid-unit").get_by_label("pieces").check()
+
     page.get_by_label("Large text (projector)").check()
     page.wait_for_function("() => document.body.classList.contains('attn-large')", timeout=10_000)
     page.wait_for_function("() => document.querySelector('#luong-grid .js-plotly-plot .ytick text').style.fontSize === '20px'",

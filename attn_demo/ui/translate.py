@@ -14,6 +14,7 @@ from pathlib import Path
 import gradio as gr
 import torch
 
+from attn_demo.alignment import words_view
 from attn_demo.batching import MicroBatcher
 from attn_demo.figures import alignment_figure, pca_projection, step_views
 from attn_demo.tokenizer import check_text
@@ -42,6 +43,7 @@ EXAMPLES = [
     "She gave the book to her little brother yesterday.",
     "If you have any questions, please don't hesitate to ask me after the lesson.",
 ]
+UNITS = ("pieces", "words")  # what the alignment grids show: SentencePiece pieces, or whole words
 CONCURRENCY = 48  # requests in /translate at once; they all wait on one decoding worker (the batcher)
 TRACE_DIR = Path(tempfile.gettempdir()) / "attn-demo-traces"  # shared by restarts; files older than an hour go
 TRACE_MAX_AGE_S = 3600
@@ -148,10 +150,16 @@ class TranslateSection:
         for example in EXAMPLES:
             self.translate_both(example, 1)
 
-    def grid(self, name, view, large):
-        result = view["result"]
+    def grid(self, name, view, large, unit="pieces"):
+        """A model's alignment grid, by piece or by word: an English word's α is the sum of its
+        pieces' (the attention mass on the word), a French word's row the mean of its pieces' rows."""
+        result, title = view["result"], model_title(self.models[name])
+        if unit == "words":
+            source, target, attention = words_view(result.source_tokens, result.target_tokens, result.attention)
+            return alignment_figure(source, target, attention, f"{title}: α by word (summed over an English word's pieces, "
+                                    "averaged over a French word's)", large, unit="words")
         return alignment_figure(result.source_tokens, result.target_tokens, result.attention,
-                                f"{model_title(self.models[name])}: α<sub>tj</sub>, English across, French down", large)
+                                f"{title}: α<sub>tj</sub> by piece, English across, French down", large)
 
     def model_steps(self, name, view, steps: int, large: bool) -> dict:
         """One model's step views (attn_demo.figures.step_views) and its captions for steps 1 … steps."""
@@ -162,7 +170,7 @@ class TranslateSection:
                            titles, large)
         return {**views, "captions": [step_caption(result, t) for t in range(1, steps + 1)]}
 
-    def translate(self, text: str, beam_size: float, large: bool):
+    def translate(self, text: str, beam_size: float, large: bool, unit: str = "pieces"):
         """Translate with both models: the session state, the translations and the alignment grids.
         The step views follow in a chained event (step_data), so the translation shows sooner."""
         try:
@@ -171,8 +179,8 @@ class TranslateSection:
         except ValueError as error:
             return [None, f"⚠️ {html.escape(str(error))}", "", None, "", None, gr.update(value=1, maximum=2)]
         state = {"text": text, "beam_size": int(beam_size), "views": views}
-        return [state, "", views["bahdanau"]["result"].text, self.grid("bahdanau", views["bahdanau"], large),
-                views["luong"]["result"].text, self.grid("luong", views["luong"], large),
+        return [state, "", views["bahdanau"]["result"].text, self.grid("bahdanau", views["bahdanau"], large, unit),
+                views["luong"]["result"].text, self.grid("luong", views["luong"], large, unit),
                 gr.update(value=1, maximum=max(2, steps_of(state)))]
 
     def step_data(self, state, large: bool) -> dict | None:
@@ -183,12 +191,17 @@ class TranslateSection:
         steps = steps_of(state)
         return {"steps": steps, **{name: self.model_steps(name, view, steps, large) for name, view in state["views"].items()}}
 
-    def restyle(self, state, large):
+    def grids(self, state, large, unit="pieces"):
+        """Both alignment grids of the session's translation (nothing before one)."""
+        if not state:
+            return None, None
+        return tuple(self.grid(name, state["views"][name], large, unit) for name in ("bahdanau", "luong"))
+
+    def restyle(self, state, large, unit="pieces"):
         """Redraw every figure (text size changed) from the session state."""
         if not state:
             return None, None, None
-        views = state["views"]
-        return self.grid("bahdanau", views["bahdanau"], large), self.grid("luong", views["luong"], large), self.step_data(state, large)
+        return *self.grids(state, large, unit), self.step_data(state, large)
 
     def render(self, large_text: gr.Checkbox) -> gr.State:
         """The section's components and events, inside the page's gr.Blocks; large_text is the page's
@@ -202,6 +215,7 @@ class TranslateSection:
             translate_button = gr.Button("Translate", variant="primary", scale=1)
         gr.Examples(EXAMPLES, inputs=source_box, label="Examples worth watching")
         status = gr.Markdown(elem_id="status")
+        unit = gr.Radio(list(UNITS), value="pieces", label="Alignment grids by", elem_id="grid-unit")
         columns = {}
         with gr.Row():
             for name, translator in self.models.items():
@@ -233,7 +247,7 @@ class TranslateSection:
         step_payload = gr.JSON(visible=False)  # step_data's output, kept in the browser for step_views.js
         (b_text, b_grid), (l_text, l_grid) = columns["bahdanau"], columns["luong"]
         translate_outputs = [session, status, b_text, b_grid, l_text, l_grid, step_slider]
-        gr.on([translate_button.click, source_box.submit], self.translate, [source_box, beam_slider, large_text],
+        gr.on([translate_button.click, source_box.submit], self.translate, [source_box, beam_slider, large_text, unit],
               translate_outputs, api_name="translate", concurrency_limit=CONCURRENCY).then(
             self.step_data, [session, large_text], step_payload, api_name="step_data").then(
             None, step_payload, step_outputs, js=FIRST_STEP, api_name="first_step").then(
@@ -246,6 +260,7 @@ class TranslateSection:
         next_button.click(None, [step_payload, step_slider], [step_slider, *step_outputs], js=NEXT_STEP,
                           api_name="next_step")
         play_button.click(None, [step_payload, step_slider], [step_slider, *step_outputs], js=PLAY, api_name="play")
-        large_text.change(self.restyle, [session, large_text], [b_grid, l_grid, step_payload], api_name="restyle").then(
+        unit.change(self.grids, [session, large_text, unit], [b_grid, l_grid], api_name="grid_unit")
+        large_text.change(self.restyle, [session, large_text, unit], [b_grid, l_grid, step_payload], api_name="restyle").then(
             None, [step_payload, step_slider], step_outputs, js=SHOW_STEP, api_name="redraw_step")
         return session
