@@ -39,13 +39,15 @@ def test_translate_fills_both_columns_and_the_scrubber(translated):
 
 def test_trace_file_holds_both_traces_and_is_written_once(translated):
     state = translated[0]
-    path = translate.trace_file(state)
+    path = app.TRANSLATE.trace_file(state)
     trace = json.loads(open(path).read())
     assert trace["source"] == SENTENCE and trace["beam_size"] == 1 and trace["luong"]["text"] == translated[4]
     assert trace["bahdanau"]["attention"] == state["views"]["bahdanau"]["result"].attention.tolist()
     written = os.stat(path).st_mtime_ns
-    assert translate.trace_file(state) == path and os.stat(path).st_mtime_ns == written
-    assert translate.trace_file(None) is None
+    assert app.TRANSLATE.trace_file(state) == path and os.stat(path).st_mtime_ns == written
+    assert app.TRANSLATE.trace_file(None) is None
+    swapped = translate.TranslateSection({"bahdanau": app.MODELS["luong"], "luong": app.MODELS["bahdanau"]})
+    assert swapped.trace_file(state) != path  # other weights, other file: a restart never serves stale traces
 
 
 def test_step_data_holds_every_step_of_both_models_without_retranslating(translated, monkeypatch):

@@ -97,36 +97,38 @@ def steps_of(state) -> int:
     return max(len(view["result"].target_tokens) for view in state["views"].values())
 
 
-def trace_file(state) -> str | None:
-    """The session's traces as a JSON file for the download button; written once per input and
-    beam size, after the translation is on screen, and removed after an hour."""
-    if not state:
-        return None
-    TRACE_DIR.mkdir(exist_ok=True)
-    key = hashlib.sha1(f"{state['beam_size']}|{state['text']}".encode()).hexdigest()[:16]
-    path = TRACE_DIR / f"attention-trace-{key}.json"
-    if not path.exists():
-        for old in TRACE_DIR.glob("*.json"):
-            if time.time() - old.stat().st_mtime > TRACE_MAX_AGE_S:
-                old.unlink(missing_ok=True)
-        payload = {"source": state["text"], "beam_size": state["beam_size"],
-                   **{name: view["result"].to_dict() for name, view in state["views"].items()}}
-        partial = path.with_suffix(f".{os.getpid()}.{time.monotonic_ns()}.part")
-        partial.write_text(json.dumps(payload))
-        partial.replace(path)  # atomic: two users asking at once never see half a file
-    return str(path)
-
-
 class TranslateSection:
     """The section's handlers over one set of loaded models ({"bahdanau": Translator, "luong": …}),
     shared by every session: the models keep no per-call state and the cached results are read-only."""
 
     def __init__(self, models: dict):
         self.models = models
+        weights = b"".join((translator.folder / "model.safetensors").read_bytes() for translator in models.values())
+        self.fingerprint = hashlib.sha1(weights).hexdigest()  # trace files of other weights are never served
         self.batcher = MicroBatcher(self.translate_requests, key=lambda request: request[1], max_batch=CONCURRENCY,
                                     window_s=0.005)
         # a class typing the same example 60 times costs one translation
         self.translate_both = functools.lru_cache(maxsize=512)(self._translate_both)
+
+    def trace_file(self, state) -> str | None:
+        """The session's traces as a JSON file for the download button; written once per input and
+        beam size and set of models (a restart with other weights writes new files), after the
+        translation is on screen, and removed after an hour."""
+        if not state:
+            return None
+        TRACE_DIR.mkdir(exist_ok=True)
+        key = hashlib.sha1(f"{self.fingerprint}|{state['beam_size']}|{state['text']}".encode()).hexdigest()[:16]
+        path = TRACE_DIR / f"attention-trace-{key}.json"
+        if not path.exists():
+            for old in TRACE_DIR.glob("*.json"):
+                if time.time() - old.stat().st_mtime > TRACE_MAX_AGE_S:
+                    old.unlink(missing_ok=True)
+            payload = {"source": state["text"], "beam_size": state["beam_size"],
+                       **{name: view["result"].to_dict() for name, view in state["views"].items()}}
+            partial = path.with_suffix(f".{os.getpid()}.{time.monotonic_ns()}.part")
+            partial.write_text(json.dumps(payload))
+            partial.replace(path)  # atomic: two users asking at once never see half a file
+        return str(path)
 
     def translate_requests(self, requests: list) -> list:
         """[(text, beam size)] sharing one beam size → {model name: Translation} per request; each
@@ -251,7 +253,7 @@ class TranslateSection:
               translate_outputs, api_name="translate", concurrency_limit=CONCURRENCY).then(
             self.step_data, [session, large_text], step_payload, api_name="step_data").then(
             None, step_payload, step_outputs, js=FIRST_STEP, api_name="first_step").then(
-            trace_file, session, trace_download, api_name="trace_file")
+            self.trace_file, session, trace_download, api_name="trace_file")
         # scrubbing runs in the browser only: no round trip, no server work
         step_slider.input(None, [step_payload, step_slider], step_outputs, js=SHOW_STEP, api_name="show_step",
                           trigger_mode="always_last")
