@@ -16,11 +16,11 @@ import torch
 
 from attn_demo.alignment import words_view
 from attn_demo.batching import MicroBatcher
+from attn_demo.checkpoint import TITLES as CARD_TITLES
 from attn_demo.figures import alignment_figure, pca_projection, step_views
 from attn_demo.tokenizer import check_text
 
-TITLES = {"bahdanau": "Bahdanau (additive)", "luong-general": "Luong (general)", "luong-dot": "Luong (dot)",
-          "luong-concat": "Luong (concat)", "luong-lowrank": "Luong (low-rank)"}
+TITLES = {**CARD_TITLES, "none": "No attention (baseline)"}  # the cards' "no" reads "no attention" there
 SCORE_EQUATIONS = {
     "bahdanau": r"e_{tj} = v^\top \tanh(W_h h_j + W_s s_{t-1})",
     "luong-general": r"e_{tj} = s_t^\top W h_j",
