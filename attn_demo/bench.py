@@ -1,5 +1,5 @@
-"""Benchmarks: latency, a naive reference decoder, batched throughput, figure cost, cold start
-and a classroom load test of the running app.
+"""Benchmarks: latency, a naive reference decoder, a decode step against the memory roofline,
+batched throughput, figure cost, cold start and a classroom load test of the running app.
 
     python -m attn_demo.bench [--quick] [--json OUT]
 
@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from attn_demo.data import TEST_SET, read_pairs
+from attn_demo.data import TEST_SET, pad, read_pairs
 from attn_demo.figures import alignment_figure, pca_projection, step_views
 from attn_demo.search import max_target_length
 from attn_demo.translator import load_translator
@@ -36,8 +36,9 @@ SENTENCES = {
     30: ("When we arrived at the station last night, the last train had already left, so we had to "
          "walk all the way home in the cold rain."),
 }
-FULL = dict(runs=30, warmup=5, batch_sizes=(1, 8, 32), batches=5, clients=60, requests_per_client=5, rounds=3, soak=1000)
-QUICK = dict(runs=3, warmup=1, batch_sizes=(1, 8), batches=1, clients=4, requests_per_client=2, rounds=1, soak=20)
+FULL = dict(runs=30, warmup=5, step_runs=300, batch_sizes=(1, 8, 32), batches=5, clients=60, requests_per_client=5, rounds=3,
+            soak=1000)
+QUICK = dict(runs=3, warmup=1, step_runs=5, batch_sizes=(1, 8), batches=1, clients=4, requests_per_client=2, rounds=1, soak=20)
 
 
 def percentiles(samples_ms) -> dict:
@@ -118,6 +119,77 @@ def bench_naive(translators, p) -> list[dict]:
             rows.append({"model": name, "words": words, "ours_median_ms": ours["median_ms"],
                          "naive_median_ms": naive["median_ms"], "speedup": round(naive["median_ms"] / ours["median_ms"], 2),
                          "flops_ratio": round(flops_ratio, 2), "identical_output": identical})
+    return rows
+
+
+def wait_for(device: torch.device):
+    """CUDA and MPS run asynchronously: a timing must wait until the queued work is done."""
+    if device.type != "cpu":
+        torch.accelerator.synchronize(device)
+
+
+def memory_bandwidth(device: torch.device, p) -> float:
+    """Read bandwidth from main memory in GB/s, as a batch-1 decode step uses it: the median time
+    to sum a 256 MB float32 buffer, far larger than any last-level cache (32 MB on the CI machine),
+    so every byte comes from memory. The sum reads each number once and writes nothing, like a
+    matrix-vector product streaming its weights, and runs on this process's threads, as the decoder does."""
+    buffer = torch.ones(64 * 2**20, device=device)  # 256 MB
+    seconds = timed(lambda: (buffer.sum(), wait_for(device)), p["runs"], p["warmup"])["median_ms"] / 1000
+    return buffer.nbytes / seconds / 1e9
+
+
+def first_step_inputs(translator, sources: list[list[int]]):
+    """What greedy search hands the decoder's first step for these source ids (EOS last), padded
+    as translate_batch pads them: y = BOS (B,), s_0 (B, H) and the memory."""
+    cfg, device = translator.config, translator.device
+    src = pad(sources, cfg.pad_id).to(device)  # (B, S)
+    memory = translator.model.encode(src, torch.tensor([len(s) for s in sources], device=device))
+    return torch.full((len(sources),), cfg.bos_id, device=device), memory.init_state, memory
+
+
+def step_weight_bytes(translator) -> int:
+    """Bytes of the weights one decoder step reads: the parameters its logits are computed from,
+    the memory being fixed. That is the GRU, the query side of attention (W_s and v of the additive
+    scores, U of the low-rank one; the general and dot scores need none), the readout (W_o or W_c),
+    the output bias and the whole target embedding table, which the tied output layer reads; the
+    B rows the step looks up lie in that table and are counted with it. Not counted: what is
+    computed once per sentence (keys W_h h_j, W h_j, V h_j and s_0 = tanh(W_init ←h_1)), nor the
+    memory and activations, which grow with the batch."""
+    with torch.no_grad():  # the memory is built once, before decoding: its weights are not the step's
+        y, state, memory = first_step_inputs(translator, [[translator.config.eos_id]])
+    logits = translator.model.decoder.step(y, state, memory).logits
+    weights = list(translator.model.decoder.parameters())
+    grads = torch.autograd.grad(logits.sum(), weights, allow_unused=True)  # None: the step never read it
+    return sum(w.nbytes for w, grad in zip(weights, grads) if grad is not None)
+
+
+@torch.inference_mode()
+def median_step_ms(translator, sources: list[list[int]], p) -> float:
+    """Median milliseconds of one decoder step on this batch, called as greedy_search calls it."""
+    y, state, memory = first_step_inputs(translator, sources)
+
+    def step():
+        translator.model.decoder.step(y, state, memory)
+        wait_for(translator.device)
+
+    return timed(step, p["step_runs"], p["warmup"])["median_ms"]
+
+
+def bench_roofline(translators, p) -> list[dict]:
+    """A decode step at batch 1 and 32 against the time to read its weights once at the bandwidth
+    measured just before: roofline_ratio 1.0 is a step at the memory roof; above it the time goes
+    to something else (arithmetic, which grows with the batch, or overhead per operation)."""
+    fifteen_words = [en for en, _ in read_pairs(TEST_SET) if len(en.split()) == 15]
+    batch_32 = np.random.default_rng(2).choice(fifteen_words, 32, replace=False).tolist()
+    rows = []
+    for name, translator in translators.items():
+        weight_bytes, bandwidth = step_weight_bytes(translator), memory_bandwidth(translator.device, p)
+        read_ms = 1000 * weight_bytes / (bandwidth * 1e9)
+        for texts in ([SENTENCES[15]], batch_32):
+            ms = median_step_ms(translator, [translator.encode(text) for text in texts], p)
+            rows.append({"model": name, "batch": len(texts), "step_ms": ms, "weight_MB": round(weight_bytes / 1e6, 2),
+                         "bandwidth_GBps": round(bandwidth, 1), "read_time_ms": round(read_ms, 3),
+                         "roofline_ratio": round(ms / read_ms, 2), "step_ms_per_sentence": round(ms / len(texts), 3)})
     return rows
 
 
@@ -352,6 +424,7 @@ def main(argv=None):
     report = {"machine": machine(), "quick": args.quick, "command": " ".join(["python -m attn_demo.bench", *(argv or sys.argv[1:])])}
     print(json.dumps(report["machine"]))
     sections = [("latency", "translate() latency", bench_latency), ("naive", "ours vs naive reference, greedy", bench_naive),
+                ("roofline", "decode step against the memory roofline", bench_roofline),
                 ("throughput", "batched throughput", bench_throughput), ("figures", "figures per request", bench_figures)]
     for key, title, fn in sections:
         report[key] = fn(translators, p)

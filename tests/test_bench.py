@@ -2,7 +2,7 @@
 and its correctness checks must hold. Its timings are not asserted."""
 import json
 
-from attn_demo.bench import main, naive_greedy, percentiles
+from attn_demo.bench import main, naive_greedy, percentiles, step_weight_bytes
 from attn_demo.translator import load_translator
 
 
@@ -18,12 +18,31 @@ def test_naive_reference_decodes_the_same_tokens(toy_checkpoint):
         assert tokens == translator.translate(text).target_tokens
 
 
+def test_step_weight_bytes_counts_what_a_step_reads(toy_checkpoint):
+    """By hand from the sizes: every decoder weight a step multiplies by, in float32, and none of
+    the once-per-sentence ones (W_init, and W_h, W or V, which make the keys)."""
+    translator = load_translator(toy_checkpoint, device="cpu")
+    c = translator.config
+    E, D, H, A, R, V = c.emb_size, c.annotation_size, c.dec_hidden_size, c.attn_hidden_size, c.attn_rank, c.tgt_vocab_size
+    output = V * E + V  # the tied output layer reads the whole embedding table, and its bias
+    query_side = {"bahdanau": H * A + A, "luong-concat": H * A + A, "luong-lowrank": R * H,  # W_s and v; U
+                  "luong-general": 0, "luong-dot": 0, "none": 0}[c.attention]
+    if c.attention in ("bahdanau", "none"):  # s_t = GRU([E y; c_t], s_{t−1}), readout W_o [s_t; c_t; E y]
+        cell, readout = 3 * H * (E + D) + 3 * H * H + 6 * H, (H + D + E) * E + E
+    else:  # s_t = GRU(E y, s_{t−1}), h̃_t = tanh(W_c [c_t; s_t])
+        cell, readout = 3 * H * E + 3 * H * H + 6 * H, (D + H) * E + E
+    assert step_weight_bytes(translator) == 4 * (output + query_side + cell + readout)
+
+
 def test_quick_run_end_to_end(tmp_path, capsys):
     main(["--quick", "--json", str(tmp_path / "bench.json")])
     report = json.loads((tmp_path / "bench.json").read_text())
     assert report["quick"] and report["machine"]["cores"] >= 1
     assert {(r["model"], r["words"], r["beam"]) for r in report["latency"]} >= {("bahdanau", 15, 1), ("luong", 30, 5)}
     assert all(r["identical_output"] for r in report["naive"])
+    assert {(r["model"], r["batch"]) for r in report["roofline"]} == {(m, b) for m in ("bahdanau", "luong") for b in (1, 32)}
+    assert all(r[key] > 0 for r in report["roofline"]
+               for key in ("step_ms", "weight_MB", "bandwidth_GBps", "read_time_ms", "roofline_ratio", "step_ms_per_sentence"))
     assert all(r["sentences_per_s"] > 0 for r in report["throughput"])
     assert all(r["json_kB"] > 0 for r in report["figures"])
     for load in (report["app"]["bare_load"], report["app"]["app_load"]):
