@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from attn_demo.tokenizer import named
+
 GOLD_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "hansards-wpt03"  # ../shared beside the repo
 WORD_START = "▁"
 EOS_PIECE = "</s>"  # SentencePiece marks the first piece of every whitespace-separated word
@@ -130,16 +132,25 @@ def model_input(words: list[str]) -> list[str]:
     return [words[0][:1].upper() + words[0][1:], *words[1:]] if words else words
 
 
+def check_readable(translator, english: str, french: str) -> None:
+    """Refuse a gold pair the model cannot read as given: what read or encode_target refuses, and
+    English with a character read as the unknown piece, which a word alignment cannot trace back to
+    its gold word (the '(' or '«' of 14 Hansards test sentences)."""
+    unknown = translator.read(english)[1]
+    if unknown:
+        raise ValueError(f"The model has never seen these characters: {named(unknown)}.")
+    translator.encode_target(french)
+
+
 def attention_alignments(translator, gold: GoldAlignments, batch_size: int = 32) -> tuple[dict, list[int]]:
     """Teacher-force every gold pair through the model → (rule name → links of each sentence
-    read, the indices of those sentences). A sentence the model refuses (characters it never
-    saw, too many pieces) or whose pieces do not spell its words is left out, not guessed at."""
+    read, the indices of those sentences). A sentence the model cannot read as given (check_readable)
+    or whose pieces do not spell its words is left out, not guessed at."""
     pairs = [(model_input(e), model_input(f)) for e, f in zip(gold.english, gold.french)]
     read = []
     for i, (english, french) in enumerate(pairs):
         try:
-            translator.encode(" ".join(english))
-            translator.encode_target(" ".join(french))
+            check_readable(translator, " ".join(english), " ".join(french))
             read.append(i)
         except ValueError:
             pass
@@ -161,8 +172,9 @@ def attention_alignments(translator, gold: GoldAlignments, batch_size: int = 32)
 
 def sentence_word_attention(translator, english: list[str], french: list[str]) -> np.ndarray:
     """Word-level α (French words, English words) of the model reading one gold pair, as
-    attention_alignments reads every pair; a ValueError when the model refuses it."""
+    attention_alignments reads every pair; a ValueError when the model cannot read it as given."""
     english, french = model_input(english), model_input(french)
+    check_readable(translator, " ".join(english), " ".join(french))
     result = translator.force_decode(" ".join(english), " ".join(french))
     return word_attention(result.attention, word_spans(result.source_tokens[:-1], english),
                           word_spans(result.target_tokens[:-1], french))

@@ -5,16 +5,17 @@ alignment against gold links.
     python -m attn_demo.evaluate checkpoints/luong-en-fr --long --beam 5
     python -m attn_demo.evaluate checkpoints/luong-en-fr --alignments ../shared/data/hansards-wpt03
 
-BLEU and chrF are corpus-level, default tokeniser, on detokenised output. An input the model
-refuses (characters it never saw) counts as an empty translation and is reported. --long scores
-the long-sentence test set instead (test pairs joined into inputs of 1–10 … 51–60 English
-words, see data.long_test_set): one BLEU and chrF per length bucket.
+BLEU and chrF are corpus-level, default tokeniser, on detokenised output. An input is read as
+the app reads it (a few characters the model never saw become its unknown piece); one the model
+refuses (mostly such characters, or too many pieces) counts as an empty translation and is
+reported. --long scores the long-sentence test set instead (test pairs joined into inputs of
+1–10 … 51–60 English words, see data.long_test_set): one BLEU and chrF per length bucket.
 
 Alignment: the gold French is teacher-forced through the model and every rule of
 attn_demo.alignment.ALIGNERS draws links from its α; AER, precision and recall are corpus-level
-over the sentences the model reads (refused ones are counted as skipped). An eflomal word
-aligner, trained unsupervised on the Hansards sentences plus Tatoeba pairs, is scored on the
-same sentences as the reference.
+over the sentences the model reads as given (alignment.check_readable; the others are counted as
+skipped). An eflomal word aligner, trained unsupervised on the Hansards sentences plus Tatoeba
+pairs, is scored on the same sentences as the reference.
 """
 import argparse
 import json

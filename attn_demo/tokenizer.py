@@ -53,14 +53,56 @@ def check_text(text, what: str = "an English sentence") -> str:
     return text
 
 
-def check_known(text: str, tokenizer: Tokenizer, ids: list[int], max_pieces: int, language: str = "English") -> None:
-    """Refuse characters the model never saw and inputs longer than it can attend over."""
-    unknown = [ch for ch in dict.fromkeys(text) if not ch.isspace() and tokenizer.sp.piece_to_id(ch) == tokenizer.sp.unk_id()
-               and tokenizer.sp.unk_id() in tokenizer.encode(ch)]
+# NFKC leaves curly quotes alone; the English of the training pairs (fra-eng 2019) writes ' 58,367
+# times and ’ 37, " 1,022 times and “ ” never. Dashes stay: it hardly has a dash between words
+# (one —, one –, one " - ", two "--"), so a "-" for — would be no better known to the model than <unk>.
+STRAIGHT_QUOTES = str.maketrans({"‘": "'", "’": "'", "‚": "'", "‛": "'", "“": '"', "”": '"', "„": '"', "‟": '"'})
+
+
+def normalise_english(text) -> str:
+    """The English input as the models read it: checked (check_text), then NFKC and straight quotes.
+    SentencePiece applies NFKC itself, but only as it encodes: done first, the unknown characters
+    are named as the model reads them, and a decomposed é (e + U+0301, as some keyboards type it)
+    is the é the tokenizer knows instead of an unknown accent."""
+    text = check_text(text)
+    return " ".join(unicodedata.normalize("NFKC", text).translate(STRAIGHT_QUOTES).split())
+
+
+def read_english(text, tokenizer: Tokenizer) -> tuple[str, list[str]]:
+    """The normalised input and the characters the tokenizer reads as its unknown piece, or a
+    ValueError when most of it is unknown. More than half of the non-space characters unknown
+    (Chinese, Arabic, emoji only) leaves the model guessing around <unk> pieces and the grids with
+    nothing to read; a few (an accent, a dash, an emoji) leave the sentence readable."""
+    text = normalise_english(text)
+    unknown = unknown_characters(text, tokenizer)
+    characters = [ch for ch in text if not ch.isspace()]
+    if 2 * sum(ch in unknown for ch in characters) > len(characters):
+        raise ValueError(f"Most of the input is characters the model has never seen: {named(unknown)}. "
+                         "It reads English written in the Latin alphabet.")
+    return text, unknown
+
+
+def unknown_characters(text: str, tokenizer: Tokenizer) -> list[str]:
+    """The distinct characters of text that the tokenizer reads as its unknown piece, in order."""
+    unk = tokenizer.sp.unk_id()
+    return [ch for ch in dict.fromkeys(text) if not ch.isspace() and unk in tokenizer.encode(ch)]
+
+
+def named(characters: list[str]) -> str:
+    """Characters for a message: quoted (an invisible or combining one still shows), the first 10."""
+    return ", ".join(repr(ch) for ch in characters[:10]) + (", …" if len(characters) > 10 else "")
+
+
+def check_known(text: str, tokenizer: Tokenizer, language: str) -> None:
+    """Refuse any character the model never saw (for text that must be read exactly as given)."""
+    unknown = unknown_characters(text, tokenizer)
     if unknown:
-        shown = " ".join(repr(ch) for ch in unknown[:10])
-        raise ValueError(f"The model has never seen these characters: {shown}. "
+        raise ValueError(f"The model has never seen these characters: {named(unknown)}. "
                          f"It reads {language} written in the Latin alphabet.")
+
+
+def check_length(ids: list[int], max_pieces: int) -> None:
+    """Refuse inputs longer than the model can attend over (EOS counted)."""
     if len(ids) + 1 > max_pieces:
         raise ValueError(f"The input is {len(ids) + 1} pieces long; the model takes at most {max_pieces}. "
                          "Please use a shorter sentence.")

@@ -10,7 +10,7 @@ from huggingface_hub.errors import LocalEntryNotFoundError, RepositoryNotFoundEr
 from attn_demo.checkpoint import load_checkpoint
 from attn_demo.data import pad
 from attn_demo.search import Hypothesis, beam_search, forced_search, greedy_search, max_target_length
-from attn_demo.tokenizer import check_known, check_text
+from attn_demo.tokenizer import check_known, check_length, check_text, read_english
 
 
 @dataclass(frozen=True, eq=False)
@@ -22,6 +22,7 @@ class Translation:
 
     text: str  # detokenised French
     source_tokens: list[str]  # S pieces, EOS last
+    unknown_characters: list[str]  # input characters the source tokenizer lacks, read as its "<unk>" piece
     target_tokens: list[str]  # T pieces, EOS last
     scores: np.ndarray | None  # e_tj (T, S), before softmax
     attention: np.ndarray | None  # α_tj (T, S), rows sum to 1
@@ -87,18 +88,26 @@ class Translator:
         self.config = self.model.config
         self.metrics, self.length_curve, self.alignment_scores = _card_metrics(self.folder / "README.md")
 
-    def encode(self, text: str) -> list[int]:
-        """Source ids with EOS, or a ValueError with a message fit for a user."""
-        text = check_text(text)
+    def read(self, text: str) -> tuple[list[int], list[str]]:
+        """Source ids with EOS and the characters read as the unknown piece (see read_english), or a
+        ValueError with a message fit for a user."""
+        text, unknown = read_english(text, self.source_tokenizer)
         ids = self.source_tokenizer.encode(text)
-        check_known(text, self.source_tokenizer, ids, self.config.max_source_pieces)
-        return ids + [self.config.eos_id]
+        check_length(ids, self.config.max_source_pieces)
+        return ids + [self.config.eos_id], unknown
+
+    def encode(self, text: str) -> list[int]:
+        """Source ids with EOS (see read)."""
+        return self.read(text)[0]
 
     def encode_target(self, text: str) -> list[int]:
-        """French ids with EOS, checked like the English input (the same piece limit included)."""
+        """French ids with EOS, within the English piece limit. The French is only ever given as what
+        the model must emit (teacher forcing against gold words), where an unknown piece could not
+        be traced back to its word: any character the model never saw is refused."""
         text = check_text(text, what="a French sentence")
+        check_known(text, self.target_tokenizer, language="French")
         ids = self.target_tokenizer.encode(text)
-        check_known(text, self.target_tokenizer, ids, self.config.max_source_pieces, language="French")
+        check_length(ids, self.config.max_source_pieces)
         return ids + [self.config.eos_id]
 
     def translate(self, text: str, beam_size: int = 1, max_len: int | None = None) -> "Translation":
@@ -111,9 +120,10 @@ class Translator:
             raise ValueError(f"beam size must be between 1 and 16, not {beam_size}")
         if max_len is not None and max_len < 1:
             raise ValueError(f"max_len must be at least 1, not {max_len}")
-        sources = [self.encode(text) for text in texts]
-        if not sources:
+        read = [self.read(text) for text in texts]
+        if not read:
             return []
+        sources = [ids for ids, _ in read]
         src = pad(sources, self.config.pad_id).to(self.device)
         lengths = torch.tensor([len(s) for s in sources], device=self.device)
         limits = max_target_length(lengths) if max_len is None else torch.full_like(lengths, max_len)
@@ -123,7 +133,8 @@ class Translator:
         else:
             hypotheses = beam_search(self.model, memory, limits, beam_size)
         annotations = memory.annotations.float().cpu().numpy()
-        return [self._translation(ids, hyp, annotations[b, :len(ids)]) for b, (ids, hyp) in enumerate(zip(sources, hypotheses))]
+        return [self._translation(ids, unknown, hyp, annotations[b, :len(ids)])
+                for b, ((ids, unknown), hyp) in enumerate(zip(read, hypotheses))]
 
     def force_decode(self, english: str, french: str) -> "Translation":
         return self.force_decode_batch([(english, french)])[0]
@@ -134,22 +145,24 @@ class Translator:
         translate_batch returns it for the model's own output. The French is split into pieces by
         the target tokenizer: the model's own output re-encodes to the same pieces only when it
         emitted SentencePiece's segmentation of its text (it almost always does)."""
-        sources = [self.encode(english) for english, _ in pairs]
+        read = [self.read(english) for english, _ in pairs]
         targets = [self.encode_target(french) for _, french in pairs]
-        if not sources:
+        if not read:
             return []
+        sources = [ids for ids, _ in read]
         src = pad(sources, self.config.pad_id).to(self.device)
         memory = self.model.encode(src, torch.tensor([len(s) for s in sources], device=self.device))
         hypotheses = forced_search(self.model, memory, targets)
         annotations = memory.annotations.float().cpu().numpy()
-        return [self._translation(ids, hyp, annotations[b, :len(ids)]) for b, (ids, hyp) in enumerate(zip(sources, hypotheses))]
+        return [self._translation(ids, unknown, hyp, annotations[b, :len(ids)])
+                for b, ((ids, unknown), hyp) in enumerate(zip(read, hypotheses))]
 
-    def _translation(self, source_ids, hyp: Hypothesis, encoder_states) -> Translation:
+    def _translation(self, source_ids, unknown_characters, hyp: Hypothesis, encoder_states) -> Translation:
         S = len(source_ids)
         scores, attention = hyp.trace["scores"], hyp.trace["attention"]
         return Translation(
             text=self.target_tokenizer.decode(hyp.tokens[:-1] if hyp.tokens[-1] == self.config.eos_id else hyp.tokens),
-            source_tokens=self.source_tokenizer.pieces(source_ids),
+            source_tokens=self.source_tokenizer.pieces(source_ids), unknown_characters=unknown_characters,
             target_tokens=self.target_tokenizer.pieces(hyp.tokens),
             scores=None if scores is None else scores[:, :S], attention=None if attention is None else attention[:, :S],
             contexts=hyp.trace["context"], encoder_states=encoder_states, queries=hyp.trace["query"],

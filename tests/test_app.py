@@ -1,4 +1,5 @@
 """The app's handlers called directly, then the running app called through gradio_client."""
+import html
 import json
 import os
 import subprocess
@@ -21,8 +22,7 @@ from attn_demo.figures import merge_step
 from conftest import ROOT, untyped
 
 SENTENCE = "I don't like coffee."
-BAD_INPUTS = ["", "   ", "a" * 5000, "I like 😀", "我喜欢咖啡", "أنا أحب القهوة", "<img src=x onerror=alert(1)>",
-              "<script>alert(1)</script>", "bell\x07 and \x1b escape"]
+BAD_INPUTS = ["", "   ", "a" * 5000, "😀😀😀", "我喜欢咖啡", "أنا أحب القهوة", "bell\x07 and \x1b escape"]
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +86,16 @@ def test_bad_input_gives_a_message_and_clears_the_page(text):
     assert status.startswith("⚠️") and "<" not in status.removeprefix("⚠️")
 
 
+@pytest.mark.parametrize("text, unknown", [("I love crème brûlée.", "'è', 'û'"), ("It's “smart” — isn't it?", "'—'"),
+                                           ("<img src=x onerror=alert(1)>", "'<', '=', '(', ')', '>'")])
+def test_a_few_unknown_characters_are_translated_and_named_in_a_notice(text, unknown):
+    state, status, b_text, b_grid, l_text, *_ = app.TRANSLATE.translate(text, 1, False)
+    assert b_text.strip() and l_text.strip() and "<unk>" in state["views"]["luong"]["result"].source_tokens
+    assert status.startswith("ℹ️") and "<" not in status  # the markup's characters are shown as text, never run
+    assert html.unescape(status).endswith(f"read as <unk>: {unknown}")
+    assert "&lt;unk&gt;" in b_grid.layout.xaxis.ticktext
+
+
 def test_actions_before_any_translation_do_nothing_harmful():
     assert app.TRANSLATE.step_data(None, False) is None
     assert app.TRANSLATE.restyle(None, True) == (None, None, None)
@@ -108,7 +118,9 @@ def test_running_app_through_gradio_client_keeps_sessions_apart(app_url):
     assert "coffee" in a_steps["bahdanau"]["template"]["data"][1]["customdata"][-3]
     assert "evening" in b_steps["bahdanau"]["template"]["data"][1]["customdata"][-3]
     status, *_ = alice.predict("<script>alert(1)</script>", 1, False, api_name="/translate")
-    assert status.startswith("⚠️") and "<script>" not in status
+    assert status.startswith("ℹ️") and "<" not in status  # translated, its unknown characters named as text
+    status, *_ = alice.predict("我喜欢咖啡", 1, False, api_name="/translate")
+    assert status.startswith("⚠️")
     assert alice.predict(False, api_name="/step_data") is None
     assert bob.predict(False, api_name="/step_data") == b_steps  # bob's session survived alice's bad input
 
@@ -116,7 +128,8 @@ def test_running_app_through_gradio_client_keeps_sessions_apart(app_url):
 def test_repeated_input_is_served_from_the_cache_read_only(translated, monkeypatch):
     for translator in app.MODELS.values():
         monkeypatch.setattr(translator, "translate", lambda *a, **k: pytest.fail("a cached input was translated again"))
-    again = app.TRANSLATE.translate(f"  {SENTENCE.replace(' ', '   ')} ", 1, False)
+    typed = "  " + SENTENCE.replace(" ", "   ").replace("'", "’") + " "  # the same sentence once normalised
+    again = app.TRANSLATE.translate(typed, 1, False)
     assert again[0]["views"] is translated[0]["views"] and again[2] == translated[2]
     with pytest.raises(ValueError, match="read-only"):
         again[0]["views"]["luong"]["result"].attention[0, 0] = 1.0
@@ -148,7 +161,7 @@ def test_concurrent_requests_are_batched_and_each_gets_its_own_translation(monke
 
 def test_a_bad_input_does_not_join_a_batch(monkeypatch):
     monkeypatch.setattr(app.TRANSLATE.batcher, "batch_fn", lambda requests: pytest.fail("a bad input reached the batcher"))
-    assert app.TRANSLATE.translate("emoji 😀 here", 1, False)[1].startswith("⚠️")
+    assert app.TRANSLATE.translate("😀😀😀", 1, False)[1].startswith("⚠️")
 
 
 def join_queue(url: str, fn_index: int, text: str, session: str) -> tuple[int, str]:

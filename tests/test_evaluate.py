@@ -21,7 +21,8 @@ def test_score_of_perfect_output_is_100_with_buckets_adding_up():
 
 def test_cli_json_on_a_checkpoint(toy_checkpoint, toy_tsv, tmp_path, capsys):
     data = tmp_path / "eval.tsv"
-    data.write_text(toy_tsv.read_text(encoding="utf-8") + "the red cat 😀\tle chat rouge\n", encoding="utf-8")
+    unknown = "the red cat 😀\tle chat rouge\nthe 😀😀😀😀\tle\n"  # read with <unk>; refused, mostly unknown
+    data.write_text(toy_tsv.read_text(encoding="utf-8") + unknown, encoding="utf-8")
     main([str(toy_checkpoint), "--data", str(data), "--beam", "2", "--json"])
     result = json.loads(capsys.readouterr().out)
     assert set(result) >= {"bleu", "chrf", "n", "by_length"}
@@ -43,9 +44,10 @@ def test_cli_long_scores_every_bucket_and_the_card_keeps_the_curve_apart(toy_che
 
 
 def write_gold(folder):
-    """Toy gold links ('i see the red cat .' crosses red/rouge and cat/chat); the model refuses the
-    emoji of the second sentence, so it is skipped. In the toy corpus "i see" always comes with
-    "je vois", so no aligner can tell which goes with which: aligner scores are only range-checked."""
+    """Toy gold links ('i see the red cat .' crosses red/rouge and cat/chat); the model reads the
+    emoji of the second sentence as <unk>, which no word alignment can trace back, so it is skipped.
+    In the toy corpus "i see" always comes with "je vois", so no aligner can tell which goes with
+    which: aligner scores are only range-checked."""
     folder.mkdir()
     for split in ("test", "dev"):
         (folder / f"{split}.e").write_text("i see the red cat .\nthe red cat 😀\n", encoding="utf-8")

@@ -1,6 +1,6 @@
 import pytest
 
-from attn_demo.tokenizer import MAX_INPUT_CHARS, check_text
+from attn_demo.tokenizer import MAX_INPUT_CHARS, check_text, normalise_english, read_english
 
 
 def test_check_text_normalises_whitespace():
@@ -15,6 +15,18 @@ def test_check_text_accepts_latin_punctuation_and_accents():
 def test_control_and_invisible_characters_are_named(text):
     with pytest.raises(ValueError, match=r"U\+"):
         check_text(text)
+
+
+def test_english_is_read_with_nfkc_and_the_straight_quotes_of_the_training_text():
+    assert normalise_english("It’s  “smart”, ‘isn’t’ it?") == 'It\'s "smart", \'isn\'t\' it?'
+    assert normalise_english("Cafe\u0301 ﬁne") == "Café fine"  # a decomposed é, a ligature
+
+
+def test_a_few_unknown_characters_are_named_and_mostly_unknown_input_is_refused(toy_tokenizers):
+    source = toy_tokenizers[0]
+    assert read_english("cat 😀😀😀", source) == ("cat 😀😀😀", ["😀"])  # half unknown: still read
+    with pytest.raises(ValueError, match="Most of the input is characters the model has never seen: '😀'"):
+        read_english("cat 😀😀😀😀", source)
 
 
 def test_limit_is_stated_in_the_message():

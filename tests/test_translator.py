@@ -79,11 +79,17 @@ def test_max_len_caps_the_output(translator):
     ("", "empty"), ("   \n\t ", "empty"), (None, "Please type"),
     ("a" * (MAX_INPUT_CHARS + 1), f"limit is {MAX_INPUT_CHARS}"),
     ("the red cat \x00", "U+0000"), ("the red\u200b cat", "U+200B"),
-    ("the red cat 😀", "never seen"), ("红色的猫", "never seen"), ("القط الأحمر", "never seen"),
+    ("😀 😀 😀", "never seen"), ("红色的猫", "never seen"), ("القط الأحمر", "never seen"),
 ])
 def test_bad_input_raises_a_readable_error(translator, text, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         translator.translate(text)
+
+
+def test_an_unknown_character_is_read_as_the_unknown_piece(translator):
+    result = translator.translate("the red cat 😀")
+    assert result.unknown_characters == ["😀"] and "<unk>" in result.source_tokens
+    assert translator.translate("the red cat").unknown_characters == []
 
 
 def test_the_piece_limit_is_exact_and_stated(toy_checkpoint):

@@ -18,7 +18,7 @@ from attn_demo.alignment import words_view
 from attn_demo.batching import MicroBatcher
 from attn_demo.checkpoint import TITLES as CARD_TITLES
 from attn_demo.figures import alignment_figure, pca_projection, step_views
-from attn_demo.tokenizer import check_text
+from attn_demo.tokenizer import named, normalise_english
 
 TITLES = {**CARD_TITLES, "none": "No attention (baseline)"}  # the cards' "no" reads "no attention" there
 SCORE_EQUATIONS = {
@@ -93,6 +93,15 @@ def step_caption(result, t: int) -> str:
     return caption
 
 
+def unknown_notice(views) -> str:
+    """The status of a translated input: the characters the models read as <unk>, named (escaped:
+    the status is Markdown, and a '<' must show as text), or nothing when they know them all."""
+    unknown = list(dict.fromkeys(ch for view in views.values() for ch in view["result"].unknown_characters))
+    if not unknown:
+        return ""
+    return "ℹ️ " + html.escape(f"Not in the models' vocabulary, read as <unk>: {named(unknown)}")
+
+
 def steps_of(state) -> int:
     return max(len(view["result"].target_tokens) for view in state["views"].values())
 
@@ -138,9 +147,9 @@ class TranslateSection:
         return [{name: results[i] for name, results in per_model.items()} for i in range(len(texts))]
 
     def _translate_both(self, text: str, beam_size: int) -> dict:
-        """Both models' views of a normalised input: the translation and the PCA projection of its
-        encoder states. Concurrent requests are decoded together (self.batcher); the results are
-        read-only, so sharing them between sessions is safe."""
+        """Both models' views of a normalised input (normalise_english): the translation and the PCA
+        projection of its encoder states. Concurrent requests are decoded together (self.batcher);
+        the results are read-only, so sharing them between sessions is safe."""
         for translator in self.models.values():
             translator.encode(text)  # a bad input fails here, alone, before it can join a batch
         results = self.batcher((text, beam_size))  # the one decoding thread does nothing but decode
@@ -173,15 +182,17 @@ class TranslateSection:
         return {**views, "captions": [step_caption(result, t) for t in range(1, steps + 1)]}
 
     def translate(self, text: str, beam_size: float, large: bool, unit: str = "pieces"):
-        """Translate with both models: the session state, the translations and the alignment grids.
-        The step views follow in a chained event (step_data), so the translation shows sooner."""
+        """Translate with both models: the session state, the status (a refusal, or the characters read
+        as <unk>), the translations and the alignment grids. The step views follow in a chained event
+        (step_data), so the translation shows sooner."""
         try:
-            text = check_text(text)
+            text = normalise_english(text)
             views = self.translate_both(text, int(beam_size))
         except ValueError as error:
             return [None, f"⚠️ {html.escape(str(error))}", "", None, "", None, gr.update(value=1, maximum=2)]
         state = {"text": text, "beam_size": int(beam_size), "views": views}
-        return [state, "", views["bahdanau"]["result"].text, self.grid("bahdanau", views["bahdanau"], large, unit),
+        return [state, unknown_notice(views),
+                views["bahdanau"]["result"].text, self.grid("bahdanau", views["bahdanau"], large, unit),
                 views["luong"]["result"].text, self.grid("luong", views["luong"], large, unit),
                 gr.update(value=1, maximum=max(2, steps_of(state)))]
 
