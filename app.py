@@ -19,7 +19,7 @@ import torch
 from attn_demo import load_or_bundled
 from attn_demo.ui.alignment_check import AlignmentCheckSection
 from attn_demo.ui.quiz import QuizSection
-from attn_demo.ui.translate import CONCURRENCY, STEP_VIEWS_JS, TranslateSection, model_title
+from attn_demo.ui.translate import CONCURRENCY, STEP_VIEWS_CSS, STEP_VIEWS_JS, TranslateSection, model_title
 from attn_demo.ui.why_attention import WhyAttentionSection
 
 ROOT = Path(__file__).resolve().parent
@@ -39,7 +39,9 @@ body.attn-large label span { font-size: 1.4rem !important; }
 .translation textarea { font-size: 1.25rem !important; }
 .katex { font-size: 1.2em; }
 body.attn-large .katex { font-size: 1.6em; }
-"""
+/* grids keep readable cells and labels: a wide one scrolls sideways (a long sentence on a phone) */
+.attn-wide { overflow-x: auto; }
+""" + STEP_VIEWS_CSS
 TOGGLE_LARGE_TEXT = "(large) => { document.body.classList.toggle('attn-large', large); }"
 
 
@@ -79,7 +81,7 @@ def header_markdown() -> str:
 
 with gr.Blocks(title="attn-demo: attention in neural machine translation", delete_cache=(3600, 3600)) as demo:
     with gr.Row():
-        gr.Markdown(header_markdown(), elem_id="header")
+        gr.Markdown(header_markdown(), elem_id="header", min_width=320)  # a phone puts the switch below
         large_text = gr.Checkbox(label="Large text (projector)", value=False, scale=0, min_width=200)
     session = TRANSLATE.render(large_text)
     WHY_ATTENTION.render(large_text)

@@ -24,7 +24,8 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from attn_demo.data import TEST_SET, pad, read_pairs
-from attn_demo.figures import alignment_figure, pca_projection, step_views
+from attn_demo.figures import alignment_figure
+from attn_demo.steps import pca_projection, step_payload
 from attn_demo.search import max_target_length
 from attn_demo.translator import load_translator
 
@@ -37,8 +38,9 @@ SENTENCES = {
          "walk all the way home in the cold rain."),
 }
 FULL = dict(runs=30, warmup=5, step_runs=300, batch_sizes=(1, 8, 32), batches=5, clients=60, requests_per_client=5, rounds=3,
-            soak=1000)
-QUICK = dict(runs=3, warmup=1, step_runs=5, batch_sizes=(1, 8), batches=1, clients=4, requests_per_client=2, rounds=1, soak=20)
+            soak=1000, step_presses=15)
+QUICK = dict(runs=3, warmup=1, step_runs=5, batch_sizes=(1, 8), batches=1, clients=4, requests_per_client=2, rounds=1, soak=20,
+             step_presses=3)
 
 
 def percentiles(samples_ms) -> dict:
@@ -215,10 +217,9 @@ def request_figures(results) -> tuple[list, list]:
     grids, steps = [], []
     for result in results:
         grids.append(alignment_figure(result.source_tokens, result.target_tokens, result.attention, "grid"))
-        titles = [f"step {t + 1}" for t in range(len(result.target_tokens))]
-        steps.append(step_views(result.source_tokens, result.target_tokens, result.queries, "q", result.scores,
-                                result.attention, result.encoder_states, result.contexts,
-                                pca_projection(result.encoder_states), titles))
+        steps.append(step_payload("model", result.source_tokens, result.target_tokens, result.query_symbol, result.queries,
+                                  result.scores, result.attention, result.encoder_states, result.contexts,
+                                  pca_projection(result.encoder_states)))
     return grids, steps
 
 
@@ -361,6 +362,52 @@ def soak(url: str, sentences: list[str], requests: int) -> int:
     return requests
 
 
+CHROMIUM = "/usr/bin/chromium"  # Debian's; driven by Playwright (a dev requirement)
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update"]
+# Armed before each key press: from the keydown, check every frame whether both models' step views
+# and captions show step k; the frame after the one that first shows it has been painted.
+ARM_STEP_TIMER = """(k) => {
+  window.attnStepMs = null;
+  const shows = (name) => document.querySelector(`#${name}-step`).textContent.includes(`how c${k} is formed`)
+    && document.querySelector(`#${name}-caption`).textContent.includes(`Step ${k} of`);
+  document.addEventListener("keydown", () => {
+    const start = performance.now();
+    const check = () => shows("bahdanau") && shows("luong")
+      ? requestAnimationFrame(() => { window.attnStepMs = performance.now() - start; })
+      : requestAnimationFrame(check);
+    requestAnimationFrame(check);
+  }, { once: true, capture: true });
+}"""
+
+
+def step_change_ms(url: str, presses: int, words: int = 15) -> dict:
+    """A step change as a teacher makes it: a translated sentence on the page (1440×900), the step
+    slider focused, one ArrowRight; the time from the key press to the frame after both step views
+    and both captions show the new step, in headless Chromium."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        page.goto(url, wait_until="load")
+        page.get_by_role("textbox", name="English sentence").fill(SENTENCES[words])
+        page.get_by_role("button", name="Translate").click()
+        page.wait_for_function("() => (document.querySelector('#luong-caption') || {}).textContent?.includes('Step 1 of')",
+                               timeout=60_000)
+        steps = min(int(page.locator(f"#{name}-caption").text_content().split(" of ")[1].split()[0])
+                    for name in ("bahdanau", "luong"))  # "Step 1 of T": past T, a model shows its last step
+        page.locator("#step-slider input[type=range]").focus()
+        samples = []
+        for k in range(2, min(presses + 2, steps + 1)):
+            page.evaluate(ARM_STEP_TIMER, k)
+            page.keyboard.press("ArrowRight")
+            page.wait_for_function("() => window.attnStepMs !== null", timeout=30_000)
+            samples.append(page.evaluate("() => window.attnStepMs"))
+        browser.close()
+    return {"words": words, "presses": presses, **percentiles(samples)}
+
+
 def bench_app(translators, p) -> dict:
     """Cold start and peak memory of app.py, the classroom load against it and against a bare
     app, and RSS before/after a soak of many requests."""
@@ -379,6 +426,7 @@ def bench_app(translators, p) -> dict:
     try:
         result["cold_start_s"] = round(app.startup_s, 2)
         result["rss_after_start_mb"] = app.rss_mb()
+        result["step_change"] = step_change_ms(app.url, p["step_presses"])
         cpu = {"bare": 0.0, "app": 0.0}
         for r in range(p["rounds"]):  # alternated, so both apps see the same drift of this shared machine
             batch = sentences[r * n:(r + 1) * n]  # new sentences each round: none is in the app's cache yet
@@ -432,6 +480,7 @@ def main(argv=None):
     report["app"] = bench_app(translators, p)
     app = report["app"]
     print(f"\n### app\n\ncold start {app['cold_start_s']} s, RSS after start {app['rss_after_start_mb']} MB, peak {app['peak_rss_mb']} MB")
+    print_rows("step change in the browser", [app["step_change"]])
     print_rows("classroom load", [{"app": "bare", **app["bare_load"]}, {"app": "attn-demo", **app["app_load"]}])
     print(f"p95 ratio app/bare: {app.get('p95_ratio_app_to_bare')}; RSS over {app['soak_requests']} requests: "
           f"{app['soak_rss_before_mb']} → {app['soak_rss_after_mb']} MB")

@@ -18,7 +18,6 @@ from attn_demo.alignment import alignment_error, argmax_links, sentence_word_att
 from attn_demo.ui import translate
 from attn_demo.ui.alignment_check import EXAMPLES, AlignmentCheckSection
 from attn_demo.bench import Server, free_port
-from attn_demo.figures import merge_step
 from conftest import ROOT, untyped
 
 SENTENCE = "I don't like coffee."
@@ -54,32 +53,21 @@ def test_step_data_holds_every_step_of_both_models_without_retranslating(transla
     state = translated[0]
     for translator in app.MODELS.values():
         monkeypatch.setattr(translator, "translate", lambda *a, **k: pytest.fail("the step views re-ran translation"))
-    payload = json.loads(json.dumps(app.TRANSLATE.step_data(state, False)))  # as the page receives it
-    steps = translate.steps_of(state)
-    assert payload["steps"] == steps
+    payload = json.loads(json.dumps(app.TRANSLATE.step_data(state)))  # as the page receives it
+    assert payload["steps"] == translate.steps_of(state) and list(payload["models"]) == ["bahdanau", "luong"]
     for name, view in state["views"].items():
-        result, model = view["result"], untyped(payload[name])
-        assert len(model["steps"]) == len(result.target_tokens) and len(model["captions"]) == steps
-        t = 2
-        caption = model["captions"][t - 1].replace("&#x27;", "'")
-        assert f"Step {t} of {len(result.target_tokens)}" in caption and f"<code>{result.target_tokens[t - 1]}</code>" in caption
-        figure = merge_step(model["template"], model["steps"][t - 1], model["annotations"])
-        np.testing.assert_array_equal(figure["data"][2]["y"], result.attention[t - 1])
-        np.testing.assert_array_equal(figure["data"][3]["z"][-1], result.contexts[t - 1])  # the model's own c_t
-        assert f"c<sub>{t}</sub>" in figure["layout"]["title"]["text"]
-    result = state["views"]["luong"]["result"]
-    assert "stopped after" in translate.step_caption(result, len(result.target_tokens) + 1)
-    assert app.TRANSLATE.step_data(None, False) is None
+        result, model = view["result"], untyped(payload["models"][name])
+        assert model["title"] == translate.model_title(app.MODELS[name]) and model["source"] == result.source_tokens
+        np.testing.assert_array_equal(model["weights"], result.attention)
+        np.testing.assert_array_equal(model["contexts"], result.contexts)  # the model's own c_t
+        np.testing.assert_array_equal(model["queries"], result.queries)
+    assert app.TRANSLATE.step_data(None) is None
 
 
-def test_large_text_redraws_from_state(translated):
-    b_grid, l_grid, payload = app.TRANSLATE.restyle(translated[0], True)
+def test_large_text_redraws_the_grids_from_state(translated):
+    b_grid, l_grid = app.TRANSLATE.grids(translated[0], True)
     assert b_grid.layout.font.size > translated[3].layout.font.size
-    small = app.TRANSLATE.step_data(translated[0], False)
-    assert payload["luong"]["template"]["layout"]["font"]["size"] > small["luong"]["template"]["layout"]["font"]["size"]
 
-
-@pytest.mark.parametrize("text", BAD_INPUTS)
 def test_bad_input_gives_a_message_and_clears_the_page(text):
     state, status, b_text, b_grid, *_ = app.TRANSLATE.translate(text, 1, False)
     assert state is None and b_text == "" and b_grid is None
@@ -97,8 +85,8 @@ def test_a_few_unknown_characters_are_translated_and_named_in_a_notice(text, unk
 
 
 def test_actions_before_any_translation_do_nothing_harmful():
-    assert app.TRANSLATE.step_data(None, False) is None
-    assert app.TRANSLATE.restyle(None, True) == (None, None, None)
+    assert app.TRANSLATE.step_data(None) is None
+    assert app.TRANSLATE.grids(None, True) == (None, None)
 
 
 def test_header_names_the_device_and_test_bleu():
@@ -114,15 +102,15 @@ def test_running_app_through_gradio_client_keeps_sessions_apart(app_url):
     b = bob.predict("We are going to the cinema tomorrow evening.", 2, False, api_name="/translate")
     assert a[0] == "" and a[1].strip() and a[3].strip() and b[1].strip() and a[1] != b[1]
     # each client's step views are those of its own translation
-    a_steps, b_steps = alice.predict(False, api_name="/step_data"), bob.predict(False, api_name="/step_data")
-    assert "coffee" in a_steps["bahdanau"]["template"]["data"][1]["customdata"][-3]
-    assert "evening" in b_steps["bahdanau"]["template"]["data"][1]["customdata"][-3]
+    a_steps, b_steps = alice.predict(api_name="/step_data"), bob.predict(api_name="/step_data")
+    assert "▁coffee" in a_steps["models"]["bahdanau"]["source"]
+    assert "▁evening" in b_steps["models"]["bahdanau"]["source"]
     status, *_ = alice.predict("<script>alert(1)</script>", 1, False, api_name="/translate")
     assert status.startswith("ℹ️") and "<" not in status  # translated, its unknown characters named as text
     status, *_ = alice.predict("我喜欢咖啡", 1, False, api_name="/translate")
     assert status.startswith("⚠️")
-    assert alice.predict(False, api_name="/step_data") is None
-    assert bob.predict(False, api_name="/step_data") == b_steps  # bob's session survived alice's bad input
+    assert alice.predict(api_name="/step_data") is None
+    assert bob.predict(api_name="/step_data") == b_steps  # bob's session survived alice's bad input
 
 
 def test_repeated_input_is_served_from_the_cache_read_only(translated, monkeypatch):

@@ -6,12 +6,15 @@ from pathlib import Path
 
 import pytest
 
-import app
-from attn_demo.figures import merge_step
-from conftest import ROOT, assert_same_figure, untyped
+import numpy as np
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
+import app
+from attn_demo.bench import CHROMIUM, CHROMIUM_FLAGS
+from attn_demo.steps import VECTOR_COLORSCALE, project
+from attn_demo.ui.translate import EXAMPLES
+from conftest import ROOT
+
+CHROMIUM = shutil.which("chromium") or CHROMIUM
 SCREENSHOT_DIR = ROOT / "artifacts"
 
 
@@ -23,7 +26,7 @@ def browser():
         pytest.skip("Chromium is not installed (apt-get install chromium)")
     playwright_api = pytest.importorskip("playwright.sync_api")
     with playwright_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         yield browser
         browser.close()
 
@@ -32,24 +35,53 @@ def caption(page, model) -> str:
     return page.locator(f"#{model}-caption").inner_text()
 
 
-# The step figure on the page, its typed arrays as plain arrays (plotly.js may have decoded them).
-DRAWN_FIGURE = """(model) => {
-    const gd = document.querySelector(`#${model}-step .js-plotly-plot`);
-    const plain = (key, value) => ArrayBuffer.isView(value) ? Array.from(value) : value;
-    return JSON.stringify({data: gd.data, title: gd.layout.title.text}, plain);
+# What step_views.js drew for a model: every number it holds and how it drew it.
+DRAWN_STEP = """(model) => {
+    const view = document.querySelector(`#${model}-step .attn-step-view`);
+    const numbers = (selector, key) => [...view.querySelectorAll(selector)].map((e) => Number(e.dataset[key]));
+    const bars = (i) => [...view.querySelectorAll(".attn-bars")[i].querySelectorAll(".attn-bar")];
+    const [strip, rows] = view.querySelectorAll("canvas");
+    const peak = rows.attnValues.flatMap((row, r) => [...row].map((v, d) => [Math.abs(v), v, r, d])).sort((a, b) => b[0] - a[0])[0];
+    const star = view.querySelector(".attn-star");
+    return JSON.stringify({
+        title: view.querySelector(".attn-step-title").textContent, caption: view.querySelector(".attn-step-caption").textContent,
+        scores: bars(0).map((b) => Number(b.dataset.value)), weights: bars(1).map((b) => Number(b.dataset.value)),
+        score_heights: bars(0).map((b) => Number(b.getAttribute("height"))), weight_heights: bars(1).map((b) => Number(b.getAttribute("height"))),
+        weight_labels: [...view.querySelectorAll(".attn-value")].map((t) => t.textContent),
+        query: [...strip.attnValues[0]], rows: rows.attnValues.map((row) => [...row]),
+        peak: { value: peak[1], colour: [...rows.getContext("2d").getImageData(peak[3], peak[2], 1, 1).data].slice(0, 3) },
+        dots: numbers(".attn-pca circle", "weight"), star: [Number(star.dataset.x), Number(star.dataset.y)],
+    });
 }"""
 
 
-def assert_page_draws_the_servers_step(page, sentence, t):
-    """Step t on the page has the numbers the server's figure code gives for it (figures.merge_step,
-    which tests/test_figures.py checks against step_figure): the browser's merge adds nothing of its own."""
-    payload = untyped(json.loads(json.dumps(app.TRANSLATE.step_data(app.TRANSLATE.translate(sentence, 1, False)[0], False))))
-    for model in ("bahdanau", "luong"):
-        expected = merge_step(payload[model]["template"], payload[model]["steps"][t - 1], payload[model]["annotations"])
-        drawn = untyped(json.loads(page.evaluate(DRAWN_FIGURE, model)))
-        assert drawn["title"] == expected["layout"]["title"]["text"]
-        for drawn_trace, trace in zip(drawn["data"], expected["data"], strict=True):
-            assert_same_figure({key: drawn_trace[key] for key in trace}, trace)
+def assert_page_draws_the_models_step(page, sentence, t):
+    """Step t on the page shows exactly the model's numbers for it: e_tj and α_tj as bar heights,
+    the query, α_tj·h_j multiplied in float32 as the model does, the model's own c_t, and the star at
+    the projection of c_t."""
+    state = app.TRANSLATE.translate(sentence, 1, False)[0]
+    for model, view in state["views"].items():
+        result, i = view["result"], t - 1
+        drawn = json.loads(page.evaluate(DRAWN_STEP, model))
+        weights, best = result.attention[i], int(result.attention[i].argmax())
+        assert f"how c{t} is formed" in drawn["title"]
+        assert drawn["caption"] == (f"Step {t} of {len(result.target_tokens)} — emitted {result.target_tokens[i]}; most attention "
+                                    f"on {result.source_tokens[best]} (α = {weights[best]:.2f})")
+        np.testing.assert_array_equal(np.float32(drawn["scores"]), result.scores[i])
+        np.testing.assert_array_equal(np.float32(drawn["weights"]), weights)
+        np.testing.assert_array_equal(np.float32(drawn["dots"]), weights)
+        heights = np.asarray(drawn["weight_heights"])  # α on a fixed [0, 1] axis: heights in proportion
+        np.testing.assert_allclose(heights, weights * heights[best] / weights[best], rtol=1e-4, atol=1e-3)
+        score_heights, scores = np.asarray(drawn["score_heights"]), np.abs(result.scores[i])
+        np.testing.assert_allclose(score_heights, scores * score_heights.max() / scores.max(), rtol=1e-4, atol=1e-3)
+        assert drawn["weight_labels"] == [f"{w:.2f}" for w in weights]
+        np.testing.assert_array_equal(np.float32(drawn["query"]), result.queries[i])
+        rows = np.float32(drawn["rows"])
+        np.testing.assert_array_equal(rows[:-1], weights[:, None] * result.encoder_states)  # float32 products
+        np.testing.assert_array_equal(rows[-1], result.contexts[i])  # the model's own c_t
+        ends = {True: VECTOR_COLORSCALE[-1][1], False: VECTOR_COLORSCALE[0][1]}  # the largest |value| gets an end colour
+        assert f"rgb({','.join(map(str, drawn['peak']['colour']))})" == ends[drawn["peak"]["value"] > 0]
+        np.testing.assert_allclose(drawn["star"], project(result.contexts[i], view["projection"]), rtol=1e-5, atol=1e-5)
 
 
 def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
@@ -62,21 +94,19 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
     for model in ("bahdanau", "luong"):
         page.wait_for_function(f"() => document.querySelector('#{model}-text textarea').value.length > 0", timeout=60_000)
         page.locator(f"#{model}-grid .js-plotly-plot .heatmaplayer").wait_for(timeout=60_000)
-        page.locator(f"#{model}-step .js-plotly-plot").wait_for(timeout=60_000)
+        page.locator(f"#{model}-step .attn-step-view").wait_for(timeout=60_000)
         assert "Step 1 of" in caption(page, model)
-    first_bars = page.locator("#luong-step .js-plotly-plot").inner_html()
+    assert_page_draws_the_models_step(page, "The red car is in front of the house.", 1)
     calls = []  # events sent to the server (each joins its queue)
     page.on("request", lambda request: calls.append(request.url) if "/queue/join" in request.url else None)
     page.get_by_role("button", name="Next step ▶").click()
     page.wait_for_function("() => document.querySelector('#luong-caption').innerText.includes('Step 2 of')", timeout=30_000)
-    page.wait_for_function(f"() => document.querySelector('#luong-step .js-plotly-plot').innerHTML !== {first_bars!r}",
-                           timeout=30_000)
-    assert "Step 2 of" in caption(page, "bahdanau")
+    assert_page_draws_the_models_step(page, "The red car is in front of the house.", 2)
     page.locator("#step-slider input[type=range]").focus()
     page.keyboard.press("ArrowRight")
     page.wait_for_function("() => document.querySelector('#bahdanau-caption').innerText.includes('Step 3 of')", timeout=30_000)
     assert calls == []  # scrubbing is drawn in the browser: nothing asked of the server
-    assert_page_draws_the_servers_step(page, "The red car is in front of the house.", 3)
+    assert_page_draws_the_models_step(page, "The red car is in front of the house.", 3)
 
     page.get_by_role("button", name="▶ Play").click()  # about one step a second, then stop
     page.wait_for_function("() => document.querySelector('#bahdanau-caption').innerText.includes('Step 5 of')", timeout=10_000)
@@ -86,7 +116,7 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
     page.wait_for_timeout(2500)
     assert slider.input_value() == stopped_at and page.get_by_role("button", name="▶ Play").is_visible()
     assert calls == []  # playing is scrubbing too
-    assert_page_draws_the_servers_step(page, "The red car is in front of the house.", int(stopped_at))
+    assert_page_draws_the_models_step(page, "The red car is in front of the house.", int(stopped_at))
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT_DIR / "app.png"), full_page=True)
 
@@ -99,17 +129,68 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
     page.wait_for_function("() => document.body.classList.contains('attn-large')", timeout=10_000)
     page.wait_for_function("() => document.querySelector('#luong-grid .js-plotly-plot .ytick text').style.fontSize === '20px'",
                            timeout=30_000)
+    page.wait_for_function("() => document.querySelector('#luong-step .attn-step-view').style.fontSize === '20px'", timeout=10_000)
+    assert_page_draws_the_models_step(page, "The red car is in front of the house.", int(stopped_at))  # redrawn, same step
     page.screenshot(path=str(SCREENSHOT_DIR / "app-large-text.png"), full_page=True)
     page.get_by_label("Large text (projector)").uncheck()
 
     page.get_by_role("textbox", name="English sentence").fill("<img src=x onerror=alert(1)>")
     page.get_by_role("textbox", name="English sentence").press("Enter")
-    page.wait_for_function("() => document.querySelector('#status').innerText.includes('never seen')", timeout=30_000)
+    page.wait_for_function("() => document.querySelector('#status').innerText.includes('read as <unk>')", timeout=30_000)
+    page.wait_for_function("() => document.querySelector('#luong-caption').innerText.includes('Step 1 of')", timeout=30_000)
     page.wait_for_timeout(1000)
-    assert "'<'" in page.locator("#status").inner_text()  # the markup's characters are shown as text
+    assert "'<'" in page.locator("#status").inner_text()  # the markup's characters are named as text
+    assert "<unk>" in page.locator("#luong-step .attn-bars").first.text_content()  # pieces drawn as text, not markup
     assert page.locator("img[src='x']").count() == 0
     assert dialogs == []
     page.screenshot(path=str(SCREENSHOT_DIR / "app-bad-input.png"), full_page=False)
+    page.close()
+
+
+# Pairs of labels that overlap, figure by figure: Plotly's tick labels and the step views' ticks and
+# point labels (those written; a point whose label would overlap another's is named by its tooltip).
+OVERLAPPING_LABELS = """() => {
+    const overlaps = [];
+    for (const figure of document.querySelectorAll(".js-plotly-plot, .attn-step-view")) {
+        const boxes = [...figure.querySelectorAll(".xtick text, .ytick text, .attn-tick, .attn-point-label")]
+            .filter((label) => label.style.display !== "none" && label.textContent.trim())
+            .map((label) => [label.textContent, label.getBoundingClientRect()]);
+        boxes.forEach(([a, p], i) => boxes.slice(i + 1).forEach(([b, q]) => {
+            if (p.left < q.right - 0.5 && q.left < p.right - 0.5 && p.top < q.bottom - 0.5 && q.top < p.bottom - 0.5)
+                overlaps.push(`${figure.parentElement.id || figure.id}: ${a} / ${b}`);
+        }));
+    }
+    return overlaps;
+}"""
+THIRTY_WORDS = ("When we finally arrived at the old station late last night, the last train to the city had already "
+                "left, so we walked home together in the cold rain.")
+
+
+@pytest.mark.parametrize("width, height", [(1440, 900), (390, 844)])
+def test_no_label_overlaps_another_on_a_phone_or_a_wide_screen(browser, app_url, width, height):
+    """The examples and a 30-word sentence, at steps 1, middle and last, pieces and words: every tick
+    label readable, and the page no wider than the screen (wide grids scroll inside themselves)."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(app_url)
+    for sentence in [*EXAMPLES, THIRTY_WORDS]:
+        page.get_by_role("textbox", name="English sentence").fill(sentence)
+        page.get_by_role("button", name="Translate").click()
+        views = app.TRANSLATE.translate(sentence, 1, False)[0]["views"]  # the page's translation (cached)
+        page.wait_for_function("(pieces) => JSON.stringify(window.attnSteps.payload?.models.luong.source) === pieces && "
+                               "JSON.stringify([...document.querySelectorAll('#luong-grid .xtick text')].map((t) => t.textContent))"
+                               " === pieces", arg=json.dumps(views["luong"]["result"].source_tokens, ensure_ascii=False, separators=(",", ":")),
+                               timeout=60_000)
+        last = max(len(view["result"].target_tokens) for view in views.values())
+        for t in (1, (last + 1) // 2, last):
+            page.evaluate("(t) => window.attnSteps.show(t)", t)
+            assert page.evaluate(OVERLAPPING_LABELS) == [], (sentence, t)
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+    page.locator("#grid-unit").get_by_label("words").check()
+    page.wait_for_function("() => [...document.querySelectorAll('#luong-grid .xtick text')].some((t) => t.textContent === 'rain.')",
+                           timeout=30_000)
+    assert page.evaluate(OVERLAPPING_LABELS) == []
+    SCREENSHOT_DIR.mkdir(exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT_DIR / f"thirty-words-{width}.png"), full_page=True)
     page.close()
 
 
@@ -118,7 +199,7 @@ def test_dark_theme_shows_the_same_page(browser, app_url):
     page.goto(app_url + "?__theme=dark")
     page.get_by_role("textbox", name="English sentence").fill("I don't like coffee.")
     page.get_by_role("textbox", name="English sentence").press("Enter")
-    page.locator("#luong-step .js-plotly-plot").wait_for(timeout=60_000)
+    page.locator("#luong-step .attn-step-view").wait_for(timeout=60_000)
     assert page.evaluate("() => document.body.classList.contains('dark') || document.documentElement.classList.contains('dark')")
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT_DIR / "app-dark.png"), full_page=False)

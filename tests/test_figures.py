@@ -4,20 +4,15 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from attn_demo.figures import (ALIGNMENT_COLORSCALE, alignment_figure, gold_check_figure, label, length_figure, merge_step,
-                               pca_projection, project, step_figure, step_views)
-from conftest import assert_same_figure, untyped
+from attn_demo.figures import ALIGNMENT_COLORSCALE, alignment_figure, gold_check_figure, label, length_figure
 
 SOURCE = ["▁the", "▁<img", "▁src=x", "▁the", "</s>"]  # S = 5, a repeated piece and markup
 TARGET = ["▁le", "▁<b>", "</s>"]  # T = 3
 
 
-def arrays(seed=0, D=7, H=6):
-    rng = np.random.default_rng(seed)
-    scores = rng.normal(size=(len(TARGET), len(SOURCE))).astype(np.float32)
-    attention = np.exp(scores) / np.exp(scores).sum(1, keepdims=True)
-    states = rng.normal(size=(len(SOURCE), D)).astype(np.float32)
-    return scores, attention.astype(np.float32), states, attention @ states, rng.normal(size=(len(TARGET), H))
+def softmax_rows(seed=0) -> np.ndarray:
+    scores = np.random.default_rng(seed).normal(size=(len(TARGET), len(SOURCE)))
+    return (np.exp(scores) / np.exp(scores).sum(1, keepdims=True)).astype(np.float32)
 
 
 def all_strings(fig) -> str:
@@ -32,7 +27,7 @@ def test_label_escapes_markup_so_plotly_prints_it():
 
 
 def test_alignment_grid_draws_attention_on_a_fixed_shared_scale():
-    _, attention, _, _, _ = arrays()
+    attention = softmax_rows()
     fig = alignment_figure(SOURCE, TARGET, attention, "Bahdanau")
     heatmap = fig.data[0]
     np.testing.assert_array_equal(np.asarray(heatmap.z), attention)
@@ -46,93 +41,27 @@ def test_alignment_grid_draws_attention_on_a_fixed_shared_scale():
     assert "<img" not in all_strings(fig) and "<b>" not in all_strings(fig)
 
 
-def test_grid_is_readable_with_thirty_pieces_per_axis():
-    n = 32
-    attention = np.full((n, n), 1 / n, dtype=np.float32)
-    pieces = [f"▁w{i}" for i in range(n)]
-    fig = alignment_figure(pieces, pieces, attention, "long")
-    assert fig.layout.height >= 20 * n and len(fig.layout.yaxis.ticktext) == n
-
-
-def test_step_figure_shows_the_numbers_of_that_step():
-    scores, attention, states, contexts, queries = arrays()
-    t = 1
-    projection = pca_projection(states)
-    fig = step_figure(SOURCE, TARGET[t], queries[t], "s<sub>t</sub>", scores[t], attention[t], states, contexts[t],
-                      projection, "Luong", large=True)
-    query, score_bars, weight_bars, weighted, points, centre = fig.data
-    np.testing.assert_allclose(np.asarray(query.z)[0], queries[t], rtol=1e-6)
-    np.testing.assert_array_equal(np.asarray(score_bars.y), scores[t])  # the model's float32 numbers, copied
-    np.testing.assert_array_equal(np.asarray(weight_bars.y), attention[t])
-    best = int(attention[t].argmax())
-    assert [c == weight_bars.marker.color[best] for c in weight_bars.marker.color].count(True) == 1
-    rows = np.asarray(weighted.z)
-    np.testing.assert_allclose(rows[:-1], attention[t][:, None] * states, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(rows[-1], contexts[t], rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(rows[:-1].sum(0), rows[-1], atol=1e-5)
-    assert len(set(weighted.y)) == len(SOURCE) + 1  # the repeated piece keeps its own row
-    # the star sits at the α-weighted centroid of the projected annotations: exact in real numbers,
-    # and here as close as the float32 points and c_t allow (float32 resolution ≈ 1.2e-7 relative)
-    projected = np.stack([np.asarray(points.x), np.asarray(points.y)], 1)
-    np.testing.assert_allclose([centre.x[0], centre.y[0]], attention[t] @ projected, rtol=1e-6, atol=1e-6)
-    assert "<img" not in all_strings(fig) and centre.text[0].endswith("→ ▁&lt;b&gt;")  # the piece this step emitted
-    titles = [a.text for a in fig.layout.annotations]
-    assert [title.split(".")[0] for title in titles] == ["1", "2", "3", "4", "5"]
-    # each stage's tensor shape for this sentence: S = 5 pieces, D = 7, query of H = 6
-    assert titles[0].endswith("(1, 1, 6)") and titles[1].endswith("(1, 1, 5)") and titles[2].endswith("(1, 1, 5)")
-    assert "(S, D) = (5, 7)" in titles[3] and titles[3].endswith("(B, 1, D) = (1, 1, 7)")
-    assert fig.layout.font.size > step_figure(SOURCE, TARGET[t], queries[t], "q", scores[t], attention[t], states,
-                                              contexts[t], projection, "Luong").layout.font.size
-
-
-def test_step_views_hold_every_step_figure_in_compact_json():
-    scores, attention, states, contexts, queries = arrays()
-    projection = pca_projection(states)
-    titles = [f"step {t + 1}" for t in range(len(TARGET))]
-    views = step_views(SOURCE, TARGET, queries, "q", scores, attention, states, contexts, projection, titles)
-    sent = json.loads(json.dumps(views))  # what the page receives
-    assert "<img" not in json.dumps(sent) and "<b>" not in json.dumps(sent)
-    decoded = untyped(sent)
-    assert len(decoded["steps"]) == len(TARGET) and decoded["annotations"].shape == states.shape
-    for t in range(len(TARGET)):
-        expected = step_figure(SOURCE, TARGET[t], queries[t], "q", scores[t], attention[t], states, contexts[t],
-                               projection, titles[t]).to_dict()
-        page = merge_step(decoded["template"], decoded["steps"][t], decoded["annotations"])
-        assert_same_figure(untyped(go.Figure(page, _validate=False).to_dict()), untyped(expected))
-        assert page["layout"]["title"]["text"] == f"step {t + 1}"
-
-
-def test_pca_projection_is_affine_and_handles_a_single_piece():
-    _, attention, states, contexts, _ = arrays()
-    projection = pca_projection(states)
-    # c_t is float32 (≈ 1e-7 relative), projected in float64
-    np.testing.assert_allclose(project(contexts, projection), attention @ project(states, projection), rtol=1e-6, atol=1e-6)
-    mean, basis = pca_projection(states[:1])
-    assert basis.shape == (7, 2)
-    np.testing.assert_array_equal(project(states[:1], (mean, basis)), 0)  # one piece: no direction, exactly
-
-
-@pytest.mark.parametrize("size", [2, 3, 30])
-def test_pca_projection_spans_the_top_two_principal_directions(size):
-    states = np.random.default_rng(size).normal(size=(size, 7)) * np.arange(1, 8)  # distinct variances
-    _, basis = pca_projection(states)
-    _, _, vt = np.linalg.svd(states - states.mean(0), full_matrices=False)
-    rank = min(2, size - 1)  # centring removes one dimension
-    # float64 throughout: the measured errors are ~1e-15, so 1e-12 leaves room for any BLAS and still
-    # fails for a basis that is off by a rounding of float32 (~1e-7)
-    np.testing.assert_allclose(basis.T @ basis, np.diag([1.0] * rank + [0.0] * (2 - rank)), atol=1e-12)
-    np.testing.assert_allclose(basis @ basis.T, vt[:rank].T @ vt[:rank], atol=1e-12)  # same subspace as the SVD
+@pytest.mark.parametrize("large, cell", [(False, 24), (True, 34)])
+def test_grid_cells_keep_their_size_and_labels_never_overlap(large, cell):
+    """A 40-piece sentence is drawn 40 square cells wide, whatever the screen: the page scrolls a
+    wide grid sideways instead of squeezing its labels onto each other."""
+    for n in (3, 40):
+        pieces = [f"▁w{i}" for i in range(n)]
+        fig = alignment_figure(pieces, pieces, np.full((n, n), 1 / n, dtype=np.float32), "α", large)
+        margin = fig.layout.margin
+        assert fig.layout.width - margin.l - margin.r >= cell * n and fig.layout.height - margin.t - margin.b >= cell * n
+        assert fig.layout.xaxis.tickangle == -90  # one line of text wide: narrower than a cell
+        assert len(fig.layout.xaxis.ticktext) == len(fig.layout.yaxis.ticktext) == n
+    wide = alignment_figure(["▁a"] * 40, ["▁b"] * 2, np.full((2, 40), 1 / 40, dtype=np.float32), "α", large)
+    assert wide.layout.width > 40 * cell  # grows with the English pieces
+    long_label = alignment_figure(["▁" + "x" * 30], ["▁y"], np.ones((1, 1), dtype=np.float32), "α", large)
+    assert long_label.layout.margin.t > 30 * 0.6 * long_label.layout.font.size  # room for the longest label
 
 
 @pytest.mark.parametrize("size", [1, 2, 30])
-def test_figures_handle_any_sentence_length(size):
-    rng = np.random.default_rng(size)
+def test_grid_handles_any_sentence_length(size):
     pieces = [f"▁p{i}" for i in range(size)]
-    attention = np.full((size, size), 1 / size, dtype=np.float32)
-    states = rng.normal(size=(size, 4)).astype(np.float32)
-    all_strings(alignment_figure(pieces, pieces, attention, "x"))
-    all_strings(step_figure(pieces, pieces[0], np.ones(3), "q", attention[0], attention[0], states, attention[0] @ states,
-                            pca_projection(states), "x"))
+    all_strings(alignment_figure(pieces, pieces, np.full((size, size), 1 / size, dtype=np.float32), "x"))
 
 
 def test_gold_check_figure_outlines_the_human_links_and_marks_the_drawn_ones():

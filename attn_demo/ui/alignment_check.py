@@ -93,7 +93,7 @@ class AlignmentCheckSection:
                 for i, name in enumerate(self.models):
                     with gr.Column():
                         score = gr.Markdown(first[2 * i + 1], elem_id=f"{name}-gold-score")
-                        grid = gr.Plot(first[2 * i], show_label=False, elem_id=f"{name}-gold-grid")
+                        grid = gr.Plot(first[2 * i], show_label=False, elem_id=f"{name}-gold-grid", elem_classes="attn-wide")
                         outputs += [grid, score]
             gr.on([sentence.change, large_text.change], self.show, [sentence, large_text], outputs, api_name="alignment_check")
         gr.Markdown(self.table_markdown())

@@ -1,76 +1,411 @@
 () => {
-  // Decoder steps drawn in the browser, from the payload the server sends once per translation
-  // (TranslateSection.step_data in translate.py, built by attn_demo.figures.step_views): moving through the steps needs no
-  // round trip. A step's figure is the shared template with that step's values merged in, exactly
-  // as attn_demo.figures.merge_step does it; tests/test_browser.py checks that the page draws the
-  // numbers the server's own step_figure would.
+  // The decoder-step view, drawn in the browser from the payload the server sends once per
+  // translation (TranslateSection.step_data, built by attn_demo.steps.step_payload). Each model's
+  // view is five panels, top to bottom: the query, the scores e_tj, the weights α_tj, the rows
+  // α_tj·h_j with the model's c_t under them, and the h_j in 2-D with c_t as their α-weighted
+  // centroid. The panels are built once per translation (and on resize or large text); a step
+  // change only rewrites the numbers that move, in a few milliseconds, with no request.
+  // Pieces are user text: they are written with textContent, never as markup.
+  // tests/test_browser.py checks the drawn numbers against the model's trace.
 
   const PLAY_INTERVAL_MS = 1000;
+  const HIGHLIGHT = "#d62728", MUTED = "#7f9ec9";
+  const SVG = "http://www.w3.org/2000/svg";
 
-  // A plotly.js typed array {dtype: "f4", bdata: base64} as a Float32Array, and back.
-  const floats = (typed) => new Float32Array(Uint8Array.from(atob(typed.bdata), (c) => c.charCodeAt(0)).buffer);
-  function typed(array, shape) {
-    const bytes = new Uint8Array(array.buffer);
-    let binary = "";
-    for (let i = 0; i < bytes.length; i += 8192) binary += String.fromCharCode(...bytes.subarray(i, i + 8192));
-    return { dtype: "f4", bdata: btoa(binary), shape: shape.join(", ") };
+  // Sizes in CSS pixels, normal and large text (projector). A piece's column is never narrower
+  // than a vertical label's line, so labels never overlap: a long sentence scrolls sideways.
+  const SIZES = {
+    normal: { font: 13, column: 22, bars: 120, row: 17, strip: 22, pca: 300, gutter: 56 },
+    large: { font: 20, column: 32, bars: 170, row: 25, strip: 32, pca: 420, gutter: 80 },
+  };
+
+  // A typed array {dtype: "f4", bdata: base64, shape: "T, S"} as rows of Float32Arrays (or one).
+  function floats(typed) {
+    const all = new Float32Array(Uint8Array.from(atob(typed.bdata), (c) => c.charCodeAt(0)).buffer);
+    const shape = typed.shape.split(",").map(Number);
+    if (shape.length === 1) return all;
+    return Array.from({ length: shape[0] }, (_, i) => all.subarray(i * shape[1], (i + 1) * shape[1]));
   }
 
-  // Panel 4, as figures.weighted_annotations: the rows α_tj·h_j, then the model's c_t. A Float32Array
-  // rounds each product exactly as numpy's float32 multiplication does.
-  function weightedAnnotations(weights, annotations, context) {
-    const alpha = floats(weights), h = floats(annotations), c = floats(context);
-    const S = alpha.length, D = c.length;
-    const z = new Float32Array((S + 1) * D);
-    alpha.forEach((a, j) => { for (let d = 0; d < D; d++) z[j * D + d] = a * h[j * D + d]; });
-    z.set(c, S * D);
-    const bound = z.reduce((max, v) => Math.max(max, Math.abs(v)), 0) || 1;
-    return { z: typed(z, [S + 1, D]), zmin: -bound, zmax: bound };
+  function node(tag, attributes = {}, parent = null, namespace = null) {
+    const element = namespace ? document.createElementNS(namespace, tag) : document.createElement(tag);
+    for (const [key, value] of Object.entries(attributes)) element.setAttribute(key, value);
+    if (parent) parent.appendChild(element);
+    return element;
+  }
+  const svgNode = (tag, attributes, parent) => node(tag, attributes, parent, SVG);
+
+  // Text with subscripts: parts are strings or [base, subscript]; nothing is parsed as markup.
+  // SVG text has no <sub>: a lowered, smaller tspan there.
+  function write(element, ...parts) {
+    element.textContent = "";
+    for (const part of parts) {
+      if (typeof part === "string") { element.append(part); continue; }
+      element.append(part[0]);
+      const sub = element instanceof SVGElement
+        ? svgNode("tspan", { "baseline-shift": "sub", "font-size": "75%" }, element) : node("sub", {}, element);
+      sub.textContent = part[1];
+    }
+    return element;
   }
 
-  function stepFigure(model, t) {
-    const step = model.steps[Math.min(t, model.steps.length) - 1];  // a model that stopped shows its last step
-    const data = model.template.data.map((trace, i) => ({ ...trace, ...step.data[i] }));
-    Object.assign(data[3], weightedAnnotations(step.weights, model.annotations, step.context));
-    return { data, layout: { ...model.template.layout, ...step.layout } };
+  const textWidth = (text, font) => Math.ceil(0.65 * font * text.length) + 4;  // generous, as figures._text_px
+
+  // A 256-entry colour table from a Plotly colour scale [[0, "rgb(r,g,b)"], …, [1, …]].
+  function colourTable(scale) {
+    const stops = scale.map(([at, colour]) => [at, colour.match(/\d+/g).map(Number)]);
+    const table = new Uint8ClampedArray(256 * 3);
+    for (let i = 0; i < 256; i++) {
+      const x = i / 255;
+      const k = Math.max(1, stops.findIndex(([at]) => at >= x));
+      const [a, ca] = stops[k - 1], [b, cb] = stops[k];
+      const f = b > a ? (x - a) / (b - a) : 0;
+      for (let c = 0; c < 3; c++) table[3 * i + c] = ca[c] + f * (cb[c] - ca[c]);
+    }
+    return table;
+  }
+
+  // Rows of signed numbers on a canvas, one pixel a number (CSS scales it), centred on 0.
+  function paint(canvas, rows, table) {
+    const width = rows[0].length, context = canvas.getContext("2d");
+    const image = context.createImageData(width, rows.length);
+    let bound = 0;
+    for (const row of rows) for (const v of row) bound = Math.max(bound, Math.abs(v));
+    bound = bound || 1;
+    rows.forEach((row, r) => row.forEach((v, d) => {
+      const i = Math.round(((v / bound) + 1) * 127.5), p = 4 * (r * width + d);
+      image.data[p] = table[3 * i]; image.data[p + 1] = table[3 * i + 1]; image.data[p + 2] = table[3 * i + 2];
+      image.data[p + 3] = 255;
+    }));
+    context.putImageData(image, 0, 0);
+    canvas.attnValues = rows;  // what was drawn, for hover and tests
+    canvas.attnBound = bound;
+  }
+
+  // About four round tick values covering [lo, hi].
+  function niceTicks(lo, hi) {
+    const raw = (hi - lo) / 4 || 1, power = 10 ** Math.floor(Math.log10(raw));
+    const step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw);
+    const ticks = [];
+    for (let v = Math.ceil(lo / step) * step; v <= hi + 1e-9; v += step) ticks.push(Number(v.toFixed(10)));
+    return ticks;
+  }
+
+  class StepView {
+    // One model's panels inside its container (#<name>-step), laid out for the container's width.
+    constructor(container, name, model, table, large) {
+      this.model = model;
+      this.table = table;
+      this.size = large ? SIZES.large : SIZES.normal;
+      this.source = model.source;
+      this.target = model.target;
+      this.queries = floats(model.queries);
+      this.scores = floats(model.scores);
+      this.weights = floats(model.weights);
+      this.contexts = floats(model.contexts);
+      this.annotations = floats(model.annotations);
+      this.points = floats(model.points);
+      this.centres = floats(model.centres);
+      const S = this.source.length, D = this.contexts[0].length, H = this.queries[0].length;
+      const { font } = this.size;
+
+      container.textContent = "";
+      const root = node("div", { class: "attn-step-view" }, container);
+      root.style.fontSize = `${font}px`;
+      this.root = root;
+      this.title = node("div", { class: "attn-step-title" }, root);
+      this.caption = node("div", { class: "attn-step-caption", id: `${name}-caption` }, root);
+      this.tooltip = node("div", { class: "attn-tooltip", role: "tooltip" }, root);
+      const width = Math.max(container.clientWidth, 240);
+      const q = model.query_symbol === "s_t" ? ["s", "t"] : ["s", "t−1"];  // Luong's query, or Bahdanau's
+
+      write(this.panelTitle(root), "1. query ", q, `: (B, 1, H) = (1, 1, ${H})`);
+      this.strip = node("canvas", { class: "attn-strip", width: H, height: 1 }, root);
+      this.strip.style.height = `${this.size.strip}px`;
+      this.hover(this.strip, (row, d, v) => `query ${q[0]}_${q[1]} · dim ${d} = ${v.toFixed(3)}`);
+
+      // panels 2 and 3 share their piece columns, and scroll sideways together
+      const scroll = node("div", { class: "attn-scroll" }, root);
+      const plot = Math.max(width - this.size.gutter - 8, S * this.size.column);
+      this.slot = plot / S;
+      write(this.panelTitle(scroll), "2. scores ", ["e", "tj"], `: (B, 1, S) = (1, 1, ${S})`);
+      this.scoreBars = this.bars(scroll, plot, "e");
+      write(this.panelTitle(scroll), "3. weights ", ["α", "tj"], " = softmax(", ["e", "t·"], `): (B, 1, S) = (1, 1, ${S})`);
+      this.weightBars = this.bars(scroll, plot, "α");
+
+      write(this.panelTitle(root), "4. ", ["α", "tj"], "·", ["h", "j"], `: (S, D) = (${S}, ${D}), and their sum `, ["c", "t"],
+            `: (B, 1, D) = (1, 1, ${D})`);
+      const rows = node("div", { class: "attn-rows" }, root);
+      const labels = node("div", { class: "attn-row-labels" }, rows);
+      this.source.forEach((piece, j) => {
+        const row = write(node("div", { class: "attn-row-label" }, labels), "α·", ["h", String(j + 1)], " ");
+        node("span", {}, row).textContent = piece;
+      });
+      write(node("div", { class: "attn-row-label" }, labels), ["c", "t"], " = Σ");
+      for (const label of labels.children) label.style.height = label.style.lineHeight = `${this.size.row}px`;
+      this.rows = node("canvas", { class: "attn-rows-canvas", width: D, height: S + 1 }, rows);
+      this.rows.style.height = `${(S + 1) * this.size.row}px`;
+      this.hover(this.rows, (row, d, v) => `${row < S ? `α·h${row + 1} ${this.source[row]}` : "c_t"} · dim ${d} = ${v.toFixed(3)}`);
+
+      write(this.panelTitle(root), "5. ", ["h", "j"], " in 2-D (PCA of this sentence) and ", ["c", "t"], " ★");
+      this.scatter(root, width);
+    }
+
+    panelTitle(parent) {
+      return node("div", { class: "attn-panel-title" }, parent);
+    }
+
+    // A bar per source piece over a shared axis; the pieces are written vertically under it.
+    bars(parent, plot, symbol) {
+      const { font, bars: height, gutter } = this.size;
+      const room = symbol === "α" ? textWidth("0.00", font - 2) : 4;  // α's values are written above its bars
+      const labels = textWidth(this.source.reduce((a, b) => (b.length > a.length ? b : a), ""), font);
+      const svg = svgNode("svg", { width: gutter + plot, height: room + height + labels + 6, class: "attn-bars" }, parent);
+      const panel = { svg, symbol, top: room, height, ticks: svgNode("g", {}, svg), bars: [], values: [] };
+      panel.zero = svgNode("line", { x1: gutter, x2: gutter + plot, stroke: "#888" }, svg);
+      this.source.forEach((piece, j) => {
+        const x = gutter + (j + 0.5) * this.slot;
+        const bar = svgNode("rect", { x: x - 0.4 * this.slot, width: 0.8 * this.slot, class: "attn-bar" }, svg);
+        bar.title = svgNode("title", {}, bar);
+        panel.bars.push(bar);
+        const label = svgNode("text", { class: "attn-tick", "text-anchor": "end", "dominant-baseline": "central",
+                                        transform: `translate(${x},${room + height + 6}) rotate(-90)` }, svg);
+        label.textContent = piece;
+        if (symbol === "α") {
+          const value = svgNode("text", { class: "attn-value", "text-anchor": "start", "dominant-baseline": "central" }, svg);
+          value.style.fontSize = `${font - 2}px`;
+          panel.values.push(value);
+        }
+      });
+      return panel;
+    }
+
+    // Panel 5: the annotations as points sized by α, c_t as a star at their α-weighted centroid.
+    scatter(parent, width) {
+      const height = this.size.pca, pad = 40;
+      const svg = svgNode("svg", { width, height, class: "attn-pca" }, parent);
+      const xs = this.points.map((p) => p[0]), ys = this.points.map((p) => p[1]);
+      const [x0, x1, y0, y1] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
+      // c_t lies inside the points' hull (α ≥ 0, Σα = 1), so their extent holds every step's star
+      const sx = (x) => pad + ((x - x0) / ((x1 - x0) || 1)) * (width - 2 * pad);
+      const sy = (y) => height - pad - ((y - y0) / ((y1 - y0) || 1)) * (height - 2 * pad);
+      this.place = (p) => [sx(p[0]), sy(p[1])];
+      this.dots = this.points.map((p, j) => {
+        const [x, y] = this.place(p);
+        const dot = svgNode("circle", { cx: x, cy: y, "fill-opacity": 0.8 }, svg);
+        dot.title = svgNode("title", {}, dot);
+        dot.label = svgNode("text", { x, y: y - 8, "text-anchor": "middle", class: "attn-point-label" }, svg);
+        dot.label.textContent = this.source[j];
+        return dot;
+      });
+      // measured once (one layout), so that labels written side by side never overlap
+      this.dots.forEach((dot) => {
+        const box = dot.label.getBBox();
+        dot.box = box.width ? [box.x - 2, box.y - 2, box.x + box.width + 2, box.y + box.height + 2]
+          : this.labelBox(Number(dot.label.getAttribute("x")), Number(dot.label.getAttribute("y")), dot.label.textContent);
+      });
+      const arms = Array.from({ length: 10 }, (_, k) => {
+        const r = k % 2 ? 5 : 12, a = (Math.PI * k) / 5 - Math.PI / 2;
+        return `${(r * Math.cos(a)).toFixed(2)},${(r * Math.sin(a)).toFixed(2)}`;
+      });
+      this.star = svgNode("polygon", { points: arms.join(" "), fill: HIGHLIGHT, stroke: "black", class: "attn-star" }, svg);
+      svgNode("title", {}, this.star).textContent = "c_t = Σ_j α_tj h_j";
+      this.starLabel = svgNode("text", { "text-anchor": "middle", class: "attn-point-label" }, svg);
+    }
+
+    // Where a label centred on x, with its baseline at y, is drawn, generously: [left, top, right, bottom].
+    labelBox(x, y, text) {
+      const font = 0.85 * this.size.font, half = (0.8 * font * text.length) / 2 + 2;
+      return [x - half, y - 1.2 * font, x + half, y + 0.5 * font];
+    }
+
+    // Label the points most attended first, and leave out a label that would overlap one already
+    // written (the dot's tooltip still names it): on a phone, 40 points share a small square.
+    labelPoints(weights, star) {
+      const placed = [star];
+      const overlaps = (a, b) => a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
+      [...weights.keys()].sort((a, b) => weights[b] - weights[a]).forEach((j) => {
+        const free = !placed.some((box) => overlaps(box, this.dots[j].box));
+        this.dots[j].label.style.display = free ? "" : "none";
+        if (free) placed.push(this.dots[j].box);
+      });
+    }
+
+    // Hover (and tap) over a canvas of rows: which number is under the pointer.
+    hover(canvas, describe) {
+      const show = (event) => {
+        const box = canvas.getBoundingClientRect(), rows = canvas.attnValues;
+        if (!rows) return;
+        const r = Math.min(rows.length - 1, Math.floor(((event.clientY - box.top) / box.height) * rows.length));
+        const d = Math.min(rows[0].length - 1, Math.floor(((event.clientX - box.left) / box.width) * rows[0].length));
+        const host = this.root.getBoundingClientRect();
+        this.tooltip.textContent = describe(r, d, rows[r][d]);
+        this.tooltip.style.left = `${event.clientX - host.left + 12}px`;
+        this.tooltip.style.top = `${event.clientY - host.top + 12}px`;
+        this.tooltip.style.display = "block";
+      };
+      canvas.addEventListener("pointermove", show);
+      canvas.addEventListener("pointerdown", show);  // a tap, on a phone
+      canvas.addEventListener("pointerleave", () => { this.tooltip.style.display = "none"; });
+    }
+
+    // Output step t (1-based); a model that stopped earlier shows its last step and says so.
+    show(t) {
+      const T = this.target.length, i = Math.min(t, T) - 1;
+      const weights = this.weights[i], scores = this.scores[i];
+      let best = 0;
+      weights.forEach((w, j) => { if (w > weights[best]) best = j; });
+      write(this.title, `${this.model.title}: how `, ["c", String(i + 1)], " is formed");
+      this.writeCaption(i, T, t, best, weights[best]);
+
+      paint(this.strip, [this.queries[i]], this.table);
+      this.drawBars(this.scoreBars, scores, -1);
+      this.drawBars(this.weightBars, weights, best);
+      const weighted = this.annotations.map((h, j) => h.map((v) => Math.fround(weights[j] * v)));  // float32, as numpy
+      paint(this.rows, [...weighted, this.contexts[i]], this.table);
+
+      this.dots.forEach((dot, j) => {
+        dot.setAttribute("r", (10 + 40 * weights[j]) / 2);
+        dot.setAttribute("fill", j === best ? HIGHLIGHT : MUTED);
+        dot.dataset.weight = weights[j];
+        dot.title.textContent = `h${j + 1} of ${this.source[j]}: α = ${weights[j].toFixed(3)}`;
+      });
+      const [x, y] = this.place(this.centres[i]);
+      this.star.setAttribute("transform", `translate(${x},${y})`);
+      this.star.dataset.x = this.centres[i][0];
+      this.star.dataset.y = this.centres[i][1];
+      this.starLabel.setAttribute("x", x);
+      this.starLabel.setAttribute("y", y + 26);
+      write(this.starLabel, ["c", String(i + 1)], ` → ${this.target[i]}`);
+      this.labelPoints(weights, this.labelBox(x, y + 26, `c${i + 1} → ${this.target[i]}`));
+    }
+
+    writeCaption(i, T, t, best, alpha) {
+      this.caption.textContent = "";
+      node("strong", {}, this.caption).textContent = `Step ${i + 1} of ${T}`;
+      this.caption.append(" — emitted ");
+      node("code", {}, this.caption).textContent = this.target[i];
+      this.caption.append("; most attention on ");
+      node("code", {}, this.caption).textContent = this.source[best];
+      this.caption.append(` (α = ${alpha.toFixed(2)})${t > T ? `. This model stopped after ${T} steps.` : ""}`);
+    }
+
+    // Bars for one step's values on an axis that holds them and 0 (α: always [0, 1]).
+    drawBars(panel, values, best) {
+      const { gutter } = this.size;
+      const lo = panel.symbol === "α" ? 0 : Math.min(0, ...values), hi = panel.symbol === "α" ? 1 : Math.max(0, ...values);
+      const y = (v) => panel.top + ((hi - v) / ((hi - lo) || 1)) * panel.height;
+      panel.ticks.textContent = "";
+      for (const tick of niceTicks(lo, hi)) {
+        const label = svgNode("text", { x: gutter - 6, y: y(tick), "text-anchor": "end", "dominant-baseline": "central",
+                                        class: "attn-tick" }, panel.ticks);
+        label.textContent = String(tick);
+      }
+      panel.zero.setAttribute("y1", y(0));
+      panel.zero.setAttribute("y2", y(0));
+      values.forEach((v, j) => {
+        const bar = panel.bars[j];
+        bar.setAttribute("y", Math.min(y(v), y(0)));
+        bar.setAttribute("height", Math.abs(y(v) - y(0)));
+        bar.setAttribute("fill", j === best ? HIGHLIGHT : MUTED);
+        bar.dataset.value = v;
+        bar.title.textContent = `${panel.symbol} = ${v.toFixed(3)} for ${this.source[j]}`;
+        if (panel.values.length) {  // α's value, written upwards from the top of its bar
+          const x = gutter + (j + 0.5) * this.slot;
+          panel.values[j].setAttribute("transform", `translate(${x},${y(v) - 3}) rotate(-90)`);
+          panel.values[j].textContent = v.toFixed(2);
+        }
+      });
+    }
   }
 
   window.attnSteps = {
-    // Both models at output step t (1-based): [figure, caption, figure, caption] as gr.Plot and gr.Markdown values.
-    show(views, t) {
-      if (!views) return [null, "", null, ""];
-      return ["bahdanau", "luong"].flatMap((name) => [
-        { type: "plotly", plot: JSON.stringify(stepFigure(views[name], t)) },
-        views[name].captions[t - 1],
-      ]);
+    payload: null, views: {}, t: 1, large: false, timer: null,
+
+    // A new translation: build every model's panels and show step 1.
+    load(payload, large) {
+      this.stopPlaying();
+      this.payload = payload;
+      this.large = Boolean(large);
+      this.build();
+      this.show(1);
+      this.follow(document.querySelector("#step-slider input[type=range]"));
     },
-    // One step back or forward, kept within the translation: [t, ...show(views, t)].
-    move(views, t, delta) {
-      if (!views) return [1, null, "", null, ""];
-      const next = Math.max(1, Math.min(views.steps, t + delta));
-      return [next, ...this.show(views, next)];
+    // The slider's own input event draws the step at once: Gradio's event for it (show_step) runs
+    // 5–25 ms later, often a frame late, and then finds the step already drawn.
+    follow(slider) {
+      if (!slider || slider.attnFollowed) return;
+      slider.addEventListener("input", () => this.show(slider.value));
+      slider.attnFollowed = true;
+    },
+    build() {
+      this.views = {};
+      if (!this.payload) return;
+      const table = colourTable(this.payload.colorscale);
+      for (const [name, model] of Object.entries(this.payload.models)) {
+        const container = document.querySelector(`#${name}-step`);
+        if (container) this.views[name] = new StepView(container, name, model, table, this.large);
+        this.watch(container);
+      }
+    },
+    // Relaid out when the page's width or the text size changes.
+    relayout(large) {
+      if (large !== undefined) this.large = Boolean(large);
+      this.build();
+      this.drawnFor = null;  // new panels: draw the step again
+      this.show(this.t);
+    },
+    watched: new WeakMap(),
+    watch(container) {
+      if (!container || this.watched.has(container)) return;
+      let width = container.clientWidth;
+      const observer = new ResizeObserver(() => {
+        if (Math.abs(container.clientWidth - width) < 2) return;
+        width = container.clientWidth;
+        requestAnimationFrame(() => this.relayout());
+      });
+      observer.observe(container);
+      this.watched.set(container, observer);
+    },
+    // Both models at output step t (1-based).
+    show(t) {
+      if (Number(t) === this.t && this.drawnFor === this.payload) return;
+      this.t = Number(t) || 1;
+      this.drawnFor = this.payload;
+      for (const view of Object.values(this.views)) {
+        if (!view.root.isConnected) return this.relayout();  // the page re-rendered the container
+        view.show(this.t);
+      }
+      this.drawnAt = performance.now();  // read by attn_demo.bench's browser benchmark
+    },
+    // One step back or forward, kept within the translation; returns the new step for the slider.
+    move(t, delta) {
+      if (!this.payload) return 1;
+      const next = Math.max(1, Math.min(this.payload.steps, Number(t) + delta));
+      this.show(next);
+      return next;
     },
     // Play, for a projector: one step a second through "Next step" until the last step; a second
-    // press stops. Starts again from step 1 when pressed at the last step. Returns move()'s values.
-    timer: null,
-    play(views, t) {
-      if (this.timer !== null || !views) {
+    // press stops. Starts again from step 1 when pressed at the last step. Returns the step shown.
+    play(t) {
+      if (this.timer !== null || !this.payload) {
         this.stopPlaying();
-        return this.move(views, t, 0);
+        return this.move(t, 0);
       }
-      const start = t >= views.steps ? 1 : t;
+      const start = Number(t) >= this.payload.steps ? 1 : Number(t);
       document.querySelector("#play-steps").textContent = "⏸ Stop";
       this.timer = setInterval(() => {
         const slider = document.querySelector("#step-slider input[type=range]");
         if (Number(slider.value) >= Number(slider.max)) this.stopPlaying();
         else document.querySelector("#next-step").click();
       }, PLAY_INTERVAL_MS);
-      return this.move(views, start, 0);
+      return this.move(start, 0);
     },
     stopPlaying() {
       clearInterval(this.timer);
       this.timer = null;
-      document.querySelector("#play-steps").textContent = "▶ Play";
+      const button = document.querySelector("#play-steps");
+      if (button) button.textContent = "▶ Play";
     },
   };
 }

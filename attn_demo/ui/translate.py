@@ -1,7 +1,7 @@
 """Translate and scrub: both models translate the sentence side by side, each with its alignment
 grid, and a decoder-step scrubber shows how every context vector c_t is formed. The server sends
-every step of both models once (step_data); moving through them is drawn in the browser by
-step_views.js, so scrubbing costs the server nothing."""
+every step of both models once (step_data); step_views.js draws any step from it in the browser,
+so scrubbing costs the server nothing and a step change takes milliseconds."""
 import functools
 import hashlib
 import html
@@ -17,7 +17,8 @@ import torch
 from attn_demo.alignment import words_view
 from attn_demo.batching import MicroBatcher
 from attn_demo.checkpoint import TITLES as CARD_TITLES
-from attn_demo.figures import alignment_figure, pca_projection, step_views
+from attn_demo.figures import alignment_figure
+from attn_demo.steps import VECTOR_COLORSCALE, pca_projection, step_payload
 from attn_demo.tokenizer import named, normalise_english
 
 TITLES = {**CARD_TITLES, "none": "No attention (baseline)"}  # the cards' "no" reads "no attention" there
@@ -34,7 +35,6 @@ QUERY_WORDS = {
     "s_t": "The query is the **current** decoder state $s_t = \\mathrm{GRU}(E y_{t-1}, s_{t-1})$: Luong updates the "
            "state first, then attends; $c_t$ feeds the output, $\\tilde h_t = \\tanh(W_c [c_t; s_t])$.",
 }
-QUERY_LABELS = {"s_{t-1}": "s<sub>t−1</sub>", "s_t": "s<sub>t</sub>"}
 EXAMPLES = [
     "The red car is in front of the house.",
     "I don't like coffee.",
@@ -49,11 +49,13 @@ TRACE_DIR = Path(tempfile.gettempdir()) / "attn-demo-traces"  # shared by restar
 TRACE_MAX_AGE_S = 3600
 LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
 STEP_VIEWS_JS = (Path(__file__).parent / "step_views.js").read_text()  # defines window.attnSteps when the page loads
-FIRST_STEP = "(views) => window.attnSteps.show(views, 1)"
-SHOW_STEP = "(views, t) => window.attnSteps.show(views, t)"
-PREVIOUS_STEP = "(views, t) => window.attnSteps.move(views, t, -1)"
-NEXT_STEP = "(views, t) => window.attnSteps.move(views, t, +1)"
-PLAY = "(views, t) => window.attnSteps.play(views, t)"
+STEP_VIEWS_CSS = (Path(__file__).parent / "step_views.css").read_text()
+LOAD_STEPS = "(payload, large) => { window.attnSteps.load(payload, large); }"
+SHOW_STEP = "(t) => { window.attnSteps.show(t); }"
+PREVIOUS_STEP = "(t) => window.attnSteps.move(t, -1)"
+NEXT_STEP = "(t) => window.attnSteps.move(t, +1)"
+PLAY = "(t) => window.attnSteps.play(t)"
+RELAYOUT_STEPS = "(large) => { window.attnSteps.relayout(large); }"
 
 
 def model_title(translator) -> str:
@@ -74,23 +76,6 @@ def equations_markdown(translator) -> str:
             f"\n\n{QUERY_WORDS[translator.model.query_symbol]}\n\n"
             f"Sizes: H = {config.dec_hidden_size}, D = {config.annotation_size}; the keys, computed once per "
             f"sentence from the $h_j$, are (B, S, {key_size(translator)}).")
-
-
-def piece(p: str) -> str:
-    """A piece for a Markdown component: shown as text, whatever it contains."""
-    return f"<code>{html.escape(p)}</code>"
-
-
-def step_caption(result, t: int) -> str:
-    """The caption of output step t (1-based); past the model's last step, that step's, saying so."""
-    T = len(result.target_tokens)
-    i = min(t, T) - 1
-    best = int(result.attention[i].argmax())
-    caption = (f"**Step {i + 1} of {T}** — emitted {piece(result.target_tokens[i])}; most attention on "
-               f"{piece(result.source_tokens[best])} (α = {result.attention[i, best]:.2f})")
-    if t > T:
-        caption += f". This model stopped after {T} steps."
-    return caption
 
 
 def unknown_notice(views) -> str:
@@ -167,19 +152,16 @@ class TranslateSection:
         result, title = view["result"], model_title(self.models[name])
         if unit == "words":
             source, target, attention = words_view(result.source_tokens, result.target_tokens, result.attention)
-            return alignment_figure(source, target, attention, f"{title}: α by word (summed over an English word's pieces, "
-                                    "averaged over a French word's)", large, unit="words")
+            return alignment_figure(source, target, attention, f"{title}: α by word", large, unit="words")
         return alignment_figure(result.source_tokens, result.target_tokens, result.attention,
-                                f"{title}: α<sub>tj</sub> by piece, English across, French down", large)
+                                f"{title}: α<sub>tj</sub> by piece", large)
 
-    def model_steps(self, name, view, steps: int, large: bool) -> dict:
-        """One model's step views (attn_demo.figures.step_views) and its captions for steps 1 … steps."""
-        result, title = view["result"], model_title(self.models[name])
-        titles = [f"{title}: how c<sub>{t}</sub> is formed" for t in range(1, len(result.target_tokens) + 1)]
-        views = step_views(result.source_tokens, result.target_tokens, result.queries, QUERY_LABELS[result.query_symbol],
-                           result.scores, result.attention, result.encoder_states, result.contexts, view["projection"],
-                           titles, large)
-        return {**views, "captions": [step_caption(result, t) for t in range(1, steps + 1)]}
+    def model_steps(self, name, view) -> dict:
+        """One model's steps for step_views.js (attn_demo.steps.step_payload)."""
+        result = view["result"]
+        return step_payload(model_title(self.models[name]), result.source_tokens, result.target_tokens,
+                            result.query_symbol, result.queries, result.scores, result.attention,
+                            result.encoder_states, result.contexts, view["projection"])
 
     def translate(self, text: str, beam_size: float, large: bool, unit: str = "pieces"):
         """Translate with both models: the session state, the status (a refusal, or the characters read
@@ -196,25 +178,19 @@ class TranslateSection:
                 views["luong"]["result"].text, self.grid("luong", views["luong"], large, unit),
                 gr.update(value=1, maximum=max(2, steps_of(state)))]
 
-    def step_data(self, state, large: bool) -> dict | None:
+    def step_data(self, state) -> dict | None:
         """Every decoder step of both models in one compact payload: the page draws any step from it
         (step_views.js), so scrubbing costs the server nothing. None before any translation."""
         if not state:
             return None
-        steps = steps_of(state)
-        return {"steps": steps, **{name: self.model_steps(name, view, steps, large) for name, view in state["views"].items()}}
+        return {"steps": steps_of(state), "colorscale": VECTOR_COLORSCALE,
+                "models": {name: self.model_steps(name, view) for name, view in state["views"].items()}}
 
     def grids(self, state, large, unit="pieces"):
         """Both alignment grids of the session's translation (nothing before one)."""
         if not state:
             return None, None
         return tuple(self.grid(name, state["views"][name], large, unit) for name in ("bahdanau", "luong"))
-
-    def restyle(self, state, large, unit="pieces"):
-        """Redraw every figure (text size changed) from the session state."""
-        if not state:
-            return None, None, None
-        return *self.grids(state, large, unit), self.step_data(state, large)
 
     def render(self, large_text: gr.Checkbox) -> gr.State:
         """The section's components and events, inside the page's gr.Blocks; large_text is the page's
@@ -223,19 +199,21 @@ class TranslateSection:
         session = gr.State(None)
         with gr.Row(equal_height=True):
             source_box = gr.Textbox(label="English sentence", placeholder="Type a sentence and press Enter", scale=5,
-                                    max_length=5000, autofocus=True)
+                                    max_length=5000, autofocus=True, min_width=300)  # a phone: the row wraps
             beam_slider = gr.Slider(1, 8, value=1, step=1, label="Beam size (1 = greedy)", scale=2)
             translate_button = gr.Button("Translate", variant="primary", scale=1)
         gr.Examples(EXAMPLES, inputs=source_box, label="Examples worth watching")
         status = gr.Markdown(elem_id="status")
-        unit = gr.Radio(list(UNITS), value="pieces", label="Alignment grids by", elem_id="grid-unit")
+        unit = gr.Radio(list(UNITS), value="pieces", label="Alignment grids by", elem_id="grid-unit",
+                        info="By word: an English word's α is the sum of its pieces' α (the attention on the "
+                             "word); a French word's row is the mean of its pieces' rows, so rows still sum to 1.")
         columns = {}
         with gr.Row():
             for name, translator in self.models.items():
                 with gr.Column():
                     gr.Markdown(f"## {model_title(translator)}")
                     text = gr.Textbox(label="French", interactive=False, elem_classes="translation", elem_id=f"{name}-text")
-                    grid = gr.Plot(label="Alignment grid", show_label=False, elem_id=f"{name}-grid")
+                    grid = gr.Plot(label="Alignment grid", show_label=False, elem_id=f"{name}-grid", elem_classes="attn-wide")
                     columns[name] = (text, grid)
         gr.Markdown("## Decoder steps: how each context vector $c_t$ is formed\nShapes are printed as an "
                     "implementer sees them for this sentence: B sentences in the batch (1 here), S English pieces "
@@ -246,34 +224,28 @@ class TranslateSection:
             step_slider = gr.Slider(1, 2, value=1, step=1, label="Output step t", scale=4, elem_id="step-slider")
             next_button = gr.Button("Next step ▶", scale=1, elem_id="next-step")
             play_button = gr.Button("▶ Play", scale=1, elem_id="play-steps")
-        step_outputs = []
         with gr.Row():
             for name, translator in self.models.items():
                 with gr.Column():
                     gr.Markdown(equations_markdown(translator), latex_delimiters=LATEX)
-                    caption = gr.Markdown(elem_id=f"{name}-caption")
-                    figure = gr.Plot(label="Step view", show_label=False, elem_id=f"{name}-step")
-                    step_outputs += [figure, caption]
+                    gr.HTML(elem_id=f"{name}-step")  # step_views.js draws the step view in here
         trace_download = gr.DownloadButton("Download the traces (JSON)", value=None)
         gr.Markdown("Pieces come from SentencePiece; ▁ marks the start of a word and &lt;/s&gt; ends the sentence.")
 
-        step_payload = gr.JSON(visible=False)  # step_data's output, kept in the browser for step_views.js
+        steps_json = gr.JSON(visible=False)  # step_data's output, kept in the browser for step_views.js
         (b_text, b_grid), (l_text, l_grid) = columns["bahdanau"], columns["luong"]
         translate_outputs = [session, status, b_text, b_grid, l_text, l_grid, step_slider]
         gr.on([translate_button.click, source_box.submit], self.translate, [source_box, beam_slider, large_text, unit],
               translate_outputs, api_name="translate", concurrency_limit=CONCURRENCY).then(
-            self.step_data, [session, large_text], step_payload, api_name="step_data").then(
-            None, step_payload, step_outputs, js=FIRST_STEP, api_name="first_step").then(
+            self.step_data, session, steps_json, api_name="step_data").then(
+            None, [steps_json, large_text], None, js=LOAD_STEPS, api_name="load_steps").then(
             self.trace_file, session, trace_download, api_name="trace_file")
         # scrubbing runs in the browser only: no round trip, no server work
-        step_slider.input(None, [step_payload, step_slider], step_outputs, js=SHOW_STEP, api_name="show_step",
-                          trigger_mode="always_last")
-        previous_button.click(None, [step_payload, step_slider], [step_slider, *step_outputs], js=PREVIOUS_STEP,
-                              api_name="previous_step")
-        next_button.click(None, [step_payload, step_slider], [step_slider, *step_outputs], js=NEXT_STEP,
-                          api_name="next_step")
-        play_button.click(None, [step_payload, step_slider], [step_slider, *step_outputs], js=PLAY, api_name="play")
+        step_slider.input(None, step_slider, None, js=SHOW_STEP, api_name="show_step", trigger_mode="always_last")
+        previous_button.click(None, step_slider, step_slider, js=PREVIOUS_STEP, api_name="previous_step")
+        next_button.click(None, step_slider, step_slider, js=NEXT_STEP, api_name="next_step")
+        play_button.click(None, step_slider, step_slider, js=PLAY, api_name="play")
         unit.change(self.grids, [session, large_text, unit], [b_grid, l_grid], api_name="grid_unit")
-        large_text.change(self.restyle, [session, large_text, unit], [b_grid, l_grid, step_payload], api_name="restyle").then(
-            None, [step_payload, step_slider], step_outputs, js=SHOW_STEP, api_name="redraw_step")
+        large_text.change(self.grids, [session, large_text, unit], [b_grid, l_grid], api_name="restyle")
+        large_text.change(None, large_text, None, js=RELAYOUT_STEPS, api_name="relayout_steps")
         return session

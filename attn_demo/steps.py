@@ -1,0 +1,69 @@
+"""Every decoder step of one translation, as the numbers the page's step view draws.
+
+The server sends this once per translation; the browser (attn_demo/ui/step_views.js) draws any
+step from it in a few milliseconds, without asking the server again. Only what the model
+computed is sent, as float32 like the model holds it: the query, e_tj, α_tj and c_t of every
+step, the annotations h_j once, and their 2-D projection. The page itself multiplies α_tj·h_j for
+panel 4 (S×D numbers a step that it would otherwise receive), and shows the model's own c_t
+beside those rows, never a sum it made up.
+
+Pieces travel as plain strings: step_views.js writes them with textContent, never as markup.
+"""
+import base64
+
+import numpy as np
+from plotly.colors import diverging, make_colorscale
+
+# signed vector entries, centred on 0 (red < 0 < blue); ColorBrewer's RdBu, whose middle is white
+# (plotly.js's own "RdBu" is grey there): 0 should look like nothing
+VECTOR_COLORSCALE = make_colorscale(diverging.RdBu)
+
+
+def pca_projection(encoder_states):
+    """Mean and the top-2 principal directions of the annotations h_j of one sentence.
+
+    The map h ↦ (h − mean) · basis is affine, so the projection of c_t = Σ_j α_tj h_j is exactly
+    Σ_j α_tj P(h_j) (the α sum to 1): the drawn centroid is the real context, not an approximation.
+    The directions come from the small S×S Gram matrix (X Xᵀ = U Σ² Uᵀ, so Xᵀ u_k / σ_k is the
+    k-th principal direction): a few times cheaper than an SVD of the S×D matrix, which matters
+    when a whole class translates at once.
+    """
+    states = np.asarray(encoder_states, dtype=np.float64)
+    mean = states.mean(0)
+    centred = states - mean  # (S, D)
+    eigenvalues, eigenvectors = np.linalg.eigh(centred @ centred.T)  # ascending, (S,), (S, S)
+    basis = np.zeros((states.shape[1], 2))
+    for k in range(min(2, len(eigenvalues))):
+        variance = eigenvalues[-1 - k]
+        if variance > 1e-12 * max(eigenvalues[-1], 1.0):  # a direction with no spread stays zero
+            basis[:, k] = centred.T @ eigenvectors[:, -1 - k] / np.sqrt(variance)
+    return mean, basis
+
+
+def project(vectors, projection) -> np.ndarray:
+    mean, basis = projection
+    return (np.asarray(vectors, dtype=np.float64) - mean) @ basis
+
+
+def step_payload(title: str, source_tokens, target_tokens, query_symbol: str, queries, scores, attention,
+                 encoder_states, contexts, projection) -> dict:
+    """One model's steps for step_views.js: T output steps over S source pieces, queries of size H,
+    annotations of size D. JSON-ready, arrays as typed arrays {dtype, bdata, shape}."""
+    return {
+        "title": title, "source": list(source_tokens), "target": list(target_tokens), "query_symbol": query_symbol,
+        "queries": typed(queries),  # (T, H)
+        "scores": typed(scores),  # (T, S): e_tj
+        "weights": typed(attention),  # (T, S): α_tj
+        "contexts": typed(contexts),  # (T, D): the model's c_t
+        "annotations": typed(encoder_states),  # (S, D): h_j
+        "points": typed(project(encoder_states, projection)),  # (S, 2): h_j in 2-D
+        "centres": typed(project(contexts, projection)),  # (T, 2): c_t in 2-D, Σ_j α_tj P(h_j)
+    }
+
+
+def typed(array) -> dict:
+    """A float32 array as {dtype, bdata, shape} (the form plotly.js reads too): 5.3 bytes a number
+    instead of the 10–20 of a number written out."""
+    array = np.ascontiguousarray(array, dtype="<f4")
+    return {"dtype": "f4", "bdata": base64.b64encode(array.tobytes()).decode("ascii"),
+            "shape": ", ".join(map(str, array.shape))}

@@ -1,0 +1,64 @@
+import json
+
+import numpy as np
+import pytest
+
+from attn_demo.steps import VECTOR_COLORSCALE, pca_projection, project, step_payload
+from conftest import untyped
+
+SOURCE = ["▁the", "▁<img", "▁src=x", "▁the", "</s>"]  # S = 5, a repeated piece and markup
+TARGET = ["▁le", "▁<b>", "</s>"]  # T = 3
+
+
+def trace(seed=0, D=7, H=6):
+    """A made-up trace with distinct sizes: scores (T, S), α (T, S), h (S, D), c (T, D), queries (T, H)."""
+    rng = np.random.default_rng(seed)
+    scores = rng.normal(size=(len(TARGET), len(SOURCE))).astype(np.float32)
+    attention = (np.exp(scores) / np.exp(scores).sum(1, keepdims=True)).astype(np.float32)
+    states = rng.normal(size=(len(SOURCE), D)).astype(np.float32)
+    return scores, attention, states, attention @ states, rng.normal(size=(len(TARGET), H)).astype(np.float32)
+
+
+def test_step_payload_sends_the_models_float32_numbers_and_plain_pieces():
+    scores, attention, states, contexts, queries = trace()
+    projection = pca_projection(states)
+    payload = step_payload("Luong <general>", SOURCE, TARGET, "s_t", queries, scores, attention, states, contexts, projection)
+    sent = untyped(json.loads(json.dumps(payload)))  # what the page receives
+    for key, array in (("queries", queries), ("scores", scores), ("weights", attention), ("contexts", contexts),
+                       ("annotations", states)):
+        assert sent[key].dtype == np.float32
+        np.testing.assert_array_equal(sent[key], array, err_msg=key)  # exactly the model's numbers
+    # pieces and title stay plain text: step_views.js writes them with textContent, so escaping here
+    # would show "&lt;img" on the page
+    assert sent["source"] == SOURCE and sent["target"] == TARGET and sent["title"] == "Luong <general>"
+    assert sent["query_symbol"] == "s_t"
+    np.testing.assert_allclose(sent["points"], project(states, projection), rtol=1e-6, atol=1e-6)
+    # each step's star is the α-weighted centroid of the projected annotations (float32 c_t, so ≈ 1e-6)
+    np.testing.assert_allclose(sent["centres"], attention @ sent["points"], rtol=1e-5, atol=1e-6)
+
+
+def test_vector_colour_scale_is_white_in_the_middle_and_diverging():
+    stops = dict((at, colour) for at, colour in VECTOR_COLORSCALE)
+    assert stops[0.0] != stops[1.0] and stops[0.5] == "rgb(247,247,247)"  # 0 looks like nothing
+
+
+def test_pca_projection_is_affine_and_handles_a_single_piece():
+    _, attention, states, contexts, _ = trace()
+    projection = pca_projection(states)
+    # c_t is float32 (≈ 1e-7 relative), projected in float64
+    np.testing.assert_allclose(project(contexts, projection), attention @ project(states, projection), rtol=1e-6, atol=1e-6)
+    mean, basis = pca_projection(states[:1])
+    assert basis.shape == (7, 2)
+    np.testing.assert_array_equal(project(states[:1], (mean, basis)), 0)  # one piece: no direction, exactly
+
+
+@pytest.mark.parametrize("size", [2, 3, 30])
+def test_pca_projection_spans_the_top_two_principal_directions(size):
+    states = np.random.default_rng(size).normal(size=(size, 7)) * np.arange(1, 8)  # distinct variances
+    _, basis = pca_projection(states)
+    _, _, vt = np.linalg.svd(states - states.mean(0), full_matrices=False)
+    rank = min(2, size - 1)  # centring removes one dimension
+    # float64 throughout: the measured errors are ~1e-15, so 1e-12 leaves room for any BLAS and still
+    # fails for a basis that is off by a rounding of float32 (~1e-7)
+    np.testing.assert_allclose(basis.T @ basis, np.diag([1.0] * rank + [0.0] * (2 - rank)), atol=1e-12)
+    np.testing.assert_allclose(basis @ basis.T, vt[:rank].T @ vt[:rank], atol=1e-12)  # same subspace as the SVD
