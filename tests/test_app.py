@@ -68,6 +68,8 @@ def test_large_text_redraws_the_grids_from_state(translated):
     b_grid, l_grid = app.TRANSLATE.grids(translated[0], True)
     assert b_grid.layout.font.size > translated[3].layout.font.size
 
+
+@pytest.mark.parametrize("text", BAD_INPUTS)
 def test_bad_input_gives_a_message_and_clears_the_page(text):
     state, status, b_text, b_grid, *_ = app.TRANSLATE.translate(text, 1, False)
     assert state is None and b_text == "" and b_grid is None
