@@ -369,8 +369,9 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-back
 # and captions show step k; the frame after the one that first shows it has been painted.
 ARM_STEP_TIMER = """(k) => {
   window.attnStepMs = null;
-  const shows = (name) => document.querySelector(`#${name}-step`).textContent.includes(`how c${k} is formed`)
-    && document.querySelector(`#${name}-caption`).textContent.includes(`Step ${k} of`);
+  const text = (selector) => document.querySelector(selector).textContent.replaceAll("\u200b", "");  // Plotly's spacers
+  const shows = (name) => text(`#${name}-step`).includes(`how c${k} is formed`)
+    && text(`#${name}-caption`).includes(`Step ${k} of`);
   document.addEventListener("keydown", () => {
     const start = performance.now();
     const check = () => shows("bahdanau") && shows("luong")

@@ -143,6 +143,10 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
     assert "<unk>" in page.locator("#luong-step .attn-bars").first.text_content()  # pieces drawn as text, not markup
     assert page.locator("img[src='x']").count() == 0
     assert dialogs == []
+    page.get_by_role("textbox", name="English sentence").fill("我喜欢咖啡")  # mostly unknown: refused, the page cleared
+    page.get_by_role("textbox", name="English sentence").press("Enter")
+    page.wait_for_function("() => document.querySelector('#status').innerText.includes('never seen')", timeout=30_000)
+    page.wait_for_function("() => document.querySelectorAll('.attn-step-view').length === 0", timeout=10_000)
     page.screenshot(path=str(SCREENSHOT_DIR / "app-bad-input.png"), full_page=False)
     page.close()
 

@@ -107,11 +107,10 @@
       this.points = floats(model.points);
       this.centres = floats(model.centres);
       const S = this.source.length, D = this.contexts[0].length, H = this.queries[0].length;
-      const { font } = this.size;
 
       container.textContent = "";
       const root = node("div", { class: "attn-step-view" }, container);
-      root.style.fontSize = `${font}px`;
+      root.style.fontSize = `${this.size.font}px`;
       this.root = root;
       this.title = node("div", { class: "attn-step-title" }, root);
       this.caption = node("div", { class: "attn-step-caption", id: `${name}-caption` }, root);
@@ -119,12 +118,23 @@
       const width = Math.max(container.clientWidth, 240);
       const q = model.query_symbol === "s_t" ? ["s", "t"] : ["s", "t−1"];  // Luong's query, or Bahdanau's
 
+      this.queryPanel(root, q, H);
+      this.barPanels(root, width, S);
+      this.rowsPanel(root, S, D);
+      write(this.panelTitle(root), "5. ", ["h", "j"], " in 2-D (PCA of this sentence) and ", ["c", "t"], " ★");
+      this.scatter(root, width);
+    }
+
+    // Panel 1: the query, one coloured cell a dimension.
+    queryPanel(root, q, H) {
       write(this.panelTitle(root), "1. query ", q, `: (B, 1, H) = (1, 1, ${H})`);
       this.strip = node("canvas", { class: "attn-strip", width: H, height: 1 }, root);
       this.strip.style.height = `${this.size.strip}px`;
       this.hover(this.strip, (row, d, v) => `query ${q[0]}_${q[1]} · dim ${d} = ${v.toFixed(3)}`);
+    }
 
-      // panels 2 and 3 share their piece columns, and scroll sideways together
+    // Panels 2 and 3 share their piece columns, and scroll sideways together.
+    barPanels(root, width, S) {
       const scroll = node("div", { class: "attn-scroll" }, root);
       const plot = Math.max(width - this.size.gutter - 8, S * this.size.column);
       this.slot = plot / S;
@@ -132,7 +142,10 @@
       this.scoreBars = this.bars(scroll, plot, "e");
       write(this.panelTitle(scroll), "3. weights ", ["α", "tj"], " = softmax(", ["e", "t·"], `): (B, 1, S) = (1, 1, ${S})`);
       this.weightBars = this.bars(scroll, plot, "α");
+    }
 
+    // Panel 4: a row α_tj·h_j per source piece, then the model's c_t; a row label per row.
+    rowsPanel(root, S, D) {
       write(this.panelTitle(root), "4. ", ["α", "tj"], "·", ["h", "j"], `: (S, D) = (${S}, ${D}), and their sum `, ["c", "t"],
             `: (B, 1, D) = (1, 1, ${D})`);
       const rows = node("div", { class: "attn-rows" }, root);
@@ -146,9 +159,6 @@
       this.rows = node("canvas", { class: "attn-rows-canvas", width: D, height: S + 1 }, rows);
       this.rows.style.height = `${(S + 1) * this.size.row}px`;
       this.hover(this.rows, (row, d, v) => `${row < S ? `α·h${row + 1} ${this.source[row]}` : "c_t"} · dim ${d} = ${v.toFixed(3)}`);
-
-      write(this.panelTitle(root), "5. ", ["h", "j"], " in 2-D (PCA of this sentence) and ", ["c", "t"], " ★");
-      this.scatter(root, width);
     }
 
     panelTitle(parent) {
@@ -166,7 +176,7 @@
       this.source.forEach((piece, j) => {
         const x = gutter + (j + 0.5) * this.slot;
         const bar = svgNode("rect", { x: x - 0.4 * this.slot, width: 0.8 * this.slot, class: "attn-bar" }, svg);
-        bar.title = svgNode("title", {}, bar);
+        bar.tip = svgNode("title", {}, bar);
         panel.bars.push(bar);
         const label = svgNode("text", { class: "attn-tick", "text-anchor": "end", "dominant-baseline": "central",
                                         transform: `translate(${x},${room + height + 6}) rotate(-90)` }, svg);
@@ -193,7 +203,7 @@
       this.dots = this.points.map((p, j) => {
         const [x, y] = this.place(p);
         const dot = svgNode("circle", { cx: x, cy: y, "fill-opacity": 0.8 }, svg);
-        dot.title = svgNode("title", {}, dot);
+        dot.tip = svgNode("title", {}, dot);
         dot.label = svgNode("text", { x, y: y - 8, "text-anchor": "middle", class: "attn-point-label" }, svg);
         dot.label.textContent = this.source[j];
         return dot;
@@ -268,7 +278,7 @@
         dot.setAttribute("r", (10 + 40 * weights[j]) / 2);
         dot.setAttribute("fill", j === best ? HIGHLIGHT : MUTED);
         dot.dataset.weight = weights[j];
-        dot.title.textContent = `h${j + 1} of ${this.source[j]}: α = ${weights[j].toFixed(3)}`;
+        dot.tip.textContent = `h${j + 1} of ${this.source[j]}: α = ${weights[j].toFixed(3)}`;
       });
       const [x, y] = this.place(this.centres[i]);
       this.star.setAttribute("transform", `translate(${x},${y})`);
@@ -309,7 +319,7 @@
         bar.setAttribute("height", Math.abs(y(v) - y(0)));
         bar.setAttribute("fill", j === best ? HIGHLIGHT : MUTED);
         bar.dataset.value = v;
-        bar.title.textContent = `${panel.symbol} = ${v.toFixed(3)} for ${this.source[j]}`;
+        bar.tip.textContent = `${panel.symbol} = ${v.toFixed(3)} for ${this.source[j]}`;
         if (panel.values.length) {  // α's value, written upwards from the top of its bar
           const x = gutter + (j + 0.5) * this.slot;
           panel.values[j].setAttribute("transform", `translate(${x},${y(v) - 3}) rotate(-90)`);
@@ -339,6 +349,7 @@
       slider.attnFollowed = true;
     },
     build() {
+      for (const view of Object.values(this.views)) view.root.remove();  // a refused input leaves no old steps
       this.views = {};
       if (!this.payload) return;
       const table = colourTable(this.payload.colorscale);
