@@ -174,7 +174,7 @@ THIRTY_WORDS = ("When we finally arrived at the old station late last night, the
 def test_no_label_overlaps_another_on_a_phone_or_a_wide_screen(browser, app_url, width, height):
     """The examples and a 30-word sentence, at steps 1, middle and last, pieces and words: every tick
     label readable, and the page no wider than the screen (wide grids scroll inside themselves)."""
-    page = browser.new_page(viewport={"width": width, "height": height})
+    page = browser.new_page(viewport={"width": width, "height": height}, has_touch=width < 500)  # a phone has touch
     page.goto(app_url)
     for sentence in [*EXAMPLES, THIRTY_WORDS]:
         page.get_by_role("textbox", name="English sentence").fill(sentence)
@@ -193,6 +193,11 @@ def test_no_label_overlaps_another_on_a_phone_or_a_wide_screen(browser, app_url,
     page.wait_for_function("() => [...document.querySelectorAll('#luong-grid .xtick text')].some((t) => t.textContent === 'rain.')",
                            timeout=30_000)
     assert page.evaluate(OVERLAPPING_LABELS) == []
+    if width < 500:  # a tap on a bar names its number, as hovering does with a mouse
+        best = int(views["luong"]["result"].attention[-1].argmax())  # the page shows Luong's last step
+        page.locator("#luong-step .attn-bars").nth(1).locator(".attn-bar").nth(best).tap()
+        tooltip = page.locator("#luong-step .attn-tooltip")
+        assert tooltip.is_visible() and tooltip.text_content().startswith("α = ")
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT_DIR / f"thirty-words-{width}.png"), full_page=True)
     page.close()

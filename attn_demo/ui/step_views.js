@@ -171,6 +171,7 @@
       const room = symbol === "α" ? textWidth("0.00", font - 2) : 4;  // α's values are written above its bars
       const labels = textWidth(this.source.reduce((a, b) => (b.length > a.length ? b : a), ""), font);
       const svg = svgNode("svg", { width: gutter + plot, height: room + height + labels + 6, class: "attn-bars" }, parent);
+      this.tap(svg);
       const panel = { svg, symbol, top: room, height, ticks: svgNode("g", {}, svg), bars: [], values: [] };
       panel.zero = svgNode("line", { x1: gutter, x2: gutter + plot, stroke: "#888" }, svg);
       this.source.forEach((piece, j) => {
@@ -194,6 +195,7 @@
     scatter(parent, width) {
       const height = this.size.pca, pad = 40;
       const svg = svgNode("svg", { width, height, class: "attn-pca" }, parent);
+      this.tap(svg);
       const xs = this.points.map((p) => p[0]), ys = this.points.map((p) => p[1]);
       const [x0, x1, y0, y1] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
       // c_t lies inside the points' hull (α ≥ 0, Σα = 1), so their extent holds every step's star
@@ -248,15 +250,31 @@
         if (!rows) return;
         const r = Math.min(rows.length - 1, Math.floor(((event.clientY - box.top) / box.height) * rows.length));
         const d = Math.min(rows[0].length - 1, Math.floor(((event.clientX - box.left) / box.width) * rows[0].length));
-        const host = this.root.getBoundingClientRect();
-        this.tooltip.textContent = describe(r, d, rows[r][d]);
-        this.tooltip.style.left = `${event.clientX - host.left + 12}px`;
-        this.tooltip.style.top = `${event.clientY - host.top + 12}px`;
-        this.tooltip.style.display = "block";
+        this.showTooltip(event, describe(r, d, rows[r][d]));
       };
       canvas.addEventListener("pointermove", show);
       canvas.addEventListener("pointerdown", show);  // a tap, on a phone
       canvas.addEventListener("pointerleave", () => { this.tooltip.style.display = "none"; });
+    }
+
+    // A tap on a bar, a point or the star names its number, as hovering does with a mouse (an SVG
+    // <title> shows only to a mouse); a tap elsewhere hides it.
+    tap(svg) {
+      svg.addEventListener("pointerdown", (event) => {
+        if (event.pointerType === "mouse") return;
+        const tip = event.target.querySelector("title");
+        if (tip) this.showTooltip(event, tip.textContent);
+        else this.tooltip.style.display = "none";
+      });
+    }
+
+    showTooltip(event, text) {
+      const host = this.root.getBoundingClientRect();
+      this.tooltip.textContent = text;
+      this.tooltip.style.display = "block";
+      const left = Math.min(event.clientX - host.left + 12, host.width - this.tooltip.offsetWidth - 4);  // kept on screen
+      this.tooltip.style.left = `${Math.max(0, left)}px`;
+      this.tooltip.style.top = `${event.clientY - host.top + 12}px`;
     }
 
     // Output step t (1-based); a model that stopped earlier shows its last step and says so.
