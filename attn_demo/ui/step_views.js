@@ -128,7 +128,8 @@
     // Panel 1: the query, one coloured cell a dimension.
     queryPanel(root, q, H) {
       write(this.panelTitle(root), "1. query ", q, `: (B, 1, H) = (1, 1, ${H})`);
-      this.strip = node("canvas", { class: "attn-strip", width: H, height: 1 }, root);
+      this.strip = node("canvas", { class: "attn-strip", width: H, height: 1, role: "img",
+                                    "aria-label": `the query: ${H} numbers, red below 0, blue above` }, root);
       this.strip.style.height = `${this.size.strip}px`;
       this.hover(this.strip, (row, d, v) => `query ${q[0]}_${q[1]} · dim ${d} = ${v.toFixed(3)}`);
     }
@@ -156,7 +157,8 @@
       });
       write(node("div", { class: "attn-row-label" }, labels), ["c", "t"], " = Σ");
       for (const label of labels.children) label.style.height = label.style.lineHeight = `${this.size.row}px`;
-      this.rows = node("canvas", { class: "attn-rows-canvas", width: D, height: S + 1 }, rows);
+      this.rows = node("canvas", { class: "attn-rows-canvas", width: D, height: S + 1, role: "img",
+                                   "aria-label": `${S} rows α·h of ${D} numbers, then c_t` }, rows);
       this.rows.style.height = `${(S + 1) * this.size.row}px`;
       this.hover(this.rows, (row, d, v) => `${row < S ? `α·h${row + 1} ${this.source[row]}` : "c_t"} · dim ${d} = ${v.toFixed(3)}`);
     }
