@@ -192,8 +192,8 @@ def _results_text(r: dict | None) -> str:
              f"({latency['torch_threads']} threads): median {latency['median_ms']} ms, p95 {latency['p95_ms']} ms "
              f"over {latency['n']} runs after warm-up." if latency else "")
     return (f"{r['dataset']}, {r['n']} sentences, beam {r['beam']}, sacreBLEU (default tokeniser, detokenised output):\n"
-            f"**BLEU {r['bleu']}**, **chrF {r['chrf']}**; {r.get('refused', 0)} inputs refused (mostly characters never "
-            f"seen in training) count as empty translations.\n\n| source words | sentences | BLEU |\n|---|---|---|\n{rows}"
+            f"**BLEU {r['bleu']}**, **chrF {r['chrf']}**; an input the model refuses (mostly characters never seen in "
+            f"training) counts as an empty translation: {r.get('refused', 0)} here.\n\n| source words | sentences | BLEU |\n|---|---|---|\n{rows}"
             f"{speed}\n\n```\n{r['command']}\n```")
 
 

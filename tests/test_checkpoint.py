@@ -79,5 +79,5 @@ def test_model_card_carries_hub_metadata_training_facts_and_scores(toy_checkpoin
     assert card.data.training == training
     assert {(r.metric_type, r.metric_value) for r in card.data.eval_results} == {("bleu", 12.34), ("chrf", 40.5)}
     assert "manythings.org" in card.text and "Tatoeba" in card.text and "1,234 parameters" in card.text
-    assert "median 9.5 ms" in card.text and "2 inputs refused" in card.text and "| 1-5 | 112 | 12.34 |" in card.text
+    assert "median 9.5 ms" in card.text and "counts as an empty translation: 2 here" in card.text and "| 1-5 | 112 | 12.34 |" in card.text
     assert load_translator(toy_checkpoint).metrics == {"bleu": 12.34, "chrf": 40.5}
