@@ -123,18 +123,14 @@ class Translator:
         read = [self.read(text) for text in texts]
         if not read:
             return []
-        sources = [ids for ids, _ in read]
-        src = pad(sources, self.config.pad_id).to(self.device)
-        lengths = torch.tensor([len(s) for s in sources], device=self.device)
+        memory = self._encode(read)
+        lengths = memory.mask.sum(1)  # (B,) pieces, EOS included
         limits = max_target_length(lengths) if max_len is None else torch.full_like(lengths, max_len)
-        memory = self.model.encode(src, lengths)
         if beam_size == 1:
             hypotheses = greedy_search(self.model, memory, limits)
         else:
             hypotheses = beam_search(self.model, memory, limits, beam_size)
-        annotations = memory.annotations.float().cpu().numpy()
-        return [self._translation(ids, unknown, hyp, annotations[b, :len(ids)])
-                for b, ((ids, unknown), hyp) in enumerate(zip(read, hypotheses))]
+        return self._translations(read, memory, hypotheses)
 
     def force_decode(self, english: str, french: str) -> "Translation":
         return self.force_decode_batch([(english, french)])[0]
@@ -149,11 +145,17 @@ class Translator:
         targets = [self.encode_target(french) for _, french in pairs]
         if not read:
             return []
+        memory = self._encode(read)
+        return self._translations(read, memory, forced_search(self.model, memory, targets))
+
+    def _encode(self, read):
+        """The encoder's Memory of a batch of read inputs [(ids, unknown characters)], padded."""
         sources = [ids for ids, _ in read]
-        src = pad(sources, self.config.pad_id).to(self.device)
-        memory = self.model.encode(src, torch.tensor([len(s) for s in sources], device=self.device))
-        hypotheses = forced_search(self.model, memory, targets)
-        annotations = memory.annotations.float().cpu().numpy()
+        src = pad(sources, self.config.pad_id).to(self.device)  # (B, S)
+        return self.model.encode(src, torch.tensor([len(s) for s in sources], device=self.device))
+
+    def _translations(self, read, memory, hypotheses) -> list["Translation"]:
+        annotations = memory.annotations.float().cpu().numpy()  # (B, S, D)
         return [self._translation(ids, unknown, hyp, annotations[b, :len(ids)])
                 for b, ((ids, unknown), hyp) in enumerate(zip(read, hypotheses))]
 
