@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from attn_demo.data import TEST_SET, pad, read_pairs
+from attn_demo.data import TEST_SET, read_pairs
 from attn_demo.figures import alignment_figure
 from attn_demo.steps import pca_projection, step_payload
 from attn_demo.search import max_target_length
@@ -143,10 +143,8 @@ def memory_bandwidth(device: torch.device, p) -> float:
 def first_step_inputs(translator, sources: list[list[int]]):
     """What greedy search hands the decoder's first step for these source ids (EOS last), padded
     as translate_batch pads them: y = BOS (B,), s_0 (B, H) and the memory."""
-    cfg, device = translator.config, translator.device
-    src = pad(sources, cfg.pad_id).to(device)  # (B, S)
-    memory = translator.model.encode(src, torch.tensor([len(s) for s in sources], device=device))
-    return torch.full((len(sources),), cfg.bos_id, device=device), memory.init_state, memory
+    memory = translator.encode_batch(sources)
+    return torch.full((len(sources),), translator.config.bos_id, device=translator.device), memory.init_state, memory
 
 
 def step_weight_bytes(translator) -> int:

@@ -123,7 +123,7 @@ class Translator:
         read = [self.read(text) for text in texts]
         if not read:
             return []
-        memory = self._encode(read)
+        memory = self.encode_batch([ids for ids, _ in read])
         lengths = memory.mask.sum(1)  # (B,) pieces, EOS included
         limits = max_target_length(lengths) if max_len is None else torch.full_like(lengths, max_len)
         if beam_size == 1:
@@ -145,12 +145,11 @@ class Translator:
         targets = [self.encode_target(french) for _, french in pairs]
         if not read:
             return []
-        memory = self._encode(read)
+        memory = self.encode_batch([ids for ids, _ in read])
         return self._translations(read, memory, forced_search(self.model, memory, targets))
 
-    def _encode(self, read):
-        """The encoder's Memory of a batch of read inputs [(ids, unknown characters)], padded."""
-        sources = [ids for ids, _ in read]
+    def encode_batch(self, sources: list[list[int]]):
+        """The encoder's Memory of a batch of source ids (EOS last), padded."""
         src = pad(sources, self.config.pad_id).to(self.device)  # (B, S)
         return self.model.encode(src, torch.tensor([len(s) for s in sources], device=self.device))
 
