@@ -386,7 +386,7 @@
       this.drawnFor = null;  // new panels: draw the step again
       this.show(this.t);
     },
-    watched: new WeakMap(),
+    watched: new WeakSet(),
     watch(container) {
       if (!container || this.watched.has(container)) return;
       let width = container.clientWidth;
@@ -396,7 +396,7 @@
         requestAnimationFrame(() => this.relayout());
       });
       observer.observe(container);
-      this.watched.set(container, observer);
+      this.watched.add(container);
     },
     // Both models at output step t (1-based).
     show(t) {
@@ -407,7 +407,6 @@
         if (!view.root.isConnected) return this.relayout();  // the page re-rendered the container
         view.show(this.t);
       }
-      this.drawnAt = performance.now();  // read by attn_demo.bench's browser benchmark
     },
     // One step back or forward, kept within the translation; returns the new step for the slider.
     move(t, delta) {
