@@ -81,7 +81,8 @@ def header_markdown() -> str:
 
 with gr.Blocks(title="attn-demo: attention in neural machine translation", delete_cache=(3600, 3600)) as demo:
     with gr.Row():
-        gr.Markdown(header_markdown(), elem_id="header", min_width=320)  # a phone puts the switch below
+        with gr.Column(scale=4, min_width=320):  # a phone puts the switch below the title
+            gr.Markdown(header_markdown(), elem_id="header")
         large_text = gr.Checkbox(label="Large text (projector)", value=False, scale=0, min_width=200)
     session = TRANSLATE.render(large_text)
     WHY_ATTENTION.render(large_text)

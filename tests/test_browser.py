@@ -189,6 +189,7 @@ def test_no_label_overlaps_another_on_a_phone_or_a_wide_screen(browser, app_url,
             page.evaluate("(t) => window.attnSteps.show(t)", t)
             assert page.evaluate(OVERLAPPING_LABELS) == [], (sentence, t)
         assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+    assert page.locator("#header h1").bounding_box()["width"] >= min(width - 80, 600)  # the title is not squeezed
     page.locator("#grid-unit").get_by_label("words").check()
     page.wait_for_function("() => [...document.querySelectorAll('#luong-grid .xtick text')].some((t) => t.textContent === 'rain.')",
                            timeout=30_000)
