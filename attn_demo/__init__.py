@@ -16,6 +16,6 @@ Letters used in every shape comment of this package:
 Symbols shared with the app:  h_j encoder annotation, s_t decoder state, e_tj score,
 α_tj = softmax_j(e_tj) attention weight, c_t = Σ_j α_tj h_j context vector, y_t emitted piece.
 """
-from attn_demo.translator import CheckpointUnavailable, Translation, Translator, load_or_bundled, load_translator
+from attn_demo.translator import CheckpointUnavailable, Translation, Translator, load_translator
 
-__all__ = ["CheckpointUnavailable", "Translation", "Translator", "load_or_bundled", "load_translator"]
+__all__ = ["CheckpointUnavailable", "Translation", "Translator", "load_translator"]

@@ -10,10 +10,12 @@ The part of the score that depends only on h_j (W_h h_j, W h_j) is computed once
 sentence by `project_keys` and passed back in by the caller; the modules keep no state
 between calls, so one model can serve every user at once.
 """
+from dataclasses import dataclass
+
 import torch
 import torch.nn as nn
 
-from attn_demo.config import ATTENTION_SCORES
+from attn_demo.config import ATTENTION_SCORES, ModelConfig
 
 
 class Attention(nn.Module):
@@ -126,3 +128,43 @@ def build_attention(name: str, query_size: int, annotation_size: int, hidden_siz
     if name == "luong-lowrank":
         return LuongLowRankAttention(query_size, annotation_size, rank)
     raise ValueError(f"unknown attention {name!r}; valid: {', '.join(ATTENTION_SCORES)}")
+
+
+@dataclass(frozen=True)
+class AttentionKind:
+    """What the page, the model cards, the quiz and the step view say about one attention type.
+    Text is Markdown with $…$ LaTeX, in the symbols the page shows (e_tj, α_tj, c_t, h_j, s_t)."""
+
+    title: str  # "Bahdanau (additive)"
+    score: str | None  # the score e_tj in LaTeX; None: no attention
+    source: str  # where the score comes from
+    query: str | None  # the decoder state compared with each h_j, in LaTeX: "s_{t-1}", "s_t"; None: none
+    context: str  # where c_t comes from and where it goes, in one or two sentences
+    key_size: str | None  # the ModelConfig field (or property) giving the size of project_keys(h_j)
+
+    def keys(self, config: ModelConfig) -> int | None:
+        """The size of the keys computed once per sentence from the h_j: (B, S, this)."""
+        return None if self.key_size is None else getattr(config, self.key_size)
+
+
+_BAHDANAU_ORDER = (r"Attention runs first, with the **previous** state $s_{t-1}$ as query; the GRU then reads $c_t$ to "
+                   r"make the new state: $s_t = \mathrm{GRU}([E y_{t-1}; c_t], s_{t-1})$.")
+_LUONG_ORDER = (r"The GRU runs first, $s_t = \mathrm{GRU}(E y_{t-1}, s_{t-1})$; attention then uses the **current** state "
+                r"$s_t$ as query, and $c_t$ feeds the output: $\tilde h_t = \tanh(W_c [c_t; s_t])$ (no input feeding).")
+KINDS = {
+    "bahdanau": AttentionKind("Bahdanau (additive)", r"e_{tj} = v^\top \tanh(W_h h_j + W_s s_{t-1})",
+                              "Bahdanau et al. 2015, eq. 6", "s_{t-1}", _BAHDANAU_ORDER, "attn_hidden_size"),
+    "luong-general": AttentionKind("Luong (general)", r"e_{tj} = s_t^\top W h_j", "Luong et al. 2015, eq. 8", "s_t",
+                                   _LUONG_ORDER, "dec_hidden_size"),
+    "luong-dot": AttentionKind("Luong (dot)", r"e_{tj} = s_t^\top h_j", "Luong et al. 2015, eq. 8", "s_t",
+                               _LUONG_ORDER + " The keys are the $h_j$ themselves, so $H = D$.", "annotation_size"),
+    "luong-lowrank": AttentionKind("Luong (low-rank)", r"e_{tj} = (U s_t)^\top (V h_j)",
+                                   "the general score with W = UᵀV of rank R", "s_t", _LUONG_ORDER, "attn_rank"),
+    "luong-concat": AttentionKind("Luong (concat)", r"e_{tj} = v^\top \tanh(W [s_t; h_j])", "Luong et al. 2015, eq. 8",
+                                  "s_t", _LUONG_ORDER, "attn_hidden_size"),
+    "none": AttentionKind(
+        "No attention (baseline)", None, "Cho et al. 2014, the RNNencdec baseline of Bahdanau et al. 2015", None,
+        r"No scores, no weights: one fixed vector $c = [\overrightarrow{h}_S; \overleftarrow{h}_1]$, the last state of "
+        r"each encoder direction, is read at every step, $s_t = \mathrm{GRU}([E y_{t-1}; c], s_{t-1})$. The whole "
+        r"sentence must fit in those D numbers.", None),
+}

@@ -14,6 +14,7 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from attn_demo.attention import KINDS
 from attn_demo.config import ModelConfig
 from attn_demo.model import Seq2Seq
 from attn_demo.tokenizer import Tokenizer
@@ -44,6 +45,54 @@ def load_checkpoint(folder: Path, device="cpu") -> tuple[Seq2Seq, Tokenizer, Tok
     return model.to(device).eval(), Tokenizer(folder / "source.model"), Tokenizer(folder / "target.model")
 
 
+def warm_start(model: Seq2Seq, folder: Path) -> dict:
+    """Load a checkpoint's weights into `model`, which may differ from it in its attention alone.
+
+    Same attention: every weight, strictly. Another attention: every weight outside the attention
+    module must match in name and shape and is taken; the attention module starts afresh, except
+    luong-lowrank from luong-general, whose U, V come from the rank-R truncated SVD of the trained
+    W (the best rank-R approximation of s_tᵀ W h_j, Eckart–Young). Returns what was taken and what
+    is new, for the log and the model card.
+    """
+    source = load_checkpoint(folder)[0]
+    old, new = source.config.attention, model.config.attention
+    if old == new:
+        model.load_state_dict(source.state_dict())
+        return {"checkpoint": str(folder), "attention": old}
+    own, stored = model.state_dict(), source.state_dict()
+    taken = {name: t for name, t in stored.items() if name in own and own[name].shape == t.shape}
+    if (old, new) == ("luong-general", "luong-lowrank"):
+        taken.update(_low_rank_factors(stored["decoder.attention.W.weight"], model.config.attn_rank))
+    fresh = sorted(set(own) - set(taken))
+    kept_apart = [name for name in fresh if not name.startswith("decoder.attention.")]
+    if kept_apart:
+        raise ValueError(f"{folder} ({old}) cannot warm-start {new}: only the attention module may differ, "
+                         f"but {kept_apart} do not match")
+    model.load_state_dict({**own, **taken})
+    how = ("U, V from the rank-R truncated SVD of the trained W" if "decoder.attention.U.weight" in taken
+           else "the attention module initialised afresh")
+    return {"checkpoint": str(folder), "attention": old, "replaced_by": new, "new_weights": fresh, "how": how,
+            "dropped_weights": sorted(set(stored) - set(taken))}
+
+
+def warm_start_text(warm: dict) -> str:
+    """One line on what warm_start took, for the log and the card."""
+    name = f"`{warm['checkpoint']}`"
+    if "replaced_by" not in warm:
+        return f"continued from {name}: every weight"
+    return (f"warm-started from {name} ({warm['attention']}), attention replaced by {warm['replaced_by']}: every other "
+            f"weight taken; {warm['how']} (new: {', '.join(warm['new_weights']) or 'none'}; "
+            f"left behind: {', '.join(warm['dropped_weights']) or 'none'})")
+
+
+def _low_rank_factors(W: torch.Tensor, rank: int) -> dict:
+    """U (R, H), V (R, D) with UᵀV the best rank-R approximation of W (H, D): W ≈ P_R Σ_R Q_Rᵀ,
+    split evenly as U = √Σ_R P_Rᵀ, V = √Σ_R Q_Rᵀ."""
+    P, sigma, Qt = torch.linalg.svd(W, full_matrices=False)
+    root = sigma[:rank].sqrt()[:, None]  # (R, 1)
+    return {"decoder.attention.U.weight": root * P[:, :rank].T, "decoder.attention.V.weight": root * Qt[:rank]}
+
+
 def _read_weights(path: Path, model: Seq2Seq) -> dict:
     try:
         stored = load_file(str(path))
@@ -64,11 +113,11 @@ CARD_TEMPLATE = """---
 {yaml}
 ---
 
-# {name}: English→French GRU encoder–decoder with {attention_title} attention
+# {name}: an English→French GRU encoder–decoder, {attention_title}
 
 A small teaching model for attn-demo, an app that shows attention at work: a bidirectional GRU
-encoder and a GRU decoder with **{attention_title}** attention, trained from scratch on a CPU so that
-what it reads at every step can be drawn and inspected. It is not a production translator.
+encoder and a GRU decoder, **{attention_title}**, trained on a CPU so that what it reads at every
+step can be drawn and inspected. It is not a production translator.
 
 ## Architecture
 - attention: `{attention}` — {equation}
@@ -97,21 +146,6 @@ the Tatoeba Challenge test set (v2020-07-28, eng-fra) was removed before trainin
 split holds out whole English sentences.
 """
 
-EQUATIONS = {
-    "bahdanau": "e_tj = vᵀ tanh(W_h h_j + W_s s_{t−1}) (Bahdanau et al. 2015); the context c_t feeds the GRU input [E y_{t−1}; c_t]",
-    "luong-general": "e_tj = s_tᵀ W h_j (Luong et al. 2015), query s_t, h̃_t = tanh(W_c [c_t; s_t]) feeds the output layer, no input feeding",
-    "luong-dot": "e_tj = s_tᵀ h_j (Luong et al. 2015), query s_t, no input feeding",
-    "luong-concat": "e_tj = vᵀ tanh(W [s_t; h_j]) (Luong et al. 2015), query s_t, no input feeding",
-    "luong-lowrank": "e_tj = (U s_t)ᵀ (V h_j) = s_tᵀ UᵀV h_j, the general score with W of rank R, query s_t, no input feeding",
-    "none": "no α: one fixed context c = [→h_S; ←h_1] (the final states of the two encoder directions) is read at "
-            "every step, s_t = GRU([E y_{t−1}; c], s_{t−1}), readout tanh(W_o [s_t; c; E y_{t−1}]): the Bahdanau "
-            "decoder with c_t replaced by c, as in the RNN encoder–decoder of Cho et al. 2014 (the RNNencdec baseline "
-            "of Bahdanau et al. 2015)",
-}
-TITLES = {"bahdanau": "Bahdanau (additive)", "luong-general": "Luong (general)", "luong-dot": "Luong (dot)",
-          "luong-concat": "Luong (concat)", "luong-lowrank": "Luong (low-rank)", "none": "no"}
-
-
 def write_model_card(folder: Path, training: dict | None = None, results: dict | None = None,
                      length_curve: dict | None = None, alignment: dict | None = None) -> None:
     """(Re)write README.md from the facts already in it plus new training facts, test results,
@@ -132,6 +166,7 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
     length_curve = length_curve or old.get("length_curve")
     alignment = alignment or old.get("alignment_results")
     config = ModelConfig.from_json(folder / "config.json")
+    kind = KINDS[config.attention]
     eval_results = []
     if results:
         eval_results = [EvalResult(task_type="translation", dataset_type="tatoeba", dataset_name=results["dataset"],
@@ -157,14 +192,20 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
         alignment_results=alignment,
     )
     card = CARD_TEMPLATE.format(
-        yaml=data.to_yaml(), name=folder.name, attention=config.attention, attention_title=TITLES[config.attention],
-        equation=EQUATIONS[config.attention], emb=config.emb_size, enc=config.enc_hidden_size,
+        yaml=data.to_yaml(), name=folder.name, attention=config.attention, attention_title=kind.title,
+        equation=_equation_text(kind), emb=config.emb_size, enc=config.enc_hidden_size,
         ann=config.annotation_size, dec=config.dec_hidden_size, parameters=f"{training.get('parameters', 0):,}",
         vocab=config.src_vocab_size, training_text=_training_text(training), results_text=_results_text(results),
         length_text=_length_text(length_curve),
         alignment_text=_alignment_text(alignment),
     )
     card_path.write_text(card)
+
+
+def _equation_text(kind) -> str:
+    """The attention type as the card states it: its score, where it comes from, how c_t is used."""
+    score = f"${kind.score}$ ({kind.source}). " if kind.score else f"({kind.source}) "
+    return score + kind.context
 
 
 def _training_text(t: dict) -> str:
@@ -179,6 +220,9 @@ def _training_text(t: dict) -> str:
     if "continued_from" not in t:
         return "From scratch, " + text
     earlier = t["continued_from"]
+    if "replaced_by" in earlier:
+        return (f"In two runs. First, the checkpoint it was warm-started from: {_training_text(earlier['training'])}\n\n"
+                f"Then {warm_start_text(earlier)}; its tokenizers, a fresh optimizer and schedule: {text}")
     return (f"In two runs. First: {_training_text(earlier['training'])}\n\nThen continued from that checkpoint "
             f"(`{earlier['checkpoint']}`, its weights and tokenizers; a fresh optimizer and schedule): {text}")
 

@@ -26,9 +26,8 @@ from pathlib import Path
 import sacrebleu
 import torch
 
-from attn_demo.aligner import aligner_links
 from attn_demo.alignment import alignment_error, attention_alignments, read_gold
-from attn_demo.bench import SENTENCES, timed
+from attn_demo.timing import SENTENCES, timed
 from attn_demo.checkpoint import write_model_card
 from attn_demo.data import TEST_SET, TRAIN_POOL, long_test_set, read_pairs
 from attn_demo.translator import Translator, load_translator
@@ -91,6 +90,8 @@ def score_alignments(translator: Translator, folder: Path, aligner_pairs: Path) 
     links, read = attention_alignments(translator, gold)
     sure, possible = [gold.sure[i] for i in read], [gold.possible[i] for i in read]
     scores = {name: alignment_error(rule_links, sure, possible) for name, rule_links in links.items()}
+    from attn_demo.aligner import aligner_links  # eflomal: imported only where it is needed
+
     reference = aligner_links(gold.english + dev.english, gold.french + dev.french, read_pairs(aligner_pairs))
     return {
         **{metric: {name: round(s[metric], 4) for name, s in scores.items()} for metric in ("aer", "precision", "recall")},
@@ -131,6 +132,10 @@ def main(argv=None):
     if args.alignments:
         if translator.config.attention == "none":
             p.error(f"{args.model} has no attention (attention: none): there is no α to draw links from")
+        try:  # the reference aligner is a dev requirement: nothing else here needs it
+            import eflomal  # noqa: F401
+        except ImportError:
+            p.error("--alignments needs the eflomal word aligner: pip install -r requirements-dev.txt (or pip install eflomal)")
         result = score_alignments(translator, args.alignments, args.aligner_pairs)
         if args.json:
             print(json.dumps(result))

@@ -11,7 +11,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from attn_demo.attention import build_attention
+from attn_demo.attention import KINDS, build_attention
 from attn_demo.config import ModelConfig
 
 
@@ -199,7 +199,7 @@ class Seq2Seq(nn.Module):
     def query_symbol(self) -> str | None:
         """Which decoder state is the attention query, as the app labels it; None without attention,
         where no state is compared with the h_j (s_{t−1} still feeds the GRU, as in every decoder)."""
-        return {"bahdanau": "s_{t-1}", "none": None}.get(self.config.attention, "s_t")
+        return KINDS[self.config.attention].query
 
     def encode(self, src, lengths) -> Memory:
         """src (B, S) ids with EOS and padding, lengths (B,) → the decoder's Memory."""

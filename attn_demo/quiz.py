@@ -90,22 +90,30 @@ def most_attended(result, title: str, t: int, n_choices: int = 4) -> Question:
         + (f", then {row[runner_up]:.2f} on `{result.source_tokens[runner_up]}`." if runner_up != best else "."))
 
 
-def more_spread(results: dict, titles: dict, t: int) -> Question:
-    """Which model spreads its attention more at step t? Measured by the entropy of α_t."""
-    names = list(results)
-    spread = {name: entropy(results[name].attention[t - 1]) for name in names}
-    numbers = "; ".join(f"{titles[n]}: {spread[n]:.2f} nats, largest α {results[n].attention[t - 1].max():.2f}"
-                        for n in names)
+def more_spread(results: dict, t: int) -> Question:
+    """Which model spreads its attention more at step t? Measured by the entropy of α_t; results
+    are {title: Translation} of models with attention."""
+    titles = list(results)
+    spread = {title: entropy(results[title].attention[t - 1]) for title in titles}
+    numbers = "; ".join(f"{title}: {spread[title]:.2f} nats, largest α {results[title].attention[t - 1].max():.2f}"
+                        for title in titles)
     return Question(
         f"At step {t}, which model spreads its attention more widely over the English pieces?",
-        tuple(titles[n] for n in names), int(np.argmax([spread[n] for n in names])),
+        tuple(titles), int(np.argmax([spread[title] for title in titles])),
         f"The entropy −Σ_j α_tj log α_tj measures the spread (0: all on one piece). {numbers}.")
 
 
 def context_size(result, title: str) -> Question:
-    """How many numbers does c_t hold? The annotation size D, not the sentence length."""
+    """How many numbers does c_t hold? The annotation size D, not the sentence length; without
+    attention, the one c has D numbers too."""
     S, D = result.encoder_states.shape
     choices = (f"{D}", f"{S}", f"{S * D:,}", "1")
+    if result.attention is None:
+        return Question(
+            f"Your sentence is S = {S} English pieces. How many numbers does the fixed c of {title} hold?",
+            choices, 0,
+            f"c = [→h_S; ←h_1] joins the last state of each encoder direction: D = {D} numbers, for a sentence of "
+            "any length. Everything the decoder learns of the English must fit in them: the bottleneck.")
     return Question(
         f"Your sentence is S = {S} English pieces. How many numbers does each c_t of {title} hold?",
         choices, 0,
@@ -113,11 +121,18 @@ def context_size(result, title: str) -> Question:
         "attention chooses how much of each h_j to take, it does not line them up.")
 
 
-def trace_questions(results: dict, titles: dict) -> list[Question]:
-    """Questions about one translation by several models ({name: Translation}), answered from the traces."""
-    first = next(iter(results))
-    shortest = min(len(r.target_tokens) for r in results.values())
-    step = min(4, max(1, len(results[first].target_tokens) - 1))  # a step before the final </s> where there is one
-    return [most_attended(results[first], titles[first], step),
-            more_spread(results, titles, min(2, shortest)),
-            context_size(results[first], titles[first])]
+def trace_questions(results: list) -> list[Question]:
+    """Questions about one translation by the models on screen, [(title, Translation)], answered from
+    the traces. Questions about α ask only about models that have it, and comparing two needs two
+    different models (the same one may be on both sides)."""
+    attending = dict((title, result) for title, result in results if result.attention is not None)
+    questions = []
+    if attending:
+        title, result = next(iter(attending.items()))
+        step = min(4, max(1, len(result.target_tokens) - 1))  # a step before the final </s> where there is one
+        questions.append(most_attended(result, title, step))
+    if len(attending) > 1:
+        shortest = min(len(result.target_tokens) for result in attending.values())
+        questions.append(more_spread(attending, min(2, shortest)))
+    questions.append(context_size(results[0][1], results[0][0]))
+    return questions

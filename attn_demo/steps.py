@@ -45,25 +45,36 @@ def project(vectors, projection) -> np.ndarray:
     return (np.asarray(vectors, dtype=np.float64) - mean) @ basis
 
 
-def step_payload(title: str, source_tokens, target_tokens, query_symbol: str, queries, scores, attention,
-                 encoder_states, contexts, projection) -> dict:
-    """One model's steps for step_views.js: T output steps over S source pieces, queries of size H,
-    annotations of size D. JSON-ready, arrays as typed arrays {dtype, bdata, shape}."""
+def step_payload(title: str, result, projection) -> dict:
+    """One model's steps of a Translation for step_views.js: T output steps over S source pieces,
+    queries of size H, annotations of size D. JSON-ready, arrays as typed arrays {dtype, bdata,
+    shape}. Without attention there is no query, no e and no α (null), and every c_t is the one c."""
     return {
-        "title": title, "source": list(source_tokens), "target": list(target_tokens), "query_symbol": query_symbol,
-        "queries": typed(queries),  # (T, H)
-        "scores": typed(scores),  # (T, S): e_tj
-        "weights": typed(attention),  # (T, S): α_tj
-        "contexts": typed(contexts),  # (T, D): the model's c_t
-        "annotations": typed(encoder_states),  # (S, D): h_j
-        "points": typed(project(encoder_states, projection)),  # (S, 2): h_j in 2-D
-        "centres": typed(project(contexts, projection)),  # (T, 2): c_t in 2-D, Σ_j α_tj P(h_j)
+        "title": title, "source": list(result.source_tokens), "target": list(result.target_tokens),
+        "query": symbol_parts(result.query_symbol),  # ["s", "t−1"] or ["s", "t"], or None
+        "queries": typed(result.queries),  # (T, H)
+        "scores": typed(result.scores),  # (T, S): e_tj
+        "weights": typed(result.attention),  # (T, S): α_tj
+        "contexts": typed(result.contexts),  # (T, D): the model's c_t
+        "annotations": typed(result.encoder_states),  # (S, D): h_j
+        "points": typed(project(result.encoder_states, projection)),  # (S, 2): h_j in 2-D
+        "centres": typed(project(result.contexts, projection)),  # (T, 2): c_t in 2-D, Σ_j α_tj P(h_j)
     }
 
 
-def typed(array) -> dict:
+def symbol_parts(latex: str | None) -> list[str] | None:
+    """A subscripted LaTeX symbol as the page writes it, base and subscript: "s_{t-1}" → ["s", "t−1"]."""
+    if latex is None:
+        return None
+    base, subscript = latex.split("_", 1)
+    return [base, subscript.strip("{}").replace("-", "−")]
+
+
+def typed(array) -> dict | None:
     """A float32 array as {dtype, bdata, shape} (the form plotly.js reads too): 5.3 bytes a number
-    instead of the 10–20 of a number written out."""
+    instead of the 10–20 of a number written out; None (a model without attention) stays None."""
+    if array is None:
+        return None
     array = np.ascontiguousarray(array, dtype="<f4")
     return {"dtype": "f4", "bdata": base64.b64encode(array.tobytes()).decode("ascii"),
             "shape": ", ".join(map(str, array.shape))}

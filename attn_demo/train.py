@@ -5,7 +5,12 @@
         --target-tokens 8000000 --lr 1e-3
 
 --init-from starts from a checkpoint's weights and tokenizers instead of from scratch (the model
-card then records both trainings); the optimizer and the learning-rate schedule start afresh.
+card then records both trainings); the optimizer and the learning-rate schedule start afresh. The
+checkpoint may have another --attention: every other weight is taken and the attention module
+starts afresh (checkpoint.warm_start), e.g. the no-attention baseline from bahdanau-en-fr:
+
+    python -m attn_demo.train --attention none --out checkpoints/no-attention-en-fr --init-from checkpoints/bahdanau-en-fr \
+        --target-tokens 8000000 --lr 1e-3
 
 The budget is --target-tokens target pieces when given (a run's result then does not depend on
 what else the machine is doing), otherwise --minutes of wall-clock time. The learning rate warms
@@ -35,7 +40,7 @@ from huggingface_hub import ModelCard
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from attn_demo.checkpoint import load_checkpoint, save_checkpoint, write_model_card
+from attn_demo.checkpoint import save_checkpoint, warm_start, warm_start_text, write_model_card
 from attn_demo.config import ATTENTION_TYPES, ModelConfig
 from attn_demo.data import TEST_SET, TRAIN_POOL, batches, encode_pairs, join_examples, read_pairs, train_valid_split
 from attn_demo.model import Seq2Seq
@@ -45,7 +50,7 @@ from attn_demo.tokenizer import Tokenizer, train_tokenizer
 DEFAULTS = dict(
     minutes=60.0, target_tokens=0, join_prob=0.1, join_max=10, join_max_len=150, vocab_size=4000, emb_size=256, enc_hidden_size=256, dec_hidden_size=512, attn_hidden_size=256, attn_rank=64,
     dropout=0.2, max_tokens=3000, max_len=50, lr=2e-3, warmup_steps=300, final_lr_fraction=0.02,
-    label_smoothing=0.1, clip=1.0, n_valid=2000, valid_minutes=5.0, seed=1, threads=2,
+    label_smoothing=0.1, clip=1.0, n_valid=2000, valid_minutes=5.0, save_minutes=10.0, seed=1, threads=2,
 )
 
 
@@ -62,11 +67,14 @@ def parse_args(argv=None):
     p.add_argument("--test-set", type=Path, default=TEST_SET, help="pairs whose English is here are never trained on")
     p.add_argument("--run-dir", type=Path, default=None, help="resume state (default runs/<out name>)")
     p.add_argument("--init-from", type=Path, default=None,
-                   help="continue training this checkpoint folder (its weights and tokenizers) instead of starting from scratch")
+                   help="continue training this checkpoint folder (its weights and tokenizers) instead of starting from scratch; "
+                        "with another --attention, all but the attention module")
     helps = {"minutes": "wall-clock budget, used when --target-tokens is 0",
              "target_tokens": "budget in target pieces trained on (0: use --minutes instead)",
              "join_prob": "fraction of each epoch's examples replaced by joined pairs", "join_max": "most pairs in one join",
-             "join_max_len": "most pieces a side in a joined example", "max_len": "most pieces a side in a single pair"}
+             "join_max_len": "most pieces a side in a joined example", "max_len": "most pieces a side in a single pair",
+             "valid_minutes": "score on the validation split (and keep the best model) this often",
+             "save_minutes": "save the resume state (runs/<name>/last.pt) at least this often"}
     for name, value in DEFAULTS.items():
         p.add_argument("--" + name.replace("_", "-"), type=type(value), default=value, help=helps.get(name, name.replace("_", " ")))
     p.add_argument("--precision", choices=("auto", "bf16", "fp32"), default="auto",
@@ -144,8 +152,9 @@ def main(argv=None):
         attn_hidden_size=args.attn_hidden_size, attn_rank=args.attn_rank, dropout=args.dropout,
     )
     model = Seq2Seq(config).to(device)
-    if args.init_from:  # strict: the checkpoint must have exactly this model's weights
-        model.load_state_dict(load_checkpoint(args.init_from, device)[0].state_dict())
+    if args.init_from:
+        warm = warm_start(model, args.init_from)
+        print(warm_start_text(warm), flush=True)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     state = {"step": 0, "epoch": 0, "batch": 0, "elapsed": 0.0, "best_bleu": -1.0, "target_tokens": 0}
     if args.resume:
@@ -160,7 +169,6 @@ def main(argv=None):
     def checkpoint_if_best(elapsed):
         """Score on validation; keep the model in --out if it is the best so far; save resume state."""
         scores = validate(model, src_tok, tgt_tok, valid, device)
-        state["elapsed"] = elapsed
         print(f"\n[{elapsed / 60:.1f} min] step {state['step']} epoch {state['target_tokens'] / epoch_tokens:.2f} "
               f"valid BLEU {scores['bleu']:.2f} chrF {scores['chrf']:.2f}", flush=True)
         if scores["bleu"] > state["best_bleu"]:
@@ -173,9 +181,15 @@ def main(argv=None):
                 "threads": args.threads, "valid_bleu_greedy": round(scores["bleu"], 2),
                 "valid_chrf_greedy": round(scores["chrf"], 2), "training_pairs": len(train),
                 "join_prob": args.join_prob, "join_max": args.join_max,
-                **({"continued_from": {"checkpoint": str(args.init_from), "training": earlier}} if args.init_from else {}),
+                **({"continued_from": {**warm, "training": earlier}} if args.init_from else {}),
             })
-        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "state": state}, run_dir / "last.pt")
+        save_state(elapsed)
+
+    def save_state(elapsed):
+        """What --resume needs: weights, optimizer, and where the run stands (written whole, then renamed)."""
+        state["elapsed"] = elapsed
+        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "state": state}, run_dir / "last.tmp")
+        (run_dir / "last.tmp").replace(run_dir / "last.pt")
 
     def spent(elapsed) -> float:
         """Fraction of the budget used: target pieces if counted, wall-clock time otherwise."""
@@ -183,6 +197,7 @@ def main(argv=None):
 
     start = time.time() - state["elapsed"]
     next_valid = state["elapsed"] + args.valid_minutes * 60
+    next_save = state["elapsed"] + args.save_minutes * 60
     bar = tqdm(total=100, initial=int(100 * spent(state["elapsed"])), unit="%", mininterval=30, file=sys.stdout)
     model.train()
     while spent(time.time() - start) < 1:
@@ -213,6 +228,9 @@ def main(argv=None):
             if elapsed >= next_valid:
                 next_valid += args.valid_minutes * 60
                 checkpoint_if_best(elapsed)
+            elif elapsed >= next_save:
+                next_save = elapsed + args.save_minutes * 60
+                save_state(elapsed)
         else:
             state["epoch"] += 1
             state["batch"] = 0

@@ -40,8 +40,9 @@ class Translation:
                 value.flags.writeable = False
 
     def to_dict(self) -> dict:
-        """Plain JSON-ready lists, for downloads and API clients."""
-        return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()}
+        """Plain JSON-ready lists, for downloads and API clients; what a model without attention
+        lacks (query, e, α) is left out rather than written as null."""
+        return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items() if v is not None}
 
 
 def pick_device() -> torch.device:
@@ -188,13 +189,3 @@ def _card_metrics(card_path: Path) -> tuple[dict, dict, dict]:
 def load_translator(name_or_path: str, device=None, revision: str | None = None) -> Translator:
     """A Translator from a local checkpoint folder or a Hub repo id (org/name)."""
     return Translator(resolve_checkpoint(str(name_or_path), revision), device)
-
-
-def load_or_bundled(requested: str, bundled: Path, device=None) -> tuple[Translator, str | None]:
-    """The requested checkpoint, or, when it is a Hub checkpoint that cannot be loaded (a classroom
-    whose network dropped), the bundled one and a notice that says so. Anything else that fails
-    (a bad folder, a bundled checkpoint that is missing too) raises: nothing can stand in."""
-    try:
-        return load_translator(requested, device), None
-    except CheckpointUnavailable as error:
-        return load_translator(bundled, device), f"{error} Using the bundled checkpoint {Path(bundled).name} instead."

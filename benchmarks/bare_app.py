@@ -1,18 +1,32 @@
-"""The floor for the classroom load test: a Gradio app with the same endpoint shape as app.py
-whose function does no work (it echoes the input). Started by `python -m attn_demo.bench`."""
+"""The floor for the classroom load test: a Gradio app with the same requests as app.py's page
+(translate, then the step data, then the trace file) whose functions do no work: translate echoes
+the input, the others return what the session holds. Started by `python -m attn_demo.bench`."""
 import gradio as gr
 
 
-def translate(text: str, beam_size: float, large: bool):
-    return text
+def translate(text: str, beam_size: float, large: bool, unit: str, left: str, right: str):
+    return text, text
+
+
+def step_data(state):
+    return {"source": state}
+
+
+def trace_file(state):
+    return None
 
 
 with gr.Blocks() as demo:
+    session = gr.State(None)
     source_box = gr.Textbox()
     beam_slider = gr.Slider(1, 8, value=1, step=1)
     large_text = gr.Checkbox()
-    echo = gr.Textbox()
-    gr.Button().click(translate, [source_box, beam_slider, large_text], echo, api_name="translate")
+    unit = gr.Radio(["pieces", "words"], value="pieces")
+    pickers = [gr.Textbox(), gr.Textbox()]
+    echo, steps, download = gr.Textbox(), gr.JSON(), gr.DownloadButton()
+    gr.Button().click(translate, [source_box, beam_slider, large_text, unit, *pickers], [session, echo],
+                      api_name="translate").then(step_data, session, steps, api_name="step_data").then(
+        trace_file, session, download, api_name="trace_file")
 
 demo.queue(max_size=100, default_concurrency_limit=2)
 

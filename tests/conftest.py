@@ -5,6 +5,7 @@ import base64
 import sys
 from pathlib import Path
 
+import huggingface_hub.constants
 import numpy as np
 import pytest
 import torch
@@ -12,7 +13,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from attn_demo.bench import Server  # noqa: E402
+from attn_demo.bench_app import Server  # noqa: E402
 from attn_demo.checkpoint import save_checkpoint  # noqa: E402
 from attn_demo.config import ATTENTION_TYPES, ModelConfig  # noqa: E402
 from attn_demo.model import Seq2Seq  # noqa: E402
@@ -72,6 +73,13 @@ def toy_checkpoint(tmp_path, toy_tokenizers, attention) -> Path:
     folder = tmp_path / f"tiny-{attention}"
     save_checkpoint(folder, model, *toy_tokenizers)
     return folder
+
+
+@pytest.fixture
+def offline_hub(monkeypatch, tmp_path):
+    """An empty Hub cache with outgoing traffic disabled, as in a classroom whose network dropped."""
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "empty-hub-cache"))
 
 
 @pytest.fixture(scope="session")

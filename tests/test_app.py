@@ -17,7 +17,7 @@ import app
 from attn_demo.alignment import alignment_error, argmax_links, sentence_word_attention
 from attn_demo.ui import translate
 from attn_demo.ui.alignment_check import EXAMPLES, AlignmentCheckSection
-from attn_demo.bench import Server, free_port
+from attn_demo.bench_app import Server, free_port
 from conftest import ROOT, untyped
 
 SENTENCE = "I don't like coffee."
@@ -29,35 +29,44 @@ def translated():
     return app.TRANSLATE.translate(SENTENCE, 1, False)
 
 
+def reply(outputs) -> dict:
+    return translate.client_reply(outputs[1:])
+
+
 def test_translate_fills_both_columns_and_the_scrubber(translated):
-    state, status, b_text, b_grid, l_text, l_grid, slider = translated
-    assert status == "" and b_text.strip() and l_text.strip()
-    assert slider["maximum"] == max(2, translate.steps_of(state)) and slider["value"] == 1
-    assert b_grid.data[0].z.shape == state["views"]["bahdanau"]["result"].attention.shape
+    state, shown = translated[0], reply(translated)
+    assert shown["status"] == "" and shown["left"]["text"].strip() and shown["right"]["text"].strip()
+    assert shown["slider"]["maximum"] == max(2, translate.steps_of(state)) and shown["slider"]["value"] == 1
+    assert shown["left"]["grid"]["value"].data[0].z.shape == state["views"]["left"]["result"].attention.shape
+    assert state["picks"] == dict(zip(translate.SIDES, app.OPENING_PICKS))
+    for side in translate.SIDES:  # each side names its model and that model's test BLEU, from its card
+        metrics = app.TRANSLATE.picked(state, side).translator.metrics
+        assert f"test BLEU {metrics['bleu']}" in shown[side]["heading"]
 
 
-def test_trace_file_holds_both_traces_and_is_written_once(translated):
+def test_trace_file_holds_both_traces_and_is_written_once(translated, monkeypatch):
     state = translated[0]
     path = app.TRANSLATE.trace_file(state)
     trace = json.loads(open(path).read())
-    assert trace["source"] == SENTENCE and trace["beam_size"] == 1 and trace["luong"]["text"] == translated[4]
-    assert trace["bahdanau"]["attention"] == state["views"]["bahdanau"]["result"].attention.tolist()
+    left, right = app.OPENING_PICKS
+    assert trace["source"] == SENTENCE and trace["beam_size"] == 1 and trace["models"][right]["text"] == reply(translated)["right"]["text"]
+    assert trace["models"][left]["attention"] == state["views"]["left"]["result"].attention.tolist()
     written = os.stat(path).st_mtime_ns
     assert app.TRANSLATE.trace_file(state) == path and os.stat(path).st_mtime_ns == written
     assert app.TRANSLATE.trace_file(None) is None
-    swapped = translate.TranslateSection({"bahdanau": app.MODELS["luong"], "luong": app.MODELS["bahdanau"]})
-    assert swapped.trace_file(state) != path  # other weights, other file: a restart never serves stale traces
+    monkeypatch.setattr(app.TRANSLATE.models[left], "fingerprint", "other weights")
+    assert app.TRANSLATE.trace_file(state) != path  # other weights, other file: a restart never serves stale traces
 
 
 def test_step_data_holds_every_step_of_both_models_without_retranslating(translated, monkeypatch):
     state = translated[0]
-    for translator in app.MODELS.values():
-        monkeypatch.setattr(translator, "translate", lambda *a, **k: pytest.fail("the step views re-ran translation"))
+    for model in app.MODELS:
+        monkeypatch.setattr(model.translator, "translate_batch", lambda *a, **k: pytest.fail("the step views re-ran translation"))
     payload = json.loads(json.dumps(app.TRANSLATE.step_data(state)))  # as the page receives it
-    assert payload["steps"] == translate.steps_of(state) and list(payload["models"]) == ["bahdanau", "luong"]
-    for name, view in state["views"].items():
-        result, model = view["result"], untyped(payload["models"][name])
-        assert model["title"] == translate.model_title(app.MODELS[name]) and model["source"] == result.source_tokens
+    assert payload["steps"] == translate.steps_of(state) and len(payload["views"]) == 2
+    for side, sent in zip(translate.SIDES, payload["views"]):
+        result, model = state["views"][side]["result"], untyped(sent)
+        assert model["title"] == app.TRANSLATE.picked(state, side).title and model["source"] == result.source_tokens
         np.testing.assert_array_equal(model["weights"], result.attention)
         np.testing.assert_array_equal(model["contexts"], result.contexts)  # the model's own c_t
         np.testing.assert_array_equal(model["queries"], result.queries)
@@ -65,48 +74,52 @@ def test_step_data_holds_every_step_of_both_models_without_retranslating(transla
 
 
 def test_large_text_redraws_the_grids_from_state(translated):
-    b_grid, l_grid = app.TRANSLATE.grids(translated[0], True)
-    assert b_grid.layout.font.size > translated[3].layout.font.size
+    grid, _, _, _ = app.TRANSLATE.grids(translated[0], True)
+    assert grid["value"].layout.font.size > reply(translated)["left"]["grid"]["value"].layout.font.size
 
 
 @pytest.mark.parametrize("text", BAD_INPUTS)
 def test_bad_input_gives_a_message_and_clears_the_page(text):
-    state, status, b_text, b_grid, *_ = app.TRANSLATE.translate(text, 1, False)
-    assert state is None and b_text == "" and b_grid is None
-    assert status.startswith("⚠️") and "<" not in status.removeprefix("⚠️")
+    outputs = app.TRANSLATE.translate(text, 1, False)
+    shown = reply(outputs)
+    assert outputs[0] is None and shown["left"]["text"] == "" and shown["left"]["grid"]["value"] is None
+    assert shown["status"].startswith("⚠️") and "<" not in shown["status"].removeprefix("⚠️")
 
 
 @pytest.mark.parametrize("text, unknown", [("I love crème brûlée.", "'è', 'û'"), ("It's “smart” — isn't it?", "'—'"),
                                            ("<img src=x onerror=alert(1)>", "'<', '=', '(', ')', '>'")])
 def test_a_few_unknown_characters_are_translated_and_named_in_a_notice(text, unknown):
-    state, status, b_text, b_grid, l_text, *_ = app.TRANSLATE.translate(text, 1, False)
-    assert b_text.strip() and l_text.strip() and "<unk>" in state["views"]["luong"]["result"].source_tokens
-    assert status.startswith("ℹ️") and "<" not in status  # the markup's characters are shown as text, never run
-    assert html.unescape(status).endswith(f"read as <unk>: {unknown}")
-    assert "&lt;unk&gt;" in b_grid.layout.xaxis.ticktext
+    outputs = app.TRANSLATE.translate(text, 1, False)
+    state, shown = outputs[0], reply(outputs)
+    assert shown["left"]["text"].strip() and shown["right"]["text"].strip()
+    assert "<unk>" in state["views"]["right"]["result"].source_tokens
+    assert shown["status"].startswith("ℹ️") and "<" not in shown["status"]  # the markup's characters are shown as text
+    assert html.unescape(shown["status"]).endswith(f"read as <unk>: {unknown}")
+    assert "&lt;unk&gt;" in shown["left"]["grid"]["value"].layout.xaxis.ticktext
 
 
 def test_actions_before_any_translation_do_nothing_harmful():
     assert app.TRANSLATE.step_data(None) is None
-    assert app.TRANSLATE.grids(None, True) == (None, None)
+    assert app.TRANSLATE.trace_file(None) is None
+    assert all(update == gr.update() for update in app.TRANSLATE.grids(None, True))
 
 
-def test_header_names_the_device_and_test_bleu():
+def test_header_names_the_device_and_how_many_models():
     header = app.header_markdown()
     assert "CPU" in header or "cuda" in header.lower()
-    for translator in app.MODELS.values():
-        assert f"BLEU {translator.metrics['bleu']}" in header
+    assert f"{len(app.MODELS)} trained models" in header
 
 
 def test_running_app_through_gradio_client_keeps_sessions_apart(app_url):
     alice, bob = Client(app_url, verbose=False), Client(app_url, verbose=False)
-    a = alice.predict("I don't like coffee.", 1, False, api_name="/translate")
-    b = bob.predict("We are going to the cinema tomorrow evening.", 2, False, api_name="/translate")
-    assert a[0] == "" and a[1].strip() and a[3].strip() and b[1].strip() and a[1] != b[1]
+    a = translate.client_reply(alice.predict("I don't like coffee.", 1, False, api_name="/translate"))
+    b = translate.client_reply(bob.predict("We are going to the cinema tomorrow evening.", 2, False, api_name="/translate"))
+    assert a["status"] == "" and a["left"]["text"].strip() and a["right"]["text"].strip() and b["left"]["text"].strip()
+    assert a["left"]["text"] != b["left"]["text"]
     # each client's step views are those of its own translation
     a_steps, b_steps = alice.predict(api_name="/step_data"), bob.predict(api_name="/step_data")
-    assert "▁coffee" in a_steps["models"]["bahdanau"]["source"]
-    assert "▁evening" in b_steps["models"]["bahdanau"]["source"]
+    assert "▁coffee" in a_steps["views"][0]["source"]
+    assert "▁evening" in b_steps["views"][0]["source"]
     status, *_ = alice.predict("<script>alert(1)</script>", 1, False, api_name="/translate")
     assert status.startswith("ℹ️") and "<" not in status  # translated, its unknown characters named as text
     status, *_ = alice.predict("我喜欢咖啡", 1, False, api_name="/translate")
@@ -116,27 +129,30 @@ def test_running_app_through_gradio_client_keeps_sessions_apart(app_url):
 
 
 def test_repeated_input_is_served_from_the_cache_read_only(translated, monkeypatch):
-    for translator in app.MODELS.values():
-        monkeypatch.setattr(translator, "translate", lambda *a, **k: pytest.fail("a cached input was translated again"))
+    for model in app.MODELS:
+        monkeypatch.setattr(model.translator, "translate_batch", lambda *a, **k: pytest.fail("a cached input was translated again"))
     typed = "  " + SENTENCE.replace(" ", "   ").replace("'", "’") + " "  # the same sentence once normalised
     again = app.TRANSLATE.translate(typed, 1, False)
-    assert again[0]["views"] is translated[0]["views"] and again[2] == translated[2]
+    assert again[0]["views"] == translated[0]["views"] and reply(again)["left"]["text"] == reply(translated)["left"]["text"]
+    assert again[0]["views"]["right"] is translated[0]["views"]["right"]
     with pytest.raises(ValueError, match="read-only"):
-        again[0]["views"]["luong"]["result"].attention[0, 0] = 1.0
+        again[0]["views"]["right"]["result"].attention[0, 0] = 1.0
 
 
-def test_examples_are_translated_at_start_up():
-    info = app.TRANSLATE.translate_both.cache_info()
-    assert info.currsize >= len(translate.EXAMPLES)
+def test_examples_are_translated_at_start_up_with_the_opening_models():
+    for key in app.OPENING_PICKS:
+        assert app.TRANSLATE.models[key].view.cache_info().currsize >= len(translate.EXAMPLES)
 
 
 def test_concurrent_requests_are_batched_and_each_gets_its_own_translation(monkeypatch):
     sentences = ["I like tea.", "Where is the station?", "She is reading a book.", "We were very tired."]
-    expected = {s: {n: t.translate(s).target_tokens for n, t in app.MODELS.items()} for s in sentences}
+    picked = [app.TRANSLATE.models[key] for key in app.OPENING_PICKS]
+    expected = {s: [m.translator.translate(s).target_tokens for m in picked] for s in sentences}
     batches = []
-    original = app.TRANSLATE.translate_requests
-    monkeypatch.setattr(app.TRANSLATE.batcher, "batch_fn", lambda requests: batches.append(len(requests)) or original(requests))
-    monkeypatch.setattr(app.TRANSLATE.batcher, "window_s", 0.3)  # wide enough that a slow CI machine still batches
+    for model in picked:
+        original = model.batcher.batch_fn
+        monkeypatch.setattr(model.batcher, "batch_fn", lambda requests, f=original: batches.append(len(requests)) or f(requests))
+        monkeypatch.setattr(model.batcher, "window_s", 0.3)  # wide enough that a slow CI machine still batches
     results = {}
     threads = [threading.Thread(target=lambda s=s: results.__setitem__(s, app.TRANSLATE.translate(s, 1, False))) for s in sentences]
     for thread in threads:
@@ -145,18 +161,20 @@ def test_concurrent_requests_are_batched_and_each_gets_its_own_translation(monke
         thread.join(timeout=60)
     for sentence in sentences:
         views = results[sentence][0]["views"]
-        assert {n: v["result"].target_tokens for n, v in views.items()} == expected[sentence]
-    assert sum(batches) == len(sentences) and len(batches) < len(sentences)
+        assert [views[side]["result"].target_tokens for side in translate.SIDES] == expected[sentence]
+    assert sum(batches) == 2 * len(sentences) and len(batches) < 2 * len(sentences)
 
 
 def test_a_bad_input_does_not_join_a_batch(monkeypatch):
-    monkeypatch.setattr(app.TRANSLATE.batcher, "batch_fn", lambda requests: pytest.fail("a bad input reached the batcher"))
+    for model in app.MODELS:
+        monkeypatch.setattr(model.batcher, "batch_fn", lambda requests: pytest.fail("a bad input reached the batcher"))
     assert app.TRANSLATE.translate("😀😀😀", 1, False)[1].startswith("⚠️")
 
 
 def join_queue(url: str, fn_index: int, text: str, session: str) -> tuple[int, str]:
     """Submit one translation the way the page does; (HTTP status, Gradio's detail on refusal)."""
-    body = json.dumps({"data": [text, 1, False, "pieces"], "fn_index": fn_index, "session_hash": session}).encode()
+    body = json.dumps({"data": [text, 1, False, "pieces", *app.OPENING_PICKS], "fn_index": fn_index,
+                       "session_hash": session}).encode()
     request = urllib.request.Request(f"{url}gradio_api/queue/join", body, {"Content-Type": "application/json"})
     try:
         return urllib.request.urlopen(request, timeout=30).status, ""
@@ -169,8 +187,9 @@ def test_a_full_queue_refuses_at_once_and_the_app_recovers(monkeypatch):
     (the page shows Gradio's "This application is currently busy. Please try again."), never left
     hanging, and the app answers again once the backlog has drained."""
     release = threading.Event()
-    original = app.TRANSLATE.translate_requests
-    monkeypatch.setattr(app.TRANSLATE.batcher, "batch_fn", lambda requests: release.wait(120) and original(requests))
+    for model in app.MODELS:
+        original = model.batcher.batch_fn
+        monkeypatch.setattr(model.batcher, "batch_fn", lambda requests, f=original: release.wait(120) and f(requests))
     port = free_port()
     app.demo.launch(**app.LAUNCH, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
     url = f"http://127.0.0.1:{port}/"
@@ -183,30 +202,30 @@ def test_a_full_queue_refuses_at_once_and_the_app_recovers(monkeypatch):
         assert {status for status, _ in replies} == {200, 503}
         assert app.QUEUE_SIZE <= sum(status == 200 for status, _ in replies) <= app.QUEUE_SIZE + translate.CONCURRENCY
         release.set()
-        answer = Client(url, verbose=False).predict("I like tea.", 1, False, api_name="/translate")
-        assert answer[0] == "" and answer[1].strip()
+        answer = translate.client_reply(Client(url, verbose=False).predict("I like tea.", 1, False, api_name="/translate"))
+        assert answer["status"] == "" and answer["left"]["text"].strip()
     finally:
         release.set()
         app.demo.close()
 
 
-def test_an_unreachable_hub_checkpoint_starts_the_app_with_the_bundled_one_and_says_so(tmp_path):
-    offline = {"ATTN_DEMO_LUONG": "someorg/missing", "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path / "hub")}
+def test_an_unreachable_hub_checkpoint_is_left_out_and_the_page_says_so(tmp_path):
+    offline = {"ATTN_DEMO_MODELS": "someorg/missing", "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path / "hub")}
     server = Server(ROOT / "app.py", log=tmp_path / "app.log", env=offline)
     try:
         page = urllib.request.urlopen(f"{server.url}config", timeout=30).read().decode()
-        assert "someorg/missing" in page and "Using the bundled checkpoint luong-en-fr instead" in page
-        answer = Client(server.url, verbose=False).predict("I like tea.", 1, False, api_name="/translate")
-        assert answer[0] == "" and answer[3].strip()  # the stand-in translates
+        assert "someorg/missing" in page and "It is left out; the bundled checkpoints are on the page" in page
+        answer = translate.client_reply(Client(server.url, verbose=False).predict("I like tea.", 1, False, api_name="/translate"))
+        assert answer["status"] == "" and answer["right"]["text"].strip()  # the bundled ones translate
     finally:
         server.stop()
 
 
 def test_a_start_that_nothing_can_rescue_ends_in_one_clear_line(tmp_path):
-    env = {**os.environ, "ATTN_DEMO_LUONG": str(tmp_path / "no-such-checkpoint")}
+    env = {**os.environ, "ATTN_DEMO_MODELS": str(tmp_path / "no-such-checkpoint")}
     out = subprocess.run([sys.executable, str(ROOT / "app.py")], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 1 and "Traceback" not in out.stderr
-    assert out.stderr.strip().splitlines() == [f"attn-demo cannot start: ATTN_DEMO_LUONG: {str(tmp_path / 'no-such-checkpoint')!r} "
+    assert out.stderr.strip().splitlines() == [f"attn-demo cannot start: {str(tmp_path / 'no-such-checkpoint')!r} "
                                                "is neither a checkpoint folder nor a Hub repo id (org/name)"]
 
 
@@ -214,9 +233,9 @@ def test_alignment_check_scores_a_hansards_sentence_against_its_human_links():
     section, number = app.ALIGNMENT_CHECK, 22
     gold = section.gold
     assert gold is not None, "the Hansards gold alignments should be in ../shared/data"
-    outputs = section.show(number, False)
-    for (name, translator), figure, score in zip(app.MODELS.items(), outputs[::2], outputs[1::2]):
-        alpha = sentence_word_attention(translator, gold.english[number - 1], gold.french[number - 1])
+    outputs = section.show(number, False, *app.OPENING_PICKS)
+    for key, grid, score in zip(app.OPENING_PICKS, outputs[::2], outputs[1::2]):
+        alpha, figure = sentence_word_attention(section.models[key].translator, gold.english[number - 1], gold.french[number - 1]), grid["value"]
         expected = alignment_error([argmax_links(alpha)], [gold.sure[number - 1]], [gold.possible[number - 1]])
         assert f"AER **{expected['aer']:.2f}**" in score
         np.testing.assert_array_equal(figure.data[0].z, alpha)
@@ -224,7 +243,7 @@ def test_alignment_check_scores_a_hansards_sentence_against_its_human_links():
         assert len(figure.layout.shapes) == len(gold.possible[number - 1])  # every human link outlined
     table = section.table_markdown()
     argmax_row = next(row for row in table.splitlines() if row.startswith("| attention, argmax |"))
-    cells = " | ".join(f"{t.alignment_scores['aer']['argmax']:.3f}" for t in app.MODELS.values())
+    cells = " | ".join(f"{m.translator.alignment_scores['aer']['argmax']:.3f}" for m in app.MODELS if m.translator.alignment_scores)
     assert argmax_row == f"| attention, argmax | {cells} |"  # the cards' numbers, model by model
     assert [n for _, n in section.sentence_choices()][:len(EXAMPLES)] == list(EXAMPLES)
 
@@ -232,7 +251,7 @@ def test_alignment_check_scores_a_hansards_sentence_against_its_human_links():
 def test_alignment_check_without_the_gold_data_says_so(tmp_path):
     section = AlignmentCheckSection(app.MODELS, tmp_path)
     with gr.Blocks() as page:
-        section.render(gr.Checkbox())
+        section.render(gr.Checkbox(), [])
     texts = [block.value for block in page.blocks.values() if isinstance(block, gr.Markdown)]
     assert section.gold is None and any("not on this machine" in text for text in texts)
     assert not any(isinstance(block, (gr.Dropdown, gr.Plot)) for block in page.blocks.values())
@@ -241,21 +260,20 @@ def test_alignment_check_without_the_gold_data_says_so(tmp_path):
 def test_why_attention_charts_every_models_length_curve_from_its_card():
     figure = app.WHY_ATTENTION.figure(False)
     lines = {line.name: line for line in figure.data}
-    for translator in app.MODELS.values():
-        curve = translator.length_curve
-        assert list(lines[translate.model_title(translator)].y) == [v["bleu"] for v in curve.values()]
+    for model in app.MODELS:
+        curve = model.translator.length_curve
+        assert list(lines[model.title].y) == [v["bleu"] for v in curve.values()]
 
 
 def test_words_view_draws_the_grids_by_word_with_rows_that_still_sum_to_one():
     state = app.TRANSLATE.translate("The European Parliament met yesterday.", 1, False, "words")[0]
-    b_grid, l_grid = app.TRANSLATE.grids(state, False, "words")
-    for grid, name in ((b_grid, "bahdanau"), (l_grid, "luong")):
-        result = state["views"][name]["result"]
+    grids = app.TRANSLATE.grids(state, False, "words")[::2]
+    for update, side in zip(grids, translate.SIDES):
+        grid, result = update["value"], state["views"][side]["result"]
         assert list(grid.layout.xaxis.ticktext) == ["The", "European", "Parliament", "met", "yesterday.", "&lt;/s&gt;"]
         z = np.asarray(grid.data[0].z)
         assert z.shape == (len(grid.layout.yaxis.ticktext), 6) and len(result.source_tokens) >= 6
         np.testing.assert_allclose(z.sum(1), 1.0, rtol=1e-5)  # float32 α, summed
         assert "by word" in grid.layout.title.text and "(by words)" in grid.data[0].hovertemplate
-    pieces = app.TRANSLATE.grids(state, False, "pieces")[0]
-    assert "by piece" in pieces.layout.title.text and np.asarray(pieces.data[0].z).shape[1] == len(state["views"]["bahdanau"]["result"].source_tokens)
-    assert app.TRANSLATE.grids(None, False, "words") == (None, None)
+    pieces = app.TRANSLATE.grids(state, False, "pieces")[0]["value"]
+    assert "by piece" in pieces.layout.title.text and np.asarray(pieces.data[0].z).shape[1] == len(state["views"]["left"]["result"].source_tokens)

@@ -3,9 +3,10 @@ import math
 import pytest
 import torch
 
-from attn_demo.attention import (BahdanauAttention, LuongConcatAttention, LuongDotAttention,
+from attn_demo.attention import (KINDS, BahdanauAttention, LuongConcatAttention, LuongDotAttention,
                                  LuongGeneralAttention, LuongLowRankAttention, build_attention)
-from attn_demo.config import ATTENTION_SCORES
+from attn_demo.config import ATTENTION_SCORES, ATTENTION_TYPES
+from conftest import tiny_model
 
 B, T, S, D, H, A, R = 2, 3, 5, 6, 7, 4, 8
 
@@ -101,3 +102,17 @@ def test_low_rank_score_is_the_general_score_with_w_of_rank_r_and_fewer_paramete
         torch.testing.assert_close(low_rank.score(query, low_rank.project_keys(h)), general.score(query, general.project_keys(h)),
                                    atol=1e-5, rtol=1e-5)
     assert sum(p.numel() for p in low_rank.parameters()) == R * (H + D)
+
+
+@pytest.mark.parametrize("attention", ATTENTION_TYPES)
+def test_each_type_is_described_once_with_the_key_size_and_query_its_model_has(attention):
+    model = tiny_model(attention)
+    kind, config = KINDS[attention], model.config
+    assert (kind.score is None) == (attention == "none") == (model.decoder.attention is None)
+    assert model.query_symbol == kind.query
+    if attention == "none":
+        assert kind.keys(config) is None
+        return
+    keys = model.decoder.attention.project_keys(torch.zeros(1, 2, config.annotation_size))
+    assert keys.shape == (1, 2, kind.keys(config))  # the size the page prints, from the module itself
+    assert len({k.title for k in KINDS.values()}) == len(KINDS)

@@ -2,7 +2,8 @@
 and its correctness checks must hold. Its timings are not asserted."""
 import json
 
-from attn_demo.bench import main, naive_greedy, percentiles, step_weight_bytes
+from attn_demo.bench import main, naive_greedy, step_weight_bytes
+from attn_demo.timing import percentiles
 from attn_demo.translator import load_translator
 
 
@@ -38,9 +39,10 @@ def test_quick_run_end_to_end(tmp_path, capsys):
     main(["--quick", "--json", str(tmp_path / "bench.json")])
     report = json.loads((tmp_path / "bench.json").read_text())
     assert report["quick"] and report["machine"]["cores"] >= 1
-    assert {(r["model"], r["words"], r["beam"]) for r in report["latency"]} >= {("bahdanau", 15, 1), ("luong", 30, 5)}
+    models = ("bahdanau-en-fr", "luong-en-fr")  # the default pair
+    assert {(r["model"], r["words"], r["beam"]) for r in report["latency"]} >= {(models[0], 15, 1), (models[1], 30, 5)}
     assert all(r["identical_output"] for r in report["naive"])
-    assert {(r["model"], r["batch"]) for r in report["roofline"]} == {(m, b) for m in ("bahdanau", "luong") for b in (1, 32)}
+    assert {(r["model"], r["batch"]) for r in report["roofline"]} == {(m, b) for m in models for b in (1, 32)}
     assert all(r[key] > 0 for r in report["roofline"]
                for key in ("step_ms", "weight_MB", "bandwidth_GBps", "read_time_ms", "roofline_ratio", "step_ms_per_sentence"))
     assert all(r["sentences_per_s"] > 0 for r in report["throughput"])

@@ -9,9 +9,9 @@ import pytest
 import numpy as np
 
 import app
-from attn_demo.bench import CHROMIUM, CHROMIUM_FLAGS
+from attn_demo.bench_app import CHROMIUM, CHROMIUM_FLAGS
 from attn_demo.steps import VECTOR_COLORSCALE, project
-from attn_demo.ui.translate import EXAMPLES
+from attn_demo.ui.translate import EXAMPLES, SIDES, STEP_GROUP
 from conftest import ROOT
 
 CHROMIUM = shutil.which("chromium") or CHROMIUM
@@ -31,13 +31,21 @@ def browser():
         browser.close()
 
 
-def caption(page, model) -> str:
-    return page.locator(f"#{model}-caption").inner_text()
+GROUP = f"window.attnSteps.group({STEP_GROUP!r})"  # the translate section's step views
 
 
-# What step_views.js drew for a model: every number it holds and how it drew it.
-DRAWN_STEP = """(model) => {
-    const view = document.querySelector(`#${model}-step .attn-step-view`);
+def caption(page, side) -> str:
+    return page.locator(f"#{side}-step .attn-step-caption").inner_text()
+
+
+def caption_shows(side: str, text: str) -> str:
+    """A wait_for_function body: the side's step caption includes text."""
+    return f"() => (document.querySelector('#{side}-step .attn-step-caption') || {{}}).innerText?.includes({text!r})"
+
+
+# What step_views.js drew for a side: every number it holds and how it drew it.
+DRAWN_STEP = """(side) => {
+    const view = document.querySelector(`#${side}-step .attn-step-view`);
     const numbers = (selector, key) => [...view.querySelectorAll(selector)].map((e) => Number(e.dataset[key]));
     const bars = (i) => [...view.querySelectorAll(".attn-bars")[i].querySelectorAll(".attn-bar")];
     const [strip, rows] = view.querySelectorAll("canvas");
@@ -60,9 +68,9 @@ def assert_page_draws_the_models_step(page, sentence, t):
     the query, α_tj·h_j multiplied in float32 as the model does, the model's own c_t, and the star at
     the projection of c_t."""
     state = app.TRANSLATE.translate(sentence, 1, False)[0]
-    for model, view in state["views"].items():
+    for side, view in state["views"].items():
         result, i = view["result"], t - 1
-        drawn = json.loads(page.evaluate(DRAWN_STEP, model))
+        drawn = json.loads(page.evaluate(DRAWN_STEP, side))
         weights, best = result.attention[i], int(result.attention[i].argmax())
         assert f"how c{t} is formed" in drawn["title"]
         assert drawn["caption"] == (f"Step {t} of {len(result.target_tokens)} — emitted {result.target_tokens[i]}; most attention "
@@ -91,25 +99,25 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
     page.goto(app_url)
     page.get_by_role("textbox", name="English sentence").fill("The red car is in front of the house.")
     page.get_by_role("button", name="Translate").click()
-    for model in ("bahdanau", "luong"):
-        page.wait_for_function(f"() => document.querySelector('#{model}-text textarea').value.length > 0", timeout=60_000)
-        page.locator(f"#{model}-grid .js-plotly-plot .heatmaplayer").wait_for(timeout=60_000)
-        page.locator(f"#{model}-step .attn-step-view").wait_for(timeout=60_000)
-        assert "Step 1 of" in caption(page, model)
+    for side in SIDES:
+        page.wait_for_function(f"() => document.querySelector('#{side}-text textarea').value.length > 0", timeout=60_000)
+        page.locator(f"#{side}-grid .js-plotly-plot .heatmaplayer").wait_for(timeout=60_000)
+        page.locator(f"#{side}-step .attn-step-view").wait_for(timeout=60_000)
+        assert "Step 1 of" in caption(page, side)
     assert_page_draws_the_models_step(page, "The red car is in front of the house.", 1)
     calls = []  # events sent to the server (each joins its queue)
     page.on("request", lambda request: calls.append(request.url) if "/queue/join" in request.url else None)
     page.get_by_role("button", name="Next step ▶").click()
-    page.wait_for_function("() => document.querySelector('#luong-caption').innerText.includes('Step 2 of')", timeout=30_000)
+    page.wait_for_function(caption_shows("right", "Step 2 of"), timeout=30_000)
     assert_page_draws_the_models_step(page, "The red car is in front of the house.", 2)
     page.locator("#step-slider input[type=range]").focus()
     page.keyboard.press("ArrowRight")
-    page.wait_for_function("() => document.querySelector('#bahdanau-caption').innerText.includes('Step 3 of')", timeout=30_000)
+    page.wait_for_function(caption_shows("left", "Step 3 of"), timeout=30_000)
     assert calls == []  # scrubbing is drawn in the browser: nothing asked of the server
     assert_page_draws_the_models_step(page, "The red car is in front of the house.", 3)
 
     page.get_by_role("button", name="▶ Play").click()  # about one step a second, then stop
-    page.wait_for_function("() => document.querySelector('#bahdanau-caption').innerText.includes('Step 5 of')", timeout=10_000)
+    page.wait_for_function(caption_shows("left", "Step 5 of"), timeout=10_000)
     page.get_by_role("button", name="⏸ Stop").click()
     slider = page.locator("#step-slider input[type=range]")
     stopped_at = slider.input_value()
@@ -121,15 +129,15 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
     page.screenshot(path=str(SCREENSHOT_DIR / "app.png"), full_page=True)
 
     page.locator("#grid-unit").get_by_label("words").check()  # the grids by word: "house." is one column
-    page.wait_for_function("() => [...document.querySelectorAll('#luong-grid .xtick text')].some((t) => t.textContent === 'house.')",
+    page.wait_for_function("() => [...document.querySelectorAll('#right-grid .xtick text')].some((t) => t.textContent === 'house.')",
                            timeout=30_000)
     page.locator("#grid-unit").get_by_label("pieces").check()
 
     page.get_by_label("Large text (projector)").check()
     page.wait_for_function("() => document.body.classList.contains('attn-large')", timeout=10_000)
-    page.wait_for_function("() => document.querySelector('#luong-grid .js-plotly-plot .ytick text').style.fontSize === '20px'",
+    page.wait_for_function("() => document.querySelector('#right-grid .js-plotly-plot .ytick text').style.fontSize === '20px'",
                            timeout=30_000)
-    page.wait_for_function("() => document.querySelector('#luong-step .attn-step-view').style.fontSize === '20px'", timeout=10_000)
+    page.wait_for_function("() => document.querySelector('#right-step .attn-step-view').style.fontSize === '20px'", timeout=10_000)
     assert_page_draws_the_models_step(page, "The red car is in front of the house.", int(stopped_at))  # redrawn, same step
     page.screenshot(path=str(SCREENSHOT_DIR / "app-large-text.png"), full_page=True)
     page.get_by_label("Large text (projector)").uncheck()
@@ -137,10 +145,10 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
     page.get_by_role("textbox", name="English sentence").fill("<img src=x onerror=alert(1)>")
     page.get_by_role("textbox", name="English sentence").press("Enter")
     page.wait_for_function("() => document.querySelector('#status').innerText.includes('read as <unk>')", timeout=30_000)
-    page.wait_for_function("() => document.querySelector('#luong-caption').innerText.includes('Step 1 of')", timeout=30_000)
+    page.wait_for_function(caption_shows("right", "Step 1 of"), timeout=30_000)
     page.wait_for_timeout(1000)
     assert "'<'" in page.locator("#status").inner_text()  # the markup's characters are named as text
-    assert "<unk>" in page.locator("#luong-step .attn-bars").first.text_content()  # pieces drawn as text, not markup
+    assert "<unk>" in page.locator("#right-step .attn-bars").first.text_content()  # pieces drawn as text, not markup
     assert page.locator("img[src='x']").count() == 0
     assert dialogs == []
     page.get_by_role("textbox", name="English sentence").fill("我喜欢咖啡")  # mostly unknown: refused, the page cleared
@@ -180,24 +188,24 @@ def test_no_label_overlaps_another_on_a_phone_or_a_wide_screen(browser, app_url,
         page.get_by_role("textbox", name="English sentence").fill(sentence)
         page.get_by_role("button", name="Translate").click()
         views = app.TRANSLATE.translate(sentence, 1, False)[0]["views"]  # the page's translation (cached)
-        page.wait_for_function("(pieces) => JSON.stringify(window.attnSteps.payload?.models.luong.source) === pieces && "
-                               "JSON.stringify([...document.querySelectorAll('#luong-grid .xtick text')].map((t) => t.textContent))"
-                               " === pieces", arg=json.dumps(views["luong"]["result"].source_tokens, ensure_ascii=False, separators=(",", ":")),
+        page.wait_for_function(f"(pieces) => JSON.stringify({GROUP}.payload?.views[1].source) === pieces && "
+                               "JSON.stringify([...document.querySelectorAll('#right-grid .xtick text')].map((t) => t.textContent))"
+                               " === pieces", arg=json.dumps(views["right"]["result"].source_tokens, ensure_ascii=False, separators=(",", ":")),
                                timeout=60_000)
         last = max(len(view["result"].target_tokens) for view in views.values())
         for t in (1, (last + 1) // 2, last):
-            page.evaluate("(t) => window.attnSteps.show(t)", t)
+            page.evaluate(f"(t) => {GROUP}.show(t)", t)
             assert page.evaluate(OVERLAPPING_LABELS) == [], (sentence, t)
         assert page.evaluate("() => document.documentElement.scrollWidth") <= width
     assert page.locator("#header h1").bounding_box()["width"] >= min(width - 80, 600)  # the title is not squeezed
     page.locator("#grid-unit").get_by_label("words").check()
-    page.wait_for_function("() => [...document.querySelectorAll('#luong-grid .xtick text')].some((t) => t.textContent === 'rain.')",
+    page.wait_for_function("() => [...document.querySelectorAll('#right-grid .xtick text')].some((t) => t.textContent === 'rain.')",
                            timeout=30_000)
     assert page.evaluate(OVERLAPPING_LABELS) == []
     if width < 500:  # a tap on a bar names its number, as hovering does with a mouse
-        best = int(views["luong"]["result"].attention[-1].argmax())  # the page shows Luong's last step
-        page.locator("#luong-step .attn-bars").nth(1).locator(".attn-bar").nth(best).tap()
-        tooltip = page.locator("#luong-step .attn-tooltip")
+        best = int(views["right"]["result"].attention[-1].argmax())  # the page shows the right side's last step
+        page.locator("#right-step .attn-bars").nth(1).locator(".attn-bar").nth(best).tap()
+        tooltip = page.locator("#right-step .attn-tooltip")
         assert tooltip.is_visible() and tooltip.text_content().startswith("α = ")
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT_DIR / f"thirty-words-{width}.png"), full_page=True)
@@ -209,7 +217,7 @@ def test_dark_theme_shows_the_same_page(browser, app_url):
     page.goto(app_url + "?__theme=dark")
     page.get_by_role("textbox", name="English sentence").fill("I don't like coffee.")
     page.get_by_role("textbox", name="English sentence").press("Enter")
-    page.locator("#luong-step .attn-step-view").wait_for(timeout=60_000)
+    page.locator("#right-step .attn-step-view").wait_for(timeout=60_000)
     assert page.evaluate("() => document.body.classList.contains('dark') || document.documentElement.classList.contains('dark')")
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT_DIR / "app-dark.png"), full_page=False)
@@ -250,20 +258,20 @@ def test_quiz_checks_answers_about_attention_and_about_the_translation(browser, 
 def test_alignment_check_draws_the_human_links_on_each_models_grid(browser, app_url, width, height):
     page = browser.new_page(viewport={"width": width, "height": height})
     page.goto(app_url)
-    for model in ("bahdanau", "luong"):  # the first example is on the page from the start
-        page.locator(f"#{model}-gold-grid .js-plotly-plot .heatmaplayer").wait_for(timeout=60_000)
+    for side in SIDES:  # the first example is on the page from the start
+        page.locator(f"#{side}-gold-grid .js-plotly-plot .heatmaplayer").wait_for(timeout=60_000)
     sentence = page.locator("#gold-sentence input")
     sentence.click()
     sentence.fill("22.")
     page.get_by_role("option", name="22. i disagree", exact=False).click()
-    expected = app.ALIGNMENT_CHECK.show(22, False)
-    page.wait_for_function("() => document.querySelector('#luong-gold-score').innerText.includes("
+    expected = app.ALIGNMENT_CHECK.show(22, False, *app.OPENING_PICKS)
+    page.wait_for_function("() => document.querySelector('#right-gold-score').innerText.includes("
                            f"{expected[3].split('AER **')[1].split('**')[0]!r})", timeout=30_000)
-    for model, figure in (("bahdanau", expected[0]), ("luong", expected[2])):
+    for side, grid in zip(SIDES, expected[::2]):
         drawn = json.loads(page.evaluate(
-            "(model) => JSON.stringify(document.querySelector(`#${model}-gold-grid .js-plotly-plot`).layout.shapes)", model))
-        assert len(drawn) == len(figure.layout.shapes)  # every human link outlined
-    page.locator("#luong-gold-grid").scroll_into_view_if_needed()
+            "(side) => JSON.stringify(document.querySelector(`#${side}-gold-grid .js-plotly-plot`).layout.shapes)", side))
+        assert len(drawn) == len(grid["value"].layout.shapes)  # every human link outlined
+    page.locator("#right-gold-grid").scroll_into_view_if_needed()
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT_DIR / f"alignment-check-{width}.png"), full_page=False)
     page.close()

@@ -1,3 +1,4 @@
+import dataclasses
 import json
 
 import pytest
@@ -6,8 +7,10 @@ from safetensors.torch import load_file, save_file
 
 from huggingface_hub import ModelCard
 
-from attn_demo.checkpoint import load_checkpoint, save_checkpoint, write_model_card
+from attn_demo.checkpoint import load_checkpoint, save_checkpoint, warm_start, warm_start_text, write_model_card
+from attn_demo.model import Seq2Seq
 from attn_demo.translator import load_translator
+from conftest import tiny_config, tiny_model
 
 SENTENCES = ["the red cat", "I see the green boat."]
 
@@ -81,3 +84,50 @@ def test_model_card_carries_hub_metadata_training_facts_and_scores(toy_checkpoin
     assert "manythings.org" in card.text and "Tatoeba" in card.text and "1,234 parameters" in card.text
     assert "median 9.5 ms" in card.text and "counts as an empty translation: 2 here" in card.text and "| 1-5 | 112 | 12.34 |" in card.text
     assert load_translator(toy_checkpoint).metrics == {"bleu": 12.34, "chrf": 40.5}
+
+
+WARM_STARTS = [("bahdanau", "none"), ("luong-general", "luong-dot"), ("luong-general", "luong-lowrank"),
+               ("luong-general", "luong-concat"), ("luong-dot", "luong-general")]
+
+
+@pytest.mark.parametrize("old, new", WARM_STARTS)
+def test_warm_start_takes_every_weight_but_the_attention_module(tmp_path, toy_tokenizers, old, new):
+    torch.manual_seed(1)
+    square = tiny_config("luong-dot")  # H = D, so that the dot score is defined on either side
+    save_checkpoint(tmp_path / old, Seq2Seq(dataclasses.replace(square, attention=old)), *toy_tokenizers)
+    source = load_checkpoint(tmp_path / old)[0]  # as stored: float16-exact
+    model = Seq2Seq(dataclasses.replace(square, attention=new))
+    fresh = {name: t.clone() for name, t in model.state_dict().items()}
+    warm = warm_start(model, tmp_path / old)
+    stored, own = source.state_dict(), model.state_dict()
+    attention_names = {name for name in own if name.startswith("decoder.attention.")}
+    for name in set(own) - attention_names:
+        assert torch.equal(own[name], stored[name]), name
+    assert warm["replaced_by"] == new and warm["attention"] == old
+    assert set(warm["dropped_weights"]) == {name for name in stored if name.startswith("decoder.attention.")}
+    if new == "luong-lowrank":  # UᵀV is the best rank-R approximation of W: the truncated SVD
+        W = stored["decoder.attention.W.weight"]
+        P, sigma, Qt = torch.linalg.svd(W)
+        best = P[:, :2] @ torch.diag(sigma[:2]) @ Qt[:2]
+        torch.testing.assert_close(own["decoder.attention.U.weight"].T @ own["decoder.attention.V.weight"], best,
+                                   rtol=1e-5, atol=1e-6)
+        assert warm["new_weights"] == [] and "SVD" in warm_start_text(warm)
+    else:  # a fresh attention module, as a new model draws it
+        assert warm["new_weights"] == sorted(attention_names)
+        for name in attention_names:
+            assert torch.equal(own[name], fresh[name]), name
+    assert f"attention replaced by {new}" in warm_start_text(warm)
+
+
+def test_warm_start_with_the_same_attention_is_strict(toy_checkpoint, attention):
+    model = tiny_model(attention, seed=3)
+    warm = warm_start(model, toy_checkpoint)
+    for name, t in load_checkpoint(toy_checkpoint)[0].state_dict().items():
+        assert torch.equal(model.state_dict()[name], t), name
+    assert "replaced_by" not in warm and warm_start_text(warm).endswith("every weight")
+
+
+def test_warm_start_refuses_a_checkpoint_that_differs_beyond_its_attention(tmp_path, toy_tokenizers):
+    save_checkpoint(tmp_path / "bahdanau", tiny_model("bahdanau"), *toy_tokenizers)
+    with pytest.raises(ValueError, match="only the attention module may differ"):
+        warm_start(Seq2Seq(tiny_config("luong-general")), tmp_path / "bahdanau")  # another decoder

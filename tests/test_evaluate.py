@@ -1,4 +1,5 @@
 import json
+import sys
 
 import pytest
 
@@ -81,3 +82,17 @@ def test_cli_alignments_json_and_card(toy_checkpoint, toy_tsv, tmp_path, capsys,
 def test_cli_takes_one_mode_at_a_time(toy_checkpoint, tmp_path):
     with pytest.raises(SystemExit):
         main([str(toy_checkpoint), "--long", "--alignments", str(tmp_path)])
+
+
+def test_bleu_needs_no_aligner_and_alignments_without_one_say_what_to_install(toy_checkpoint, toy_tsv, monkeypatch, capsys):
+    """After `pip install -r requirements.txt` alone, eflomal is missing: BLEU still works, and
+    --alignments says in one line what to install."""
+    monkeypatch.setitem(sys.modules, "eflomal", None)  # import eflomal now raises ImportError
+    monkeypatch.delitem(sys.modules, "attn_demo.aligner", raising=False)
+    main([str(toy_checkpoint), "--data", str(toy_tsv), "--json"])
+    assert 0.0 <= json.loads(capsys.readouterr().out)["bleu"] <= 100.0
+    if load_translator(toy_checkpoint).config.attention == "none":
+        return  # refused earlier, for having no α
+    with pytest.raises(SystemExit):
+        main([str(toy_checkpoint), "--alignments", str(toy_tsv.parent)])
+    assert "pip install -r requirements-dev.txt" in capsys.readouterr().err

@@ -3,7 +3,10 @@ import json
 import numpy as np
 import pytest
 
-from attn_demo.steps import VECTOR_COLORSCALE, pca_projection, project, step_payload
+from attn_demo.attention import KINDS
+from attn_demo.config import ATTENTION_TYPES
+from attn_demo.steps import VECTOR_COLORSCALE, pca_projection, project, step_payload, symbol_parts
+from attn_demo.translator import Translation
 from conftest import untyped
 
 SOURCE = ["▁the", "▁<img", "▁src=x", "▁the", "</s>"]  # S = 5, a repeated piece and markup
@@ -19,22 +22,45 @@ def trace(seed=0, D=7, H=6):
     return scores, attention, states, attention @ states, rng.normal(size=(len(TARGET), H)).astype(np.float32)
 
 
-def test_step_payload_sends_the_models_float32_numbers_and_plain_pieces():
+def translation(attends: bool) -> Translation:
+    """A made-up Translation with the trace above; without attention, no query, e or α and one fixed c."""
     scores, attention, states, contexts, queries = trace()
-    projection = pca_projection(states)
-    payload = step_payload("Luong <general>", SOURCE, TARGET, "s_t", queries, scores, attention, states, contexts, projection)
-    sent = untyped(json.loads(json.dumps(payload)))  # what the page receives
-    for key, array in (("queries", queries), ("scores", scores), ("weights", attention), ("contexts", contexts),
-                       ("annotations", states)):
+    if not attends:
+        scores = attention = queries = None
+        contexts = np.tile(states[-1], (len(TARGET), 1))
+    return Translation(text="le <b>", source_tokens=SOURCE, unknown_characters=[], target_tokens=TARGET, scores=scores,
+                       attention=attention, contexts=contexts, encoder_states=states, queries=queries,
+                       attention_type="luong-general" if attends else "none", query_symbol="s_t" if attends else None,
+                       log_prob=-1.0)
+
+
+@pytest.mark.parametrize("attends", [True, False])
+def test_step_payload_sends_the_models_float32_numbers_and_plain_pieces(attends):
+    result = translation(attends)
+    projection = pca_projection(result.encoder_states)
+    sent = untyped(json.loads(json.dumps(step_payload("Luong <general>", result, projection))))  # what the page receives
+    for key, array in (("queries", result.queries), ("scores", result.scores), ("weights", result.attention),
+                       ("contexts", result.contexts), ("annotations", result.encoder_states)):
+        if array is None:  # the baseline: nothing made up in its place
+            assert sent[key] is None, key
+            continue
         assert sent[key].dtype == np.float32
         np.testing.assert_array_equal(sent[key], array, err_msg=key)  # exactly the model's numbers
     # pieces and title stay plain text: step_views.js writes them with textContent, so escaping here
     # would show "&lt;img" on the page
     assert sent["source"] == SOURCE and sent["target"] == TARGET and sent["title"] == "Luong <general>"
-    assert sent["query_symbol"] == "s_t"
-    np.testing.assert_allclose(sent["points"], project(states, projection), rtol=1e-6, atol=1e-6)
-    # each step's star is the α-weighted centroid of the projected annotations (float32 c_t, so ≈ 1e-6)
-    np.testing.assert_allclose(sent["centres"], attention @ sent["points"], rtol=1e-5, atol=1e-6)
+    assert sent["query"] == (["s", "t"] if attends else None)
+    np.testing.assert_allclose(sent["points"], project(result.encoder_states, projection), rtol=1e-6, atol=1e-6)
+    if attends:  # each step's star is the α-weighted centroid of the projected annotations (float32 c_t, so ≈ 1e-6)
+        np.testing.assert_allclose(sent["centres"], result.attention @ sent["points"], rtol=1e-5, atol=1e-6)
+    else:  # one star that never moves
+        np.testing.assert_array_equal(sent["centres"], np.tile(sent["centres"][0], (len(TARGET), 1)))
+
+
+@pytest.mark.parametrize("attention", ATTENTION_TYPES)
+def test_the_query_symbol_is_written_as_base_and_subscript(attention):
+    expected = {"bahdanau": ["s", "t−1"], "none": None}.get(attention, ["s", "t"])
+    assert symbol_parts(KINDS[attention].query) == expected
 
 
 def test_vector_colour_scale_is_white_in_the_middle_and_diverging():

@@ -96,3 +96,21 @@ def test_precision_auto_uses_bf16_only_where_the_hardware_has_it(monkeypatch):
     monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: True)
     assert train.native_bf16(torch.device("cpu")) is True
     assert parse_args(["--attention", "bahdanau", "--out", "x"]).precision == "auto"
+
+
+def test_init_from_another_attention_warm_starts_and_the_card_says_what_it_took(tmp_path, toy_tsv):
+    first = tmp_path / "first"
+    main(train_args(tmp_path, toy_tsv, "bahdanau", minutes=10) + ["--target-tokens", "3000", "--out", str(first)])
+    baseline = train_args(tmp_path, toy_tsv, "none", minutes=10)
+    baseline[baseline.index("--run-dir") + 1] = str(tmp_path / "baseline-run")
+    main(baseline + ["--target-tokens", "3000", "--init-from", str(first)])
+    facts = ModelCard.load(tmp_path / "out" / "README.md").data.training["continued_from"]
+    assert (facts["attention"], facts["replaced_by"]) == ("bahdanau", "none") and facts["new_weights"] == []
+    assert "decoder.attention.v.weight" in facts["dropped_weights"]
+    card = (tmp_path / "out" / "README.md").read_text()
+    assert "attention replaced by none" in card and f"`{first}`" in card
+
+
+def test_resume_state_is_saved_between_validations(tmp_path, toy_tsv):
+    main(train_args(tmp_path, toy_tsv, "none", minutes=0.05) + ["--valid-minutes", "1000", "--save-minutes", "0.01"])
+    assert (tmp_path / "run" / "last.pt").is_file() and not (tmp_path / "run" / "last.tmp").exists()

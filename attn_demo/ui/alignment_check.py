@@ -1,7 +1,9 @@
-"""Alignment check: does attention align words as a person would? Each model reads a Hansards
-sentence and its human French translation (teacher forcing); its word-level α is drawn with the
-human links outlined, beside that sentence's alignment error rate and every model's AER on the
-whole test set next to a word aligner's (from the model cards, measured by evaluate --alignments)."""
+"""Alignment check: does attention align words as a person would? The two models picked in the
+translate section each read a Hansards sentence and its human French translation (teacher
+forcing); a model's word-level α is drawn with the human links outlined, beside that sentence's
+alignment error rate, and every model's AER on the whole test set is tabled next to a word
+aligner's (from the model cards, measured by evaluate --alignments). A model without attention has
+no α to check: its side says so."""
 import functools
 from pathlib import Path
 
@@ -9,7 +11,7 @@ import gradio as gr
 
 from attn_demo.alignment import GOLD_DIR, alignment_error, argmax_links, read_gold, sentence_word_attention
 from attn_demo.figures import gold_check_figure
-from attn_demo.ui.translate import model_title
+from attn_demo.ui.translate import SIDES
 
 EXAMPLES = (28, 22, 110, 76)  # 1-based sentence numbers worth checking first: one-to-one, many-to-one, paraphrases
 EXPLANATION = """## Alignment check: does attention align words?
@@ -27,49 +29,55 @@ does far better on the same sentences."""
 
 
 class AlignmentCheckSection:
-    def __init__(self, models: dict, gold_dir: Path = GOLD_DIR):
-        self.models = models
+    def __init__(self, models: list, gold_dir: Path = GOLD_DIR):
+        self.models = {model.key: model for model in models}
         self.gold = read_gold(gold_dir) if (Path(gold_dir) / "test.wa.nonullalign").is_file() else None
         self.word_alpha = functools.lru_cache(maxsize=256)(self._word_alpha)
 
     def sentence_choices(self) -> list[tuple[str, int]]:
         """(label, 1-based number) of every test sentence, the examples first."""
-        numbers = [*EXAMPLES, *(n for n in range(1, len(self.gold.english) + 1) if n not in EXAMPLES)]
+        count = len(self.gold.english)
+        examples = [n for n in EXAMPLES if n <= count]
+        numbers = [*examples, *(n for n in range(1, count + 1) if n not in examples)]
         return [(f"{n}. {' '.join(self.gold.english[n - 1])}", n) for n in numbers]
 
-    def _word_alpha(self, name: str, number: int):
-        alpha = sentence_word_attention(self.models[name], self.gold.english[number - 1], self.gold.french[number - 1])
+    def _word_alpha(self, key: str, number: int):
+        alpha = sentence_word_attention(self.models[key].translator, self.gold.english[number - 1],
+                                        self.gold.french[number - 1])
         alpha.flags.writeable = False  # cached and shared between sessions
         return alpha
 
-    def show(self, number: int, large: bool) -> list:
-        """For each model: its grid of the sentence with the human links, and the sentence's AER."""
+    def show(self, number: int, large: bool, *picks: str) -> list:
+        """For each picked model: its grid of the sentence with the human links, and the sentence's AER."""
+        return [output for key in picks for output in self.side(int(number), large, self.models[key])]
+
+    def side(self, number: int, large: bool, model) -> list:
+        """One model's grid (hidden when there is none) and its line on the sentence."""
         english, french = self.gold.english[number - 1], self.gold.french[number - 1]
         sure, possible = self.gold.sure[number - 1], self.gold.possible[number - 1]
-        outputs = []
-        for name, translator in self.models.items():
-            title = model_title(translator)
-            try:
-                alpha = self.word_alpha(name, int(number))
-            except ValueError as error:  # e.g. characters the model never saw
-                outputs += [None, f"{title} cannot read this sentence: {error}"]
-                continue
-            links = argmax_links(alpha)
-            score = alignment_error([links], [sure], [possible])
-            outputs += [gold_check_figure(english, french, alpha, sure, possible, links,
-                                          f"{title}: word-level α and the human links", large),
-                        f"**{title}**, this sentence: AER **{score['aer']:.2f}** (argmax), precision "
-                        f"{score['precision']:.2f}, recall {score['recall']:.2f}"]
-        return outputs
+        if not model.has_attention:
+            return [gr.update(value=None, visible=False),
+                    f"**{model.title}**: no attention, so no α to compare with the human links."]
+        try:
+            alpha = self.word_alpha(model.key, number)
+        except ValueError as error:  # e.g. characters the model never saw
+            return [gr.update(value=None, visible=False), f"{model.title} cannot read this sentence: {error}"]
+        links = argmax_links(alpha)
+        score = alignment_error([links], [sure], [possible])
+        figure = gold_check_figure(english, french, alpha, sure, possible, links,
+                                   f"{model.title}: word-level α and the human links", large)
+        return [gr.update(value=figure, visible=True),
+                f"**{model.title}**, this sentence: AER **{score['aer']:.2f}** (argmax), precision "
+                f"{score['precision']:.2f}, recall {score['recall']:.2f}"]
 
     def table_markdown(self) -> str:
         """Every model's AER on the whole test set, rule by rule, and the aligner's, from the cards."""
-        scores = {name: t.alignment_scores for name, t in self.models.items() if t.alignment_scores}
+        scores = {key: m.translator.alignment_scores for key, m in self.models.items() if m.translator.alignment_scores}
         if not scores:
             return "No model card has alignment scores yet (`python -m attn_demo.evaluate CHECKPOINT --alignments …`)."
         names = list(scores)
         first = scores[names[0]]
-        header = "| links drawn from | " + " | ".join(model_title(self.models[n]) for n in names) + " |"
+        header = "| links drawn from | " + " | ".join(self.models[n].title for n in names) + " |"
         rows = [f"| attention, {rule} | " + " | ".join(f"{scores[n]['aer'].get(rule, float('nan')):.3f}" for n in names) + " |"
                 for rule in first["aer"]]
         aligner = ", ".join(f"{kind.removeprefix('eflomal ')} {s['aer']:.3f}" for kind, s in first["aligner"].items())
@@ -77,23 +85,26 @@ class AlignmentCheckSection:
                 f"links from the next step's α, `threshold-τ` keeps every link with α ≥ τ, `intersect` keeps argmax links "
                 f"that are also argmax the other way):\n\n{header}\n|---|" + "---|" * len(names) + "\n" + "\n".join(rows)
                 + f"\n\nFor reference, the word aligner eflomal, trained without supervision on the same sentences plus "
-                f"the Tatoeba pairs, scores AER {aligner}.")
+                f"the Tatoeba pairs, scores AER {aligner}. The no-attention baseline has no α, so no row of its own.")
 
-    def render(self, large_text: gr.Checkbox):
+    def render(self, large_text: gr.Checkbox, pickers: list):
+        """The section; pickers are the translate section's: the check follows the models picked there."""
         gr.Markdown(EXPLANATION, latex_delimiters=[])
         if self.gold is None:
             gr.Markdown(f"The human alignments are not on this machine (looked in `{GOLD_DIR}`), so no sentence can be "
                         "checked here; the scores below were measured where they were.")
         else:
-            sentence = gr.Dropdown(self.sentence_choices(), value=EXAMPLES[0], label="Hansards sentence (test set)",
-                                   elem_id="gold-sentence")
-            first = self.show(EXAMPLES[0], False)  # on the page from the start
+            choices = self.sentence_choices()
+            sentence = gr.Dropdown(choices, value=choices[0][1], label="Hansards sentence (test set)", elem_id="gold-sentence")
+            first = self.show(choices[0][1], False, *(picker.value for picker in pickers))  # on the page from the start
             outputs = []
             with gr.Row():
-                for i, name in enumerate(self.models):
+                for i, side in enumerate(SIDES):
                     with gr.Column():
-                        score = gr.Markdown(first[2 * i + 1], elem_id=f"{name}-gold-score")
-                        grid = gr.Plot(first[2 * i], show_label=False, elem_id=f"{name}-gold-grid", elem_classes="attn-wide")
+                        score = gr.Markdown(first[2 * i + 1], elem_id=f"{side}-gold-score")
+                        grid = gr.Plot(first[2 * i]["value"], show_label=False, elem_id=f"{side}-gold-grid",
+                                       elem_classes="attn-wide", visible=first[2 * i]["visible"])
                         outputs += [grid, score]
-            gr.on([sentence.change, large_text.change], self.show, [sentence, large_text], outputs, api_name="alignment_check")
+            gr.on([sentence.change, large_text.change, *(picker.change for picker in pickers)], self.show,
+                  [sentence, large_text, *pickers], outputs, api_name="alignment_check")
         gr.Markdown(self.table_markdown())

@@ -3,24 +3,23 @@ translation (attn_demo.quiz), each checked with a short explanation."""
 import gradio as gr
 
 from attn_demo.quiz import concept_questions, trace_questions
-from attn_demo.ui.translate import model_title
+from attn_demo.ui.translate import SIDES
 
-TRACE_SLOTS = 3  # questions generated from each translation (quiz.trace_questions)
+TRACE_SLOTS = 3  # questions generated from each translation, at most (quiz.trace_questions)
 
 
 class QuizSection:
-    def __init__(self, models: dict):
-        self.models = models
-        first = next(iter(models.values())).config
+    def __init__(self, models: list):
+        self.models = {model.key: model for model in models}
+        first = models[0].translator.config
         self.concepts = concept_questions(first.dec_hidden_size, first.annotation_size)
 
     def questions_for(self, state) -> list:
         """This session's questions: the conceptual ones, then those about its last translation."""
         if not state:
             return list(self.concepts)
-        results = {name: view["result"] for name, view in state["views"].items()}
-        titles = {name: model_title(self.models[name]) for name in results}
-        return [*self.concepts, *trace_questions(results, titles)]
+        results = [(self.models[state["picks"][side]].title, state["views"][side]["result"]) for side in SIDES]
+        return [*self.concepts, *trace_questions(results)]
 
     def show_trace_questions(self, state):
         """The questions about the new translation, unanswered, or hidden before any translation."""

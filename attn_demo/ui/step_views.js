@@ -3,8 +3,14 @@
   // translation (TranslateSection.step_data, built by attn_demo.steps.step_payload). Each model's
   // view is five panels, top to bottom: the query, the scores e_tj, the weights α_tj, the rows
   // α_tj·h_j with the model's c_t under them, and the h_j in 2-D with c_t as their α-weighted
-  // centroid. The panels are built once per translation (and on resize or large text); a step
-  // change only rewrites the numbers that move, in a few milliseconds, with no request.
+  // centroid. A model without attention has no query, e or α: its view shows the one fixed c and
+  // the h_j in 2-D with c's star, which stays where it is at every step. The panels are built once
+  // per translation (and on resize or large text); a step change only rewrites the numbers that
+  // move, in a few milliseconds, with no request.
+  //
+  // window.attnSteps.group(id) is the step views of one page element (a scrubber and its step
+  // slots, elements of class attn-step-slot, filled in order from the payload's views); a page
+  // may hold several such groups.
   // Pieces are user text: they are written with textContent, never as markup.
   // tests/test_browser.py checks the drawn numbers against the model's trace.
 
@@ -92,37 +98,52 @@
   }
 
   class StepView {
-    // One model's panels inside its container (#<name>-step), laid out for the container's width.
-    constructor(container, name, model, table, large) {
+    // One model's panels inside its container, laid out for the container's width.
+    constructor(container, model, table, large) {
       this.model = model;
       this.table = table;
       this.size = large ? SIZES.large : SIZES.normal;
       this.source = model.source;
       this.target = model.target;
-      this.queries = floats(model.queries);
-      this.scores = floats(model.scores);
-      this.weights = floats(model.weights);
+      this.attends = model.weights !== null;  // false: the no-attention baseline, one fixed c
       this.contexts = floats(model.contexts);
       this.annotations = floats(model.annotations);
       this.points = floats(model.points);
       this.centres = floats(model.centres);
-      const S = this.source.length, D = this.contexts[0].length, H = this.queries[0].length;
+      const S = this.source.length, D = this.contexts[0].length;
 
       container.textContent = "";
       const root = node("div", { class: "attn-step-view" }, container);
       root.style.fontSize = `${this.size.font}px`;
       this.root = root;
       this.title = node("div", { class: "attn-step-title" }, root);
-      this.caption = node("div", { class: "attn-step-caption", id: `${name}-caption` }, root);
+      this.caption = node("div", { class: "attn-step-caption" }, root);
       this.tooltip = node("div", { class: "attn-tooltip", role: "tooltip" }, root);
       const width = Math.max(container.clientWidth, 240);
-      const q = model.query_symbol === "s_t" ? ["s", "t"] : ["s", "t−1"];  // Luong's query, or Bahdanau's
 
-      this.queryPanel(root, q, H);
-      this.barPanels(root, width, S);
-      this.rowsPanel(root, S, D);
-      write(this.panelTitle(root), "5. ", ["h", "j"], " in 2-D (PCA of this sentence) and ", ["c", "t"], " ★");
+      if (this.attends) {
+        this.queries = floats(model.queries);
+        this.scores = floats(model.scores);
+        this.weights = floats(model.weights);
+        this.queryPanel(root, model.query, this.queries[0].length);
+        this.barPanels(root, width, S);
+        this.rowsPanel(root, S, D);
+        write(this.panelTitle(root), "5. ", ["h", "j"], " in 2-D (PCA of this sentence) and ", ["c", "t"], " ★");
+      } else {
+        this.fixedPanel(root, D);
+        write(this.panelTitle(root), "2. ", ["h", "j"], " in 2-D (PCA of this sentence) and c ★: the same at every step");
+      }
       this.scatter(root, width);
+    }
+
+    // Without attention, the one panel of numbers: c = [→h_S; ←h_1], read at every step.
+    fixedPanel(root, D) {
+      write(this.panelTitle(root), "1. no query, no scores, no weights: the fixed c = [→", ["h", "S"], "; ←", ["h", "1"],
+            `]: (B, 1, D) = (1, 1, ${D})`);
+      this.strip = node("canvas", { class: "attn-strip", width: D, height: 1, role: "img",
+                                    "aria-label": `the fixed context c: ${D} numbers, red below 0, blue above` }, root);
+      this.strip.style.height = `${this.size.strip}px`;
+      this.hover(this.strip, (row, d, v) => `c · dim ${d} = ${v.toFixed(3)}`);
     }
 
     // Panel 1: the query, one coloured cell a dimension.
@@ -198,9 +219,10 @@
       const height = this.size.pca, pad = 40;
       const svg = svgNode("svg", { width, height, class: "attn-pca" }, parent);
       this.tap(svg);
-      const xs = this.points.map((p) => p[0]), ys = this.points.map((p) => p[1]);
+      // c_t lies inside the points' hull (α ≥ 0, Σα = 1); the fixed c of a model without attention
+      // need not, so the extent holds the stars too
+      const xs = [...this.points, ...this.centres].map((p) => p[0]), ys = [...this.points, ...this.centres].map((p) => p[1]);
       const [x0, x1, y0, y1] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
-      // c_t lies inside the points' hull (α ≥ 0, Σα = 1), so their extent holds every step's star
       const sx = (x) => pad + ((x - x0) / ((x1 - x0) || 1)) * (width - 2 * pad);
       const sy = (y) => height - pad - ((y - y0) / ((y1 - y0) || 1)) * (height - 2 * pad);
       this.place = (p) => [sx(p[0]), sy(p[1])];
@@ -223,7 +245,7 @@
         return `${(r * Math.cos(a)).toFixed(2)},${(r * Math.sin(a)).toFixed(2)}`;
       });
       this.star = svgNode("polygon", { points: arms.join(" "), fill: HIGHLIGHT, stroke: "black", class: "attn-star" }, svg);
-      svgNode("title", {}, this.star).textContent = "c_t = Σ_j α_tj h_j";
+      svgNode("title", {}, this.star).textContent = this.attends ? "c_t = Σ_j α_tj h_j" : "c = [→h_S; ←h_1], the same at every step";
       this.starLabel = svgNode("text", { "text-anchor": "middle", class: "attn-point-label" }, svg);
     }
 
@@ -282,11 +304,26 @@
     // Output step t (1-based); a model that stopped earlier shows its last step and says so.
     show(t) {
       const T = this.target.length, i = Math.min(t, T) - 1;
+      if (this.attends) this.showAttention(i, T, t);
+      else this.showFixed(i, T, t);
+      const [x, y] = this.place(this.centres[i]);
+      this.star.setAttribute("transform", `translate(${x},${y})`);
+      this.star.dataset.x = this.centres[i][0];
+      this.star.dataset.y = this.centres[i][1];
+      this.starLabel.setAttribute("x", x);
+      this.starLabel.setAttribute("y", y + 26);
+      const c = this.attends ? ["c", String(i + 1)] : "c";
+      write(this.starLabel, c, ` → ${this.target[i]}`);
+      const weights = this.attends ? this.weights[i] : this.points.map(() => 0);
+      this.labelPoints(weights, this.labelBox(x, y + 26, `c${this.attends ? i + 1 : ""} → ${this.target[i]}`));
+    }
+
+    showAttention(i, T, t) {
       const weights = this.weights[i], scores = this.scores[i];
       let best = 0;
       weights.forEach((w, j) => { if (w > weights[best]) best = j; });
       write(this.title, `${this.model.title}: how `, ["c", String(i + 1)], " is formed");
-      this.writeCaption(i, T, t, best, weights[best]);
+      this.writeCaption(i, T, t, ["; most attention on ", this.source[best], ` (α = ${weights[best].toFixed(2)})`]);
 
       paint(this.strip, [this.queries[i]], this.table);
       this.drawBars(this.scoreBars, scores, -1);
@@ -300,24 +337,31 @@
         dot.dataset.weight = weights[j];
         dot.tip.textContent = `h${j + 1} of ${this.source[j]}: α = ${weights[j].toFixed(3)}`;
       });
-      const [x, y] = this.place(this.centres[i]);
-      this.star.setAttribute("transform", `translate(${x},${y})`);
-      this.star.dataset.x = this.centres[i][0];
-      this.star.dataset.y = this.centres[i][1];
-      this.starLabel.setAttribute("x", x);
-      this.starLabel.setAttribute("y", y + 26);
-      write(this.starLabel, ["c", String(i + 1)], ` → ${this.target[i]}`);
-      this.labelPoints(weights, this.labelBox(x, y + 26, `c${i + 1} → ${this.target[i]}`));
     }
 
-    writeCaption(i, T, t, best, alpha) {
+    // No attention: the same c at every step, and no α to size or colour the points by.
+    showFixed(i, T, t) {
+      write(this.title, `${this.model.title}: step ${i + 1} reads the fixed c`);
+      this.writeCaption(i, T, t, ["; no attention: the same c as at every other step"]);
+      paint(this.strip, [this.contexts[i]], this.table);
+      this.dots.forEach((dot, j) => {
+        dot.setAttribute("r", 5);
+        dot.setAttribute("fill", MUTED);
+        dot.tip.textContent = `h${j + 1} of ${this.source[j]} (no α: this model never weighs the h_j)`;
+      });
+    }
+
+    // "Step i+1 of T — emitted y" and the rest: strings, with the odd ones (pieces) set as code.
+    writeCaption(i, T, t, rest) {
       this.caption.textContent = "";
       node("strong", {}, this.caption).textContent = `Step ${i + 1} of ${T}`;
       this.caption.append(" — emitted ");
       node("code", {}, this.caption).textContent = this.target[i];
-      this.caption.append("; most attention on ");
-      node("code", {}, this.caption).textContent = this.source[best];
-      this.caption.append(` (α = ${alpha.toFixed(2)})${t > T ? `. This model stopped after ${T} steps.` : ""}`);
+      rest.forEach((part, k) => {
+        if (k % 2) node("code", {}, this.caption).textContent = part;
+        else this.caption.append(part);
+      });
+      if (t > T) this.caption.append(`. This model stopped after ${T} steps.`);
     }
 
     // Bars for one step's values on an axis that holds them and 0 (α: always [0, 1]).
@@ -349,72 +393,92 @@
     }
   }
 
-  window.attnSteps = {
-    payload: null, views: {}, t: 1, large: false, timer: null,
+  // The step views of one page element: its scrubber (a slider of class attn-step-slider, buttons
+  // attn-next-step and attn-play) and its slots (class attn-step-slot), filled in order.
+  class StepGroup {
+    constructor(root) {
+      this.root = root;
+      this.payload = null;
+      this.views = [];
+      this.t = 1;
+      this.large = false;
+      this.timer = null;
+      this.drawnFor = null;
+    }
 
-    // A new translation: build every model's panels and show step 1.
+    find(selector) {
+      return this.root.querySelector(selector);
+    }
+
+    // A new translation: build every view's panels and show step 1.
     load(payload, large) {
       this.stopPlaying();
       this.payload = payload;
       this.large = Boolean(large);
       this.build();
       this.show(1);
-      this.follow(document.querySelector("#step-slider input[type=range]"));
-    },
+      this.follow(this.find(".attn-step-slider input[type=range]"));
+    }
+
     // The slider's own input event draws the step at once: Gradio's event for it (show_step) runs
     // 5–25 ms later, often a frame late, and then finds the step already drawn.
     follow(slider) {
       if (!slider || slider.attnFollowed) return;
       slider.addEventListener("input", () => this.show(slider.value));
       slider.attnFollowed = true;
-    },
+    }
+
     build() {
-      for (const view of Object.values(this.views)) view.root.remove();  // a refused input leaves no old steps
-      this.views = {};
+      for (const view of this.views) view.root.remove();  // a refused input leaves no old steps
+      this.views = [];
       if (!this.payload) return;
       const table = colourTable(this.payload.colorscale);
-      for (const [name, model] of Object.entries(this.payload.models)) {
-        const container = document.querySelector(`#${name}-step`);
-        if (container) this.views[name] = new StepView(container, name, model, table, this.large);
-        this.watch(container);
-      }
-    },
+      const slots = [...this.root.querySelectorAll(".attn-step-slot")];
+      this.payload.views.forEach((model, k) => {
+        if (!slots[k]) return;
+        this.views.push(new StepView(slots[k], model, table, this.large));
+        this.watch(slots[k]);
+      });
+    }
+
     // Relaid out when the page's width or the text size changes.
     relayout(large) {
       if (large !== undefined) this.large = Boolean(large);
       this.build();
       this.drawnFor = null;  // new panels: draw the step again
       this.show(this.t);
-    },
-    watched: new WeakSet(),
+    }
+
     watch(container) {
-      if (!container || this.watched.has(container)) return;
+      if (watched.has(container)) return;
       let width = container.clientWidth;
-      const observer = new ResizeObserver(() => {
+      new ResizeObserver(() => {
         if (Math.abs(container.clientWidth - width) < 2) return;
         width = container.clientWidth;
         requestAnimationFrame(() => this.relayout());
-      });
-      observer.observe(container);
-      this.watched.add(container);
-    },
-    // Both models at output step t (1-based).
+      }).observe(container);
+      watched.add(container);
+    }
+
+    // Every view at output step t (1-based).
     show(t) {
       if (Number(t) === this.t && this.drawnFor === this.payload) return;
       this.t = Number(t) || 1;
       this.drawnFor = this.payload;
-      for (const view of Object.values(this.views)) {
+      for (const view of this.views) {
         if (!view.root.isConnected) return this.relayout();  // the page re-rendered the container
         view.show(this.t);
       }
-    },
+    }
+
     // One step back or forward, kept within the translation; returns the new step for the slider.
     move(t, delta) {
       if (!this.payload) return 1;
       const next = Math.max(1, Math.min(this.payload.steps, Number(t) + delta));
       this.show(next);
       return next;
-    },
+    }
+
     // Play, for a projector: one step a second through "Next step" until the last step; a second
     // press stops. Starts again from step 1 when pressed at the last step. Returns the step shown.
     play(t) {
@@ -423,19 +487,32 @@
         return this.move(t, 0);
       }
       const start = Number(t) >= this.payload.steps ? 1 : Number(t);
-      document.querySelector("#play-steps").textContent = "⏸ Stop";
+      this.find(".attn-play").textContent = "⏸ Stop";
       this.timer = setInterval(() => {
-        const slider = document.querySelector("#step-slider input[type=range]");
+        const slider = this.find(".attn-step-slider input[type=range]");
         if (Number(slider.value) >= Number(slider.max)) this.stopPlaying();
-        else document.querySelector("#next-step").click();
+        else this.find(".attn-next-step").click();
       }, PLAY_INTERVAL_MS);
       return this.move(start, 0);
-    },
+    }
+
     stopPlaying() {
       clearInterval(this.timer);
       this.timer = null;
-      const button = document.querySelector("#play-steps");
+      const button = this.find(".attn-play");
       if (button) button.textContent = "▶ Play";
+    }
+  }
+
+  const watched = new WeakSet();  // containers whose width is watched already
+  const groups = new Map();  // element id → its StepGroup
+  window.attnSteps = {
+    // The step views bound to the element with this id, made on first use (and again if Gradio
+    // re-rendered the element).
+    group(id) {
+      const root = document.getElementById(id);
+      if (!groups.has(id) || groups.get(id).root !== root) groups.set(id, new StepGroup(root));
+      return groups.get(id);
     },
   };
 }

@@ -1,10 +1,10 @@
-"""Why attention? The bottleneck on screen: BLEU by sentence length for every model on the page,
-from the scores its model card holds (evaluate --long), as Bahdanau et al. (2015, Figure 2) drew
-it for their RNNenc and RNNsearch."""
+"""Why attention? The bottleneck on screen: BLEU by sentence length for every model, from the
+scores its model card holds (evaluate --long), as Bahdanau et al. (2015, Figure 2) drew it for
+their RNNenc and RNNsearch; and one click that puts the no-attention baseline beside an attention
+model on a long sentence."""
 import gradio as gr
 
 from attn_demo.figures import length_figure
-from attn_demo.ui.translate import model_title
 
 EXPLANATION = """## Why attention?
 An encoder–decoder without attention squeezes the whole English sentence into one fixed vector, and the
@@ -13,17 +13,36 @@ way. Attention lets every decoder step look back at all the encoder annotations 
 $c_t$. The chart shows each model's BLEU on English inputs of growing length (Tatoeba test pairs joined
 into 1–10 … 51–60-word inputs, never seen in training): a model that keeps its line flat as sentences
 grow is one that does not depend on a single summary."""
+BASELINE_NOTE = """The no-attention baseline shares its encoder, its decoder and more training with Bahdanau's model;
+only the fixed vector differs. Where its line falls while the others stay flat, that one vector is why."""
+LONG_EXAMPLE = ("When I was a child, my grandmother lived in a small house near the sea, and every summer we went to "
+                "visit her with my parents and my little brother, who always wanted to swim in the cold water before "
+                "breakfast.")  # 41 words: the 41–50 bucket of the chart
 
 
 class WhyAttentionSection:
-    def __init__(self, models: dict):
+    def __init__(self, models: list):
         self.models = models
+        baselines = [model for model in models if not model.has_attention]
+        attending = [model for model in models if model.has_attention]
+        self.pair = (baselines[0].key, attending[0].key) if baselines and attending else None  # the one-click comparison
 
     def figure(self, large: bool):
-        curves = {model_title(t): t.length_curve for t in self.models.values() if t.length_curve}
+        curves = {model.title: model.translator.length_curve for model in self.models if model.translator.length_curve}
         return length_figure(curves, large) if curves else None
 
-    def render(self, large_text: gr.Checkbox):
+    def compare_long(self):
+        """The long example, the baseline on the left and an attention model on the right."""
+        return [LONG_EXAMPLE, *self.pair]
+
+    def render(self, large_text: gr.Checkbox, controls):
+        """The section; controls are the translate section's (ui.translate.TranslateControls)."""
         gr.Markdown(EXPLANATION, latex_delimiters=[{"left": "$", "right": "$", "display": False}])
         chart = gr.Plot(self.figure(False), show_label=False, elem_id="length-chart")
         large_text.change(self.figure, large_text, chart, api_name="length_chart")
+        if self.pair:
+            gr.Markdown(BASELINE_NOTE)
+            button = gr.Button(f"See it: a {len(LONG_EXAMPLE.split())}-word sentence, no attention beside attention",
+                               elem_id="compare-long")
+            controls.translate_after(button.click(self.compare_long, None, [controls.source, *controls.pickers],
+                                                  api_name="compare_long", scroll_to_output=False), "compare_long_translate")

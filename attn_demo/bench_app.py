@@ -1,0 +1,243 @@
+"""App benchmarks: app.py run as a server, measured as its users meet it. Cold start and memory,
+a classroom of gradio_client users loading the page's own requests (translate, then the step data,
+then the trace file) with the picked models, against a bare app of the same endpoints, a soak, and
+a step change in headless Chromium. The Server helper also starts the app for the tests.
+Run by `python -m attn_demo.bench`."""
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+
+from attn_demo.data import TEST_SET, read_pairs
+from attn_demo.timing import SENTENCES, percentiles
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A Gradio app script run on a free loopback port."""
+
+    def __init__(self, script: Path, log: Path | None = None, env: dict | None = None):
+        """Start `script` (with `env` added to the environment) and wait until it answers HTTP;
+        its output goes to `log` (or nowhere)."""
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self.log = log
+        env = {**os.environ, **(env or {}), "GRADIO_SERVER_PORT": str(self.port), "GRADIO_SERVER_NAME": "127.0.0.1",
+               "GRADIO_ANALYTICS_ENABLED": "False"}
+        self.started = time.perf_counter()
+        with open(log or os.devnull, "w") as out:
+            self.process = subprocess.Popen([sys.executable, str(script)], env=env, stdout=out, stderr=subprocess.STDOUT)
+        self.startup_s = self._wait()
+
+    def _wait(self) -> float:
+        deadline = time.perf_counter() + 300
+        while time.perf_counter() < deadline:
+            try:
+                urllib.request.urlopen(self.url, timeout=5)
+                return time.perf_counter() - self.started
+            except OSError:
+                if self.process.poll() is not None:
+                    raise RuntimeError(f"{self.url} exited with code {self.process.returncode}{self._log_text()}")
+                time.sleep(0.2)
+        self.stop()
+        raise TimeoutError(f"{self.url} did not answer within 300 s{self._log_text()}")
+
+    def _log_text(self) -> str:
+        return f":\n{self.log.read_text()}" if self.log else ""
+
+    def rss_mb(self, field="VmRSS") -> float:
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith(field):
+                return round(int(line.split()[1]) / 1024, 1)
+        return float("nan")
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time the server process has used so far (all its threads)."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+def classroom_load(url: str, sentences: list[str], expected: dict, clients: int, per_client: int, picks=(),
+                   answer=lambda reply: reply) -> dict:
+    """`clients` gradio_client users at once, each loading `per_client` different sentences as the
+    page does (translate with the picked models, then the step data, then the trace file) and
+    checking that every translation is that of the sentence it sent: answer(reply) must equal
+    expected[text]. A request's latency is the three calls together."""
+    from gradio_client import Client
+
+    latencies, errors, mixed, lock = [], [], [], threading.Lock()
+    barrier = threading.Barrier(clients)
+
+    def student(k: int):
+        try:
+            client = Client(url, verbose=False, download_files=False)  # a page shows the link; nothing is downloaded
+        except Exception as error:  # a client that cannot even connect is an error of the run
+            with lock:
+                errors.append(repr(error))
+            barrier.abort()
+            return
+        try:
+            barrier.wait(timeout=300)
+        except threading.BrokenBarrierError:
+            pass
+        for i in range(per_client):
+            text = sentences[(k * per_client + i) % len(sentences)]
+            start = time.perf_counter()
+            try:
+                reply = client.predict(text, 1, False, "pieces", *picks, api_name="/translate")
+                client.predict(api_name="/step_data")
+                client.predict(api_name="/trace_file")
+            except Exception as error:
+                with lock:
+                    errors.append(repr(error)[:200])
+                continue
+            elapsed = 1000 * (time.perf_counter() - start)
+            with lock:
+                latencies.append(elapsed)
+                if answer(reply) != expected[text]:
+                    mixed.append(text)
+
+    start = time.perf_counter()
+    threads = [threading.Thread(target=student, args=(k,)) for k in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=1800)
+    return {"clients": clients, "requests": clients * per_client, "latencies_ms": latencies, "errors": errors,
+            "mixed_up": len(mixed), "seconds": time.perf_counter() - start}
+
+
+def pooled(rounds: list[dict]) -> dict:
+    """One summary of several rounds of the same load: counts add up, percentiles over all replies."""
+    latencies = [ms for r in rounds for ms in r["latencies_ms"]]
+    errors, seconds = [e for r in rounds for e in r["errors"]], sum(r["seconds"] for r in rounds)
+    return {"rounds": len(rounds), "clients": rounds[0]["clients"], "requests": sum(r["requests"] for r in rounds),
+            "answered": len(latencies), "errors": len(errors), "mixed_up": sum(r["mixed_up"] for r in rounds),
+            "seconds": round(seconds, 1), "requests_per_s": round(len(latencies) / seconds, 2),
+            **{k.replace("median", "p50"): v for k, v in (percentiles(latencies) if latencies else {}).items()},
+            "first_errors": errors[:3]}
+
+
+def soak(url: str, sentences: list[str], requests: int, picks) -> int:
+    from gradio_client import Client
+
+    client = Client(url, verbose=False, download_files=False)
+    for i in range(requests):
+        client.predict(sentences[i % len(sentences)], 1, False, "pieces", *picks, api_name="/translate")
+    return requests
+
+
+CHROMIUM = "/usr/bin/chromium"  # Debian's; driven by Playwright (a dev requirement)
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update"]
+# Armed before each key press: from the keydown, check every frame whether both sides' step views
+# and captions show step k; the frame after the one that first shows it has been painted.
+ARM_STEP_TIMER = """(k) => {
+  window.attnStepMs = null;
+  const text = (selector) => document.querySelector(selector).textContent.replaceAll("\u200b", "");  // Plotly's spacers
+  const shows = (side) => ["how c" + k + " is", "step " + k + " reads"].some((t) => text(`#${side}-step .attn-step-title`).includes(t))
+    && text(`#${side}-step .attn-step-caption`).includes(`Step ${k} of`);
+  document.addEventListener("keydown", () => {
+    const start = performance.now();
+    const check = () => shows("left") && shows("right")
+      ? requestAnimationFrame(() => { window.attnStepMs = performance.now() - start; })
+      : requestAnimationFrame(check);
+    requestAnimationFrame(check);
+  }, { once: true, capture: true });
+}"""
+
+
+def step_change_ms(url: str, presses: int, picks, words: int = 15) -> dict:
+    """A step change as a teacher makes it: a sentence translated by the picked models on the page
+    (1440×900), the step slider focused, one ArrowRight; the time from the key press to the frame
+    after both step views and both captions show the new step, in headless Chromium."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        page.goto(url, wait_until="load")
+        for side, key in zip(("left", "right"), picks):
+            page.locator(f"#{side}-model input").fill(key)
+            page.get_by_role("option", name=key, exact=False).first.click()
+        page.get_by_role("textbox", name="English sentence").fill(SENTENCES[words])
+        page.get_by_role("button", name="Translate").click()
+        page.wait_for_function("() => ['left', 'right'].every((side) => (document.querySelector(`#${side}-step "
+                               ".attn-step-caption`) || {}).textContent?.includes('Step 1 of'))", timeout=60_000)
+        steps = min(int(page.locator(f"#{side}-step .attn-step-caption").text_content().split(" of ")[1].split()[0])
+                    for side in ("left", "right"))  # "Step 1 of T": past T, a model shows its last step
+        page.locator("#step-slider input[type=range]").focus()
+        samples = []
+        for k in range(2, min(presses + 2, steps + 1)):
+            page.evaluate(ARM_STEP_TIMER, k)
+            page.keyboard.press("ArrowRight")
+            page.wait_for_function("() => window.attnStepMs !== null", timeout=30_000)
+            samples.append(page.evaluate("() => window.attnStepMs"))
+        browser.close()
+    return {"words": words, "presses": presses, **percentiles(samples)}
+
+
+def bench_app(picks: tuple[str, str], p: dict) -> dict:
+    """Cold start and peak memory of app.py, the classroom load against it (with the picked models)
+    and against a bare app, and RSS before/after a soak of many requests."""
+    from attn_demo.catalogue import CHECKPOINTS
+    from attn_demo.translator import load_translator
+    from attn_demo.ui.translate import client_reply
+
+    pairs = read_pairs(TEST_SET)
+    rng = np.random.default_rng(1)
+    n = p["clients"] * p["requests_per_client"]
+    sentences = [pairs[i][0] for i in rng.choice(len(pairs), n * p["rounds"], replace=False)]
+    left = load_translator(CHECKPOINTS / picks[0])
+    expected = {text: left.translate(text).text for text in sentences}
+    result, rounds = {"picks": list(picks)}, {"bare": [], "app": []}
+    bare = Server(ROOT / "benchmarks" / "bare_app.py")
+    try:
+        app = Server(ROOT / "app.py")
+    except Exception:
+        bare.stop()
+        raise
+    loads = (("bare", bare, lambda batch: {t: t for t in batch}, {"picks": picks}),  # the same requests, echoed
+             ("app", app, lambda batch: expected, {"picks": picks, "answer": lambda reply: client_reply(reply)["left"]["text"]}))
+    try:
+        result["cold_start_s"] = round(app.startup_s, 2)
+        result["rss_after_start_mb"] = app.rss_mb()
+        result["step_change"] = step_change_ms(app.url, p["step_presses"], picks)
+        cpu = {"bare": 0.0, "app": 0.0}
+        for r in range(p["rounds"]):  # alternated, so both apps see the same drift of this shared machine
+            batch = sentences[r * n:(r + 1) * n]  # new sentences each round: none is in the app's cache yet
+            for name, server, answers, how in loads:
+                before = server.cpu_seconds()
+                rounds[name].append(classroom_load(server.url, batch, answers(batch), p["clients"], p["requests_per_client"], **how))
+                cpu[name] += server.cpu_seconds() - before
+        result["bare_load"], result["app_load"] = pooled(rounds["bare"]), pooled(rounds["app"])
+        for name in ("bare", "app"):  # the server's own CPU per request: steadier than latency on a shared machine
+            result[f"{name}_load"]["server_cpu_ms_per_request"] = round(1000 * cpu[name] / (n * p["rounds"]), 1)
+        result["peak_rss_mb"] = app.rss_mb("VmHWM")
+        before = app.rss_mb()
+        result["soak_requests"] = soak(app.url, sentences, p["soak"], picks)
+        result["soak_rss_before_mb"], result["soak_rss_after_mb"] = before, app.rss_mb()
+    finally:
+        app.stop()
+        bare.stop()
+    bare_p95, app_p95 = result["bare_load"].get("p95_ms"), result["app_load"].get("p95_ms")
+    if bare_p95 and app_p95:
+        result["p95_ratio_app_to_bare"] = round(app_p95 / bare_p95, 2)
+    return result

@@ -1,0 +1,94 @@
+"""The models the app serves: every checkpoint folder in checkpoints/, then each folder or Hub repo
+id named in the environment, each loaded once per process.
+
+    ATTN_DEMO_MODELS="your-org/luong-dot-en-fr ../my-checkpoints/bahdanau-big" python app.py
+
+A checkpoint dropped into checkpoints/ appears on the page with no code change. A Hub checkpoint
+that can be neither fetched nor found in the local cache (a classroom whose network dropped) is
+left out and the page says so: the bundled checkpoints are still there. Anything else that fails
+to load (a folder that does not exist, a broken checkpoint) stops the start with one line.
+
+Each model decodes its own requests: concurrent translations with the same beam size are decoded
+as one batch (MicroBatcher), and a translation once made is kept (read-only, shared by every
+session) for the next user who asks for the same sentence.
+"""
+import functools
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from attn_demo.attention import KINDS, AttentionKind
+from attn_demo.batching import MicroBatcher
+from attn_demo.steps import pca_projection
+from attn_demo.translator import CheckpointUnavailable, Translator, load_translator
+
+CHECKPOINTS = Path(__file__).resolve().parent.parent / "checkpoints"
+ENVIRONMENT = "ATTN_DEMO_MODELS"  # folders or Hub repo ids, separated by spaces or commas
+MAX_BATCH = 48  # sentences decoded at once by one model; as many as the page lets translate at once
+CACHED_TRANSLATIONS = 512  # per model: a class typing the same example 60 times costs one translation
+
+
+class Model:
+    """One served checkpoint: its translator, the names the page gives it, and its decoding worker.
+    Shared by every session: the model keeps no per-call state and cached results are read-only."""
+
+    def __init__(self, key: str, translator: Translator, title: str):
+        self.key = key  # folder name or Hub repo id: what a picker or a shared link names
+        self.translator = translator
+        self.title = title  # the attention type's title, with the key where two models share a type
+        weights = (translator.folder / "model.safetensors").read_bytes()
+        self.fingerprint = hashlib.sha1(weights).hexdigest()  # trace files of other weights are never served
+        self.batcher = MicroBatcher(self._translate_requests, key=lambda request: request[1], max_batch=MAX_BATCH,
+                                    window_s=0.005)
+        self.view = functools.lru_cache(maxsize=CACHED_TRANSLATIONS)(self._view)
+
+    @property
+    def kind(self) -> AttentionKind:
+        return KINDS[self.translator.config.attention]
+
+    @property
+    def has_attention(self) -> bool:
+        return self.kind.score is not None
+
+    def _translate_requests(self, requests: list) -> list:
+        """[(text, beam size)] sharing one beam size, decoded as one batch."""
+        return self.translator.translate_batch([text for text, _ in requests], beam_size=requests[0][1])
+
+    def _view(self, text: str, beam_size: int) -> dict:
+        """The translation of a normalised input and the PCA projection of its encoder states. A bad
+        input fails here, alone, before it can join a batch and fail its neighbours."""
+        self.translator.encode(text)
+        result = self.batcher((text, beam_size))  # the one decoding thread does nothing but decode
+        return {"result": result, "projection": pca_projection(result.encoder_states)}
+
+
+def requested_models(environment: dict = os.environ) -> list[str]:
+    """The folders and Hub repo ids named in ATTN_DEMO_MODELS, in order."""
+    return environment.get(ENVIRONMENT, "").replace(",", " ").split()
+
+
+def load_models(folder: Path = CHECKPOINTS, requested: list[str] = (), device=None) -> tuple[list[Model], list[str]]:
+    """Every checkpoint folder in `folder`, then each of `requested`; the notices of those left out.
+    Models are listed by attention type (in the order of attention.KINDS), then by key."""
+    sources = [(path.name, path) for path in sorted(Path(folder).iterdir()) if (path / "config.json").is_file()]
+    sources += [(Path(name).name if Path(name).expanduser().is_dir() else name, name) for name in requested]
+    translators, notices = {}, []
+    for key, source in sources:
+        if key in translators:
+            raise ValueError(f"two checkpoints are both called {key!r}: rename one of the folders")
+        try:
+            translators[key] = load_translator(source, device)
+        except CheckpointUnavailable as error:
+            notices.append(f"{error} It is left out; the bundled checkpoints are on the page.")
+    if not translators:
+        raise FileNotFoundError(f"no checkpoint in {folder} (a folder with config.json, model.safetensors, …)")
+    order = list(KINDS)
+    keys = sorted(translators, key=lambda key: (order.index(translators[key].config.attention), key))
+    kinds = [translators[key].config.attention for key in keys]
+    models = []
+    for key in keys:
+        kind = KINDS[translators[key].config.attention]
+        shared = kinds.count(translators[key].config.attention) > 1
+        models.append(Model(key, translators[key], f"{kind.title} · {key}" if shared else kind.title))
+    return models, notices

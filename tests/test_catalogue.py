@@ -1,0 +1,73 @@
+import shutil
+
+import huggingface_hub.constants
+import pytest
+
+from attn_demo.attention import KINDS
+from attn_demo.catalogue import load_models, requested_models
+from attn_demo.checkpoint import save_checkpoint
+from attn_demo.config import ATTENTION_TYPES
+from conftest import tiny_model
+
+
+@pytest.fixture
+def checkpoints(tmp_path, toy_tokenizers):
+    """A checkpoints/ folder with one tiny checkpoint of every attention type, in no particular order."""
+    folder = tmp_path / "checkpoints"
+    for attention in reversed(ATTENTION_TYPES):
+        save_checkpoint(folder / f"tiny-{attention}", tiny_model(attention), *toy_tokenizers)
+    (folder / "notes").mkdir()  # not a checkpoint: no config.json
+    return folder
+
+
+def test_every_checkpoint_folder_is_served_in_the_order_of_the_attention_types(checkpoints):
+    models, notices = load_models(checkpoints, device="cpu")
+    assert [model.key for model in models] == [f"tiny-{attention}" for attention in KINDS] and notices == []
+    assert [model.title for model in models] == [kind.title for kind in KINDS.values()]
+    assert [model.has_attention for model in models] == [attention != "none" for attention in KINDS]
+
+
+def test_a_checkpoint_dropped_in_appears_and_two_of_a_kind_are_told_apart(checkpoints, toy_tokenizers):
+    save_checkpoint(checkpoints / "another-dot", tiny_model("luong-dot", seed=5), *toy_tokenizers)
+    models = {model.key: model for model in load_models(checkpoints, device="cpu")[0]}
+    assert len(models) == len(ATTENTION_TYPES) + 1
+    assert models["another-dot"].title == "Luong (dot) · another-dot" and models["tiny-luong-dot"].title == "Luong (dot) · tiny-luong-dot"
+    assert models["tiny-bahdanau"].title == "Bahdanau (additive)"
+    assert models["another-dot"].fingerprint != models["tiny-luong-dot"].fingerprint
+
+
+def test_hub_ids_load_from_an_offline_cache_and_an_unreachable_one_is_left_out_with_a_notice(
+        checkpoints, tmp_path, monkeypatch):
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = tmp_path / "hub" / "models--attn-demo--tiny"
+    shutil.copytree(checkpoints / "tiny-luong-dot", repo / "snapshots" / commit)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    requested = requested_models({"ATTN_DEMO_MODELS": "attn-demo/tiny, someorg/missing"})
+    assert requested == ["attn-demo/tiny", "someorg/missing"]
+    models, notices = load_models(checkpoints, requested, device="cpu")
+    keys = [model.key for model in models]
+    assert "attn-demo/tiny" in keys and "someorg/missing" not in keys and len(keys) == len(ATTENTION_TYPES) + 1
+    assert len(notices) == 1 and "'someorg/missing'" in notices[0] and "cannot be reached" in notices[0]
+    assert "left out" in notices[0]
+
+
+def test_a_folder_that_does_not_exist_stops_the_start(checkpoints, tmp_path, offline_hub):
+    with pytest.raises(FileNotFoundError, match="neither a checkpoint folder"):  # a typo is not a network drop
+        load_models(checkpoints, [str(tmp_path / "no" / "such" / "folder")])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="no checkpoint"):
+        load_models(tmp_path / "empty")
+
+
+def test_a_view_is_decoded_once_and_shared_read_only(checkpoints, attention):
+    model = next(m for m in load_models(checkpoints, device="cpu")[0] if m.translator.config.attention == attention)
+    first = model.view("the red cat", 1)
+    assert model.view("the red cat", 1) is first and model.view.cache_info().hits == 1
+    assert first["result"].target_tokens == model.translator.translate("the red cat").target_tokens
+    with pytest.raises(ValueError, match="read-only"):
+        first["result"].contexts[0, 0] = 1.0
+    with pytest.raises(ValueError):
+        model.view("", 1)  # refused alone, before it can join a batch

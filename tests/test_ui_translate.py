@@ -1,0 +1,138 @@
+"""The page's sections over a catalogue of tiny checkpoints, one of every attention type: every view
+works for every type, the no-attention baseline included, and says plainly what it lacks."""
+import json
+
+import gradio as gr
+import numpy as np
+import pytest
+
+from attn_demo.catalogue import load_models
+from attn_demo.checkpoint import save_checkpoint
+from attn_demo.config import ATTENTION_TYPES
+from attn_demo.ui.alignment_check import AlignmentCheckSection
+from attn_demo.ui.quiz import QuizSection
+from attn_demo.ui.translate import NO_GRID, TranslateSection, client_reply, equations_markdown
+from attn_demo.ui.why_attention import WhyAttentionSection
+from conftest import tiny_model, untyped
+
+SENTENCE = "I see the red cat."
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory, toy_tokenizers):
+    folder = tmp_path_factory.mktemp("checkpoints")
+    for attention in ATTENTION_TYPES:
+        save_checkpoint(folder / f"tiny-{attention}", tiny_model(attention), *toy_tokenizers)
+    save_checkpoint(folder / "seventh", tiny_model("luong-general", seed=7), *toy_tokenizers)  # dropped in: no code change
+    return load_models(folder, device="cpu")[0]
+
+
+@pytest.fixture(scope="module")
+def section(models):
+    return TranslateSection(models, ("tiny-bahdanau", "tiny-luong-general"))
+
+
+def sides(outputs) -> dict:
+    """translate's outputs by side and field: {"left": {"heading": …, …}, "right": …}."""
+    return client_reply(outputs[1:])
+
+
+def test_the_pickers_offer_every_checkpoint_with_its_type(section, models):
+    assert [key for _, key in section.choices()] == [model.key for model in models] and len(models) == 7
+    assert ("Luong (general) — seventh", "seventh") in section.choices()
+
+
+@pytest.mark.parametrize("attention", ATTENTION_TYPES)
+def test_every_view_works_for_every_attention_type_beside_bahdanau(section, attention):
+    key = f"tiny-{attention}"
+    outputs = section.translate(SENTENCE, 1, False, "pieces", key, "tiny-bahdanau")
+    state, status, shown = outputs[0], outputs[1], sides(outputs)
+    model = section.models[key]
+    result = state["views"]["left"]["result"]
+    assert status == "" and state["picks"] == {"left": key, "right": "tiny-bahdanau"}
+    assert shown["left"]["text"] == result.text and model.title in shown["left"]["heading"]
+    assert shown["left"]["equations"] == equations_markdown(model)
+    if attention == "none":  # no grid, and a sentence that says why
+        assert shown["left"]["grid"]["visible"] is False and shown["left"]["note"]["value"] == NO_GRID
+        assert "fixed vector" in shown["left"]["equations"] and "e_{tj}" not in shown["left"]["equations"]
+    else:
+        figure = shown["left"]["grid"]["value"]
+        np.testing.assert_array_equal(figure.data[0].z, result.attention)
+        assert shown["left"]["note"]["visible"] is False and f"(B, S, {model.kind.keys(model.translator.config)})" in shown["left"]["equations"]
+    words = section.grids(state, False, "words")
+    assert words[1]["visible"] == (attention == "none")  # the words view leaves the baseline out, with the note
+
+    payload = untyped(json.loads(json.dumps(section.step_data(state))))  # as the page receives it
+    left = payload["views"][0]
+    assert left["title"] == model.title and payload["views"][1]["title"] == "Bahdanau (additive)"
+    np.testing.assert_array_equal(left["contexts"], result.contexts)
+    if attention == "none":  # the one fixed c and no query, scores or weights
+        assert left["query"] is left["scores"] is left["weights"] is left["queries"] is None
+        np.testing.assert_array_equal(left["centres"], np.tile(left["centres"][0], (len(result.target_tokens), 1)))
+    else:
+        np.testing.assert_array_equal(left["weights"], result.attention)
+
+    trace = json.loads(open(section.trace_file(state)).read())
+    assert set(trace["models"]) == {key, "tiny-bahdanau"} and trace["source"] == SENTENCE
+    assert ("attention" in trace["models"][key]) == (attention != "none")  # the baseline's trace has no α
+
+
+def test_the_same_checkpoint_on_both_sides_works(section):
+    outputs = section.translate(SENTENCE, 2, False, "pieces", "tiny-luong-dot", "tiny-luong-dot")
+    shown = sides(outputs)
+    assert shown["left"]["text"] == shown["right"]["text"] and outputs[0]["views"]["left"] is outputs[0]["views"]["right"]
+
+
+def test_changing_a_pick_decodes_only_the_new_model(section, monkeypatch):
+    state = section.translate("I see the blue pen.", 1, False, "pieces", "tiny-bahdanau", "tiny-luong-general")[0]
+    kept = section.models["tiny-bahdanau"]
+    monkeypatch.setattr(kept.translator, "translate_batch", lambda *a, **k: pytest.fail("the kept side decoded again"))
+    outputs = section.repick(state, False, "pieces", "tiny-bahdanau", "tiny-none")
+    assert outputs[0]["views"]["left"] is state["views"]["left"] and outputs[0]["text"] == state["text"]
+    assert outputs[0]["picks"]["right"] == "tiny-none" and sides(outputs)["right"]["note"]["value"] == NO_GRID
+
+
+def test_before_any_translation_a_pick_shows_its_equations_and_nothing_else(section):
+    outputs = section.repick(None, False, "pieces", "tiny-none", "tiny-luong-dot")
+    shown = sides(outputs)
+    assert outputs[0] is None and shown["left"]["text"] == "" and "No attention" in shown["left"]["heading"]
+    assert "s_t^\\top h_j" in shown["right"]["equations"]
+
+
+def test_a_pick_that_does_not_exist_gets_a_message(section):
+    outputs = section.translate(SENTENCE, 1, False, "pieces", "<script>", "tiny-bahdanau")
+    assert outputs[0] is None and outputs[1].startswith("⚠️") and "<script>" not in outputs[1]
+
+
+@pytest.mark.parametrize("attention", ATTENTION_TYPES)
+def test_the_quiz_asks_about_alpha_only_where_there_is_one(models, section, attention):
+    quiz = QuizSection(models)
+    state = section.translate(SENTENCE, 1, False, "pieces", f"tiny-{attention}", f"tiny-{attention}")[0]
+    questions = quiz.questions_for(state)[len(quiz.concepts):]
+    assert len(questions) == (1 if attention == "none" else 2)  # the same model twice: no comparison
+    assert quiz.check(state, *[q.choices[q.answer] for q in quiz.questions_for(state)])[-1].startswith("**Right.**")
+
+
+def test_why_attention_puts_the_baseline_beside_an_attention_model_on_a_long_sentence(models):
+    why = WhyAttentionSection(models)
+    text, left, right = why.compare_long()
+    assert (left, right) == ("tiny-none", "tiny-bahdanau") and 41 <= len(text.split()) <= 50
+    assert WhyAttentionSection([m for m in models if m.has_attention]).pair is None  # no baseline: no button
+
+
+def test_the_alignment_check_leaves_the_baseline_out_with_a_note(models, tmp_path, monkeypatch):
+    gold = tmp_path / "gold"
+    gold.mkdir()
+    (gold / "test.e").write_text("the red cat\n")
+    (gold / "test.f").write_text("le chat rouge\n")
+    (gold / "test.wa.nonullalign").write_text("1 1 1 S\n1 2 3 S\n1 3 2 P\n")
+    check = AlignmentCheckSection(models, gold)
+    alpha = np.array([[0.8, 0.1, 0.1], [0.1, 0.1, 0.8], [0.2, 0.7, 0.1]], dtype=np.float32)  # French words × English
+    monkeypatch.setattr(check, "word_alpha", lambda key, number: alpha)  # the toy vocabulary has no capitals
+    grid, note, other_grid, other_note = check.show(1, False, "tiny-none", "tiny-bahdanau")
+    assert grid["visible"] is False and "no attention, so no α" in note
+    assert other_grid["visible"] is True and "AER **0.00**" in other_note  # every argmax link is a human one
+    np.testing.assert_array_equal(other_grid["value"].data[0].z, alpha)
+    with gr.Blocks():
+        check.render(gr.Checkbox(), [gr.Dropdown([("a", "tiny-none")], value="tiny-none"),
+                                     gr.Dropdown([("b", "tiny-bahdanau")], value="tiny-bahdanau")])
