@@ -16,6 +16,7 @@ import torch
 
 from attn_demo.catalogue import load_models, requested_models
 from attn_demo.ui.alignment_check import AlignmentCheckSection
+from attn_demo.ui.compare import CompareSection
 from attn_demo.ui.quiz import QuizSection
 from attn_demo.ui.translate import CONCURRENCY, STEP_VIEWS_CSS, STEP_VIEWS_JS, TranslateSection
 from attn_demo.ui.why_attention import WhyAttentionSection
@@ -64,6 +65,7 @@ MODELS, LOAD_NOTICES = start()
 TRANSLATE = TranslateSection(MODELS, opening_picks(MODELS))
 WHY_ATTENTION = WhyAttentionSection(MODELS)
 ALIGNMENT_CHECK = AlignmentCheckSection(MODELS)
+COMPARE = CompareSection(MODELS)
 QUIZ = QuizSection(MODELS)
 
 
@@ -86,6 +88,7 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
     controls = TRANSLATE.render(large_text)
     WHY_ATTENTION.render(large_text, controls)
     ALIGNMENT_CHECK.render(large_text, controls.pickers)
+    COMPARE.render(large_text)
     QUIZ.render(controls.session)
     gr.Markdown("Every figure has a camera button (top right) that saves it as PNG. Models trained on "
                 "[Tatoeba](https://tatoeba.org) pairs from [manythings.org/anki](https://www.manythings.org/anki/) "

@@ -92,3 +92,38 @@ def load_models(folder: Path = CHECKPOINTS, requested: list[str] = (), device=No
         shared = kinds.count(translators[key].config.attention) > 1
         models.append(Model(key, translators[key], f"{kind.title} · {key}" if shared else kind.title))
     return models, notices
+
+
+def summary(model: Model) -> dict:
+    """One row of "compare them all", from the model card and the loaded weights: sizes, scores,
+    speed, alignment and how it was trained; None where the card has not measured it."""
+    translator, card = model.translator, model.translator.card
+    attention = translator.model.decoder.attention
+    latency = (card.get("test_results") or {}).get("latency_15_words_greedy") or {}
+    aer = (translator.alignment_scores.get("aer") or {}).values()
+    return {
+        "title": model.title, "key": model.key,
+        "attention_parameters": sum(p.numel() for p in attention.parameters()) if attention is not None else 0,
+        "parameters": sum(p.numel() for p in translator.model.parameters()),
+        "test_bleu": translator.metrics.get("bleu"), "test_chrf": translator.metrics.get("chrf"),
+        "long_41_50_bleu": translator.length_curve.get("41-50", {}).get("bleu"),
+        "long_1_10_bleu": translator.length_curve.get("1-10", {}).get("bleu"),
+        "ms_per_sentence": latency.get("median_ms"),
+        "best_aer": min(aer) if aer else None,
+        "training": training_summary(card.get("training") or {}),
+    }
+
+
+def training_summary(training: dict) -> str:
+    """A model's training runs, first to last, in a line: "60 min from scratch → 8.0M pieces (34.9 min)"."""
+    runs = []
+    while training:
+        runs.append(training)
+        training = (training.get("continued_from") or {}).get("training") or {}
+    parts = []
+    for run in reversed(runs):
+        tokens = f"{run['target_tokens'] / 1e6:.1f}M pieces, " if run.get("target_tokens") else ""
+        replaced = (run.get("continued_from") or {}).get("replaced_by")
+        step = f"{tokens}{run['minutes']} min" + (" from scratch" if not parts else "")
+        parts.append(f"attention replaced, then {step}" if replaced else step)
+    return " → ".join(parts) if parts else "not recorded"

@@ -69,8 +69,12 @@ def warm_start(model: Seq2Seq, folder: Path) -> dict:
         raise ValueError(f"{folder} ({old}) cannot warm-start {new}: only the attention module may differ, "
                          f"but {kept_apart} do not match")
     model.load_state_dict({**own, **taken})
-    how = ("U, V from the rank-R truncated SVD of the trained W" if "decoder.attention.U.weight" in taken
-           else "the attention module initialised afresh")
+    if new == "none":
+        how = "no attention module: the decoder reads the fixed c instead"
+    elif "decoder.attention.U.weight" in taken:
+        how = "U, V from the rank-R truncated SVD of the trained W"
+    else:
+        how = "the attention module initialised afresh"
     return {"checkpoint": str(folder), "attention": old, "replaced_by": new, "new_weights": fresh, "how": how,
             "dropped_weights": sorted(set(stored) - set(taken))}
 
@@ -116,8 +120,8 @@ CARD_TEMPLATE = """---
 # {name}: an English→French GRU encoder–decoder, {attention_title}
 
 A small teaching model for attn-demo, an app that shows attention at work: a bidirectional GRU
-encoder and a GRU decoder, **{attention_title}**, trained on a CPU so that what it reads at every
-step can be drawn and inspected. It is not a production translator.
+encoder and a GRU decoder — **{attention_title}** — trained on a CPU so that what it reads at
+every step can be drawn and inspected. It is not a production translator.
 
 ## Architecture
 - attention: `{attention}` — {equation}
@@ -209,22 +213,35 @@ def _equation_text(kind) -> str:
 
 
 def _training_text(t: dict) -> str:
+    """Every training run, first to last: from scratch, continued, or warm-started with another attention."""
     if not t:
         return "Not recorded."
+    runs = [t]
+    while "continued_from" in runs[0]:
+        runs.insert(0, runs[0]["continued_from"]["training"])
+    if len(runs) == 1:
+        return "From scratch, " + _run_text(t)
+    steps = []
+    for i, run in enumerate(runs, start=1):
+        earlier = run.get("continued_from")
+        if earlier is None:
+            start = "From scratch"
+        elif "replaced_by" in earlier:
+            text = warm_start_text(earlier)
+            start = f"{text[0].upper()}{text[1:]}; its tokenizers, a fresh optimizer and schedule"
+        else:
+            start = f"Continued from `{earlier['checkpoint']}` (its weights and tokenizers; a fresh optimizer and schedule)"
+        steps.append(f"{i}. {start}: {_run_text(run)}")
+    return f"In {len(runs)} runs.\n\n" + "\n\n".join(steps)
+
+
+def _run_text(t: dict) -> str:
     tokens = f", {t['target_tokens']:,} target pieces" if "target_tokens" in t else ""
     joins = (f", {t['join_prob']:.0%} of each epoch's examples replaced by 2–{t['join_max']} pairs joined in order"
              if t.get("join_prob") else "")
-    text = (f"{t['minutes']} minutes on {t['threads']} CPU thread(s), {t['steps']} updates{tokens}{joins}, "
+    return (f"{t['minutes']} minutes on {t['threads']} CPU thread(s), {t['steps']} updates{tokens}{joins}, "
             f"{t['epochs']} epochs over {t['training_pairs']:,} pairs; best greedy validation BLEU {t['valid_bleu_greedy']} "
-            f"(chrF {t['valid_chrf_greedy']}).\n\n```\n{t['command']}\n```")
-    if "continued_from" not in t:
-        return "From scratch, " + text
-    earlier = t["continued_from"]
-    if "replaced_by" in earlier:
-        return (f"In two runs. First, the checkpoint it was warm-started from: {_training_text(earlier['training'])}\n\n"
-                f"Then {warm_start_text(earlier)}; its tokenizers, a fresh optimizer and schedule: {text}")
-    return (f"In two runs. First: {_training_text(earlier['training'])}\n\nThen continued from that checkpoint "
-            f"(`{earlier['checkpoint']}`, its weights and tokenizers; a fresh optimizer and schedule): {text}")
+            f"(chrF {t['valid_chrf_greedy']}).\n\n   ```\n   {t['command']}\n   ```")
 
 
 def _results_text(r: dict | None) -> str:

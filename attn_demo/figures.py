@@ -125,3 +125,19 @@ def length_figure(curves: dict, large: bool = False) -> go.Figure:
                   xaxis=dict(title=dict(text="English words"), type="category"),
                   yaxis=dict(title=dict(text="BLEU"), rangemode="tozero"))
     return _figure(data, layout)
+
+
+def comparison_figure(rows: list[dict], large: bool = False) -> go.Figure:
+    """Every model's test BLEU beside its BLEU on 41–50-word inputs, as grouped horizontal bars (the
+    model names down the side, so they never overlap on a phone), from the rows of catalogue.summary;
+    a model not measured on a set has no bar there."""
+    titles = [label(row["title"]) for row in rows]
+    data = [dict(type="bar", orientation="h", name=name, y=titles, x=[row[key] for row in rows], marker=dict(color=colour),
+                 hovertemplate="%{y}<br>" + name + ": BLEU %{x:.1f}<extra></extra>")
+            for key, name, colour in (("test_bleu", "Tatoeba test set", "#4c72b0"),
+                                      ("long_41_50_bleu", "inputs of 41–50 words", "#dd8452"))]
+    layout = _layout("BLEU on the test set and on long inputs (beam 5)", 140 + (60 if large else 44) * len(rows), large)
+    layout.update(barmode="group", showlegend=True, legend=dict(orientation="h", y=-0.15, yanchor="top"),
+                  yaxis=dict(type="category", autorange="reversed", automargin=True),
+                  xaxis=dict(title=dict(text="BLEU"), rangemode="tozero"))
+    return _figure(data, layout)

@@ -87,7 +87,7 @@ class Translator:
         self.device = torch.device(device) if device is not None else pick_device()
         self.model, self.source_tokenizer, self.target_tokenizer = load_checkpoint(self.folder, self.device)
         self.config = self.model.config
-        self.metrics, self.length_curve, self.alignment_scores = _card_metrics(self.folder / "README.md")
+        self.card, self.metrics, self.length_curve, self.alignment_scores = _read_card(self.folder / "README.md")
 
     def read(self, text: str) -> tuple[list[int], list[str]]:
         """Source ids with EOS and the characters read as the unknown piece (see read_english), or a
@@ -172,18 +172,19 @@ class Translator:
         )
 
 
-def _card_metrics(card_path: Path) -> tuple[dict, dict, dict]:
-    """What the model card measured: test-set scores from its model-index, e.g. {"bleu": 41.2,
-    "chrf": 60.1}; the scores per length bucket of the long-sentence test set, e.g. {"41-50":
-    {"n": 200, "bleu": 3.5, "chrf": 30.1, "refused": 0}, …}; and the word-alignment scores of
-    evaluate --alignments ({"aer": {rule: …}, "aligner": {…}, …}). Each empty when not measured."""
+def _read_card(card_path: Path) -> tuple[dict, dict, dict, dict]:
+    """What the model card records: its metadata as plain data (training, test_results, …); the
+    test-set scores from its model-index, e.g. {"bleu": 41.2, "chrf": 60.1}; the scores per length
+    bucket of the long-sentence test set, e.g. {"41-50": {"n": 200, "bleu": 3.5, "chrf": 30.1,
+    "refused": 0}, …}; and the word-alignment scores of evaluate --alignments ({"aer": {rule: …},
+    "aligner": {…}, …}). Each empty when not measured."""
     if not card_path.is_file():
-        return {}, {}, {}
+        return {}, {}, {}, {}
     data = ModelCard.load(card_path).data
     whole_test_set = [r for r in data.eval_results or [] if r.dataset_args is None]  # buckets carry their length
     facts = data.to_dict()
-    return ({r.metric_type: r.metric_value for r in whole_test_set}, (facts.get("length_curve") or {}).get("buckets", {}),
-            facts.get("alignment_results") or {})
+    return (facts, {r.metric_type: r.metric_value for r in whole_test_set},
+            (facts.get("length_curve") or {}).get("buckets", {}), facts.get("alignment_results") or {})
 
 
 def load_translator(name_or_path: str, device=None, revision: str | None = None) -> Translator:

@@ -12,6 +12,7 @@ import app
 from attn_demo.bench_app import CHROMIUM, CHROMIUM_FLAGS
 from attn_demo.steps import VECTOR_COLORSCALE, project
 from attn_demo.ui.translate import EXAMPLES, SIDES, STEP_GROUP
+from attn_demo.ui.why_attention import LONG_EXAMPLE
 from conftest import ROOT
 
 CHROMIUM = shutil.which("chromium") or CHROMIUM
@@ -274,4 +275,61 @@ def test_alignment_check_draws_the_human_links_on_each_models_grid(browser, app_
     page.locator("#right-gold-grid").scroll_into_view_if_needed()
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT_DIR / f"alignment-check-{width}.png"), full_page=False)
+    page.close()
+
+
+def first_of_kind(attention: str) -> str | None:
+    return next((model.key for model in app.MODELS if model.translator.config.attention == attention), None)
+
+
+def pick(page, side: str, key: str):
+    page.locator(f"#{side}-model input").fill(key)
+    page.get_by_role("option", name=key, exact=False).first.click()
+
+
+@pytest.mark.parametrize("width, height", [(1440, 900), (390, 844)])
+def test_the_baseline_beside_attention_on_a_long_sentence_then_dot_on_both_sides(browser, app_url, width, height):
+    """One click puts the no-attention baseline beside an attention model on the long example: both
+    translate, the baseline's grid slot says why it has none, its step view shows the one fixed c.
+    Then the same dot-score model on both sides. No console error, no label on another."""
+    baseline = first_of_kind("none")
+    if baseline is None:
+        pytest.skip("no checkpoint without attention in checkpoints/")
+    page = browser.new_page(viewport={"width": width, "height": height}, has_touch=width < 500)
+    errors = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(app_url, wait_until="load")
+    page.locator("#compare-long").click()
+    page.wait_for_function(caption_shows("left", "the same c as at every other step"), timeout=60_000)
+    page.wait_for_function(caption_shows("right", "most attention on"), timeout=60_000)
+    page.locator("#right-grid .js-plotly-plot .heatmaplayer").wait_for(timeout=60_000)
+    assert page.locator("#left-model input").input_value().endswith(baseline)
+    assert page.locator("#left-text textarea").input_value() and page.locator("#right-text textarea").input_value()
+    assert page.locator("#left-grid").is_hidden() and "No attention, so no grid" in page.locator("#left-grid-note").inner_text()
+    assert page.locator("#left-step canvas").count() == 1 and page.locator("#left-step .attn-bars").count() == 0  # c, no α
+    state = app.TRANSLATE.translate(LONG_EXAMPLE, 1, False, "pieces", baseline, app.WHY_ATTENTION.pair[1])[0]
+    last = len(state["views"]["left"]["result"].target_tokens)
+    stars = set()
+    for t in (1, last // 2, last):
+        page.evaluate(f"(t) => {GROUP}.show(t)", t)
+        stars.add(page.locator("#left-step .attn-star").get_attribute("transform"))
+        assert page.evaluate(OVERLAPPING_LABELS) == [], t
+    assert len(stars) == 1  # the fixed c does not move
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+    SCREENSHOT_DIR.mkdir(exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT_DIR / f"baseline-beside-attention-{width}.png"), full_page=True)
+
+    dot = first_of_kind("luong-dot")
+    if dot is not None:
+        pick(page, "left", dot)  # each pick translates the sentence on screen with that model
+        page.wait_for_function(caption_shows("left", "most attention on"), timeout=60_000)
+        pick(page, "right", dot)
+        page.wait_for_function("() => document.querySelector('#right-heading').innerText.includes('Luong (dot)')",
+                               timeout=60_000)
+        page.wait_for_function(f"() => {GROUP}.payload?.views.every((view) => view.title.includes('dot'))", timeout=60_000)
+        assert page.locator("#left-text textarea").input_value() == page.locator("#right-text textarea").input_value()
+        assert page.evaluate(OVERLAPPING_LABELS) == []
+        page.screenshot(path=str(SCREENSHOT_DIR / f"dot-both-sides-{width}.png"), full_page=False)
+    assert errors == []
     page.close()

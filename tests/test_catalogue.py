@@ -4,7 +4,7 @@ import huggingface_hub.constants
 import pytest
 
 from attn_demo.attention import KINDS
-from attn_demo.catalogue import load_models, requested_models
+from attn_demo.catalogue import load_models, requested_models, summary, training_summary
 from attn_demo.checkpoint import save_checkpoint
 from attn_demo.config import ATTENTION_TYPES
 from conftest import tiny_model
@@ -71,3 +71,22 @@ def test_a_view_is_decoded_once_and_shared_read_only(checkpoints, attention):
         first["result"].contexts[0, 0] = 1.0
     with pytest.raises(ValueError):
         model.view("", 1)  # refused alone, before it can join a batch
+
+
+def test_the_comparison_row_comes_from_the_card_and_the_weights(checkpoints):
+    models = {model.key: model for model in load_models(checkpoints, device="cpu")[0]}
+    bahdanau, none = summary(models["tiny-bahdanau"]), summary(models["tiny-none"])
+    attention = models["tiny-bahdanau"].translator.model.decoder.attention
+    assert bahdanau["attention_parameters"] == sum(p.numel() for p in attention.parameters()) > 0
+    assert none["attention_parameters"] == 0 and none["best_aer"] is None and none["test_bleu"] is None  # not measured
+    assert bahdanau["parameters"] == sum(p.numel() for p in models["tiny-bahdanau"].translator.model.parameters())
+
+
+def test_training_summary_reads_every_run_first_to_last():
+    first = {"minutes": 55.0, "steps": 1}
+    second = {"minutes": 66.1, "target_tokens": 8_000_502, "continued_from": {"checkpoint": "b", "training": first}}
+    third = {"minutes": 25.3, "target_tokens": 8_000_100,
+             "continued_from": {"checkpoint": "b", "attention": "bahdanau", "replaced_by": "none", "training": second}}
+    assert training_summary(third) == ("55.0 min from scratch → 8.0M pieces, 66.1 min → attention replaced, then "
+                                       "8.0M pieces, 25.3 min")
+    assert training_summary({}) == "not recorded"

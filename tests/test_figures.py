@@ -4,7 +4,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from attn_demo.figures import ALIGNMENT_COLORSCALE, alignment_figure, gold_check_figure, label, length_figure
+from attn_demo.figures import ALIGNMENT_COLORSCALE, alignment_figure, comparison_figure, gold_check_figure, label, length_figure
 
 SOURCE = ["▁the", "▁<img", "▁src=x", "▁the", "</s>"]  # S = 5, a repeated piece and markup
 TARGET = ["▁le", "▁<b>", "</s>"]  # T = 3
@@ -87,4 +87,14 @@ def test_length_figure_draws_one_line_per_model_from_the_card_numbers():
     luong, bahdanau = fig.data
     assert list(luong.x) == ["1–10", "41–50"] and list(luong.y) == [35.2, 2.1] and list(luong.customdata) == [200, 198]
     assert list(bahdanau.y) == [35.0, 3.9] and luong.name == "Luong &lt;general&gt;"
+    assert "<general>" not in all_strings(fig)
+
+
+def test_comparison_figure_draws_each_models_test_and_long_input_bleu_and_leaves_gaps_unmeasured():
+    rows = [{"title": "Luong <general>", "test_bleu": 39.25, "long_41_50_bleu": 40.4},
+            {"title": "No attention (baseline)", "test_bleu": 37.0, "long_41_50_bleu": None}]
+    fig = comparison_figure(rows)
+    test, long = fig.data
+    assert list(test.y) == ["Luong &lt;general&gt;", "No attention (baseline)"] and list(test.x) == [39.25, 37.0]
+    assert list(long.x) == [40.4, None]  # not measured: no bar, not a zero
     assert "<general>" not in all_strings(fig)

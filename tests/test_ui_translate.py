@@ -10,6 +10,7 @@ from attn_demo.catalogue import load_models
 from attn_demo.checkpoint import save_checkpoint
 from attn_demo.config import ATTENTION_TYPES
 from attn_demo.ui.alignment_check import AlignmentCheckSection
+from attn_demo.ui.compare import CompareSection
 from attn_demo.ui.quiz import QuizSection
 from attn_demo.ui.translate import NO_GRID, TranslateSection, client_reply, equations_markdown
 from attn_demo.ui.why_attention import WhyAttentionSection
@@ -136,3 +137,22 @@ def test_the_alignment_check_leaves_the_baseline_out_with_a_note(models, tmp_pat
     with gr.Blocks():
         check.render(gr.Checkbox(), [gr.Dropdown([("a", "tiny-none")], value="tiny-none"),
                                      gr.Dropdown([("b", "tiny-bahdanau")], value="tiny-bahdanau")])
+
+
+def test_compare_them_all_has_a_row_and_a_bar_for_every_model(models):
+    compare = CompareSection(models)
+    rows = compare.table_markdown().splitlines()[2:]
+    assert len(rows) == len(models) and all(f"`{model.key}`" in row for model, row in zip(models, rows))
+    assert list(compare.figure(False).data[0].y) == [model.title for model in models]
+
+
+def test_the_baseline_note_reads_the_fall_of_each_line_from_the_cards(models, monkeypatch):
+    curves = {"tiny-none": (25.0, 5.0), "tiny-bahdanau": (40.0, 38.0), "tiny-luong-general": (36.0, 36.0)}
+    for model in models:
+        short, long = curves.get(model.key, (None, None))
+        curve = {"1-10": {"bleu": short}, "41-50": {"bleu": long}} if short else {}
+        monkeypatch.setattr(model.translator, "length_curve", curve)
+    note = WhyAttentionSection(models).baseline_note()
+    assert "keeps 20% of its BLEU at 1–10 words (25.0 → 5.0)" in note and "keep 95%–100% of theirs" in note
+    assert "(25.0 against 36.0–40.0 BLEU at 1–10 words)" in note
+    assert WhyAttentionSection([m for m in models if m.key != "tiny-none"]).baseline_note() == ""  # no baseline: nothing said

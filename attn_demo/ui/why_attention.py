@@ -13,8 +13,6 @@ way. Attention lets every decoder step look back at all the encoder annotations 
 $c_t$. The chart shows each model's BLEU on English inputs of growing length (Tatoeba test pairs joined
 into 1–10 … 51–60-word inputs, never seen in training): a model that keeps its line flat as sentences
 grow is one that does not depend on a single summary."""
-BASELINE_NOTE = """The no-attention baseline shares its encoder, its decoder and more training with Bahdanau's model;
-only the fixed vector differs. Where its line falls while the others stay flat, that one vector is why."""
 LONG_EXAMPLE = ("When I was a child, my grandmother lived in a small house near the sea, and every summer we went to "
                 "visit her with my parents and my little brother, who always wanted to swim in the cold water before "
                 "breakfast.")  # 41 words: the 41–50 bucket of the chart
@@ -31,6 +29,22 @@ class WhyAttentionSection:
         curves = {model.title: model.translator.length_curve for model in self.models if model.translator.length_curve}
         return length_figure(curves, large) if curves else None
 
+    def baseline_note(self) -> str:
+        """What the chart shows about the baseline, in two sentences, from the cards' numbers."""
+        kept = {model.title: (model.translator.length_curve["1-10"]["bleu"], model.translator.length_curve["41-50"]["bleu"])
+                for model in self.models if {"1-10", "41-50"} <= set(model.translator.length_curve)}
+        baseline = next((model.title for model in self.models if not model.has_attention and model.title in kept), None)
+        others = [short_long for title, short_long in kept.items() if title != baseline]
+        if baseline is None or not others:
+            return ""
+        short, long = kept[baseline]
+        ratios = [b / a for a, b in others]
+        return (f"**{baseline}** reads the sentence only through one fixed vector c: at 41–50 words it keeps "
+                f"{long / short:.0%} of its BLEU at 1–10 words ({short:.1f} → {long:.1f}), while the attention models keep "
+                f"{min(ratios):.0%}–{max(ratios):.0%} of theirs. It also translates short inputs less well ({short:.1f} "
+                f"against {min(a for a, _ in others):.1f}–{max(a for a, _ in others):.1f} BLEU at 1–10 words), so compare "
+                "how far each line falls, not only how high it starts.")
+
     def compare_long(self):
         """The long example, the baseline on the left and an attention model on the right."""
         return [LONG_EXAMPLE, *self.pair]
@@ -41,7 +55,7 @@ class WhyAttentionSection:
         chart = gr.Plot(self.figure(False), show_label=False, elem_id="length-chart")
         large_text.change(self.figure, large_text, chart, api_name="length_chart")
         if self.pair:
-            gr.Markdown(BASELINE_NOTE)
+            gr.Markdown(self.baseline_note(), elem_id="baseline-note")
             button = gr.Button(f"See it: a {len(LONG_EXAMPLE.split())}-word sentence, no attention beside attention",
                                elem_id="compare-long")
             controls.translate_after(button.click(self.compare_long, None, [controls.source, *controls.pickers],

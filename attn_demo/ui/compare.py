@@ -1,0 +1,41 @@
+"""Compare them all: every model the app serves in one table and one chart, from the model cards
+(measured by the project's own commands: evaluate, evaluate --long, evaluate --alignments) and the
+loaded weights (parameters)."""
+import gradio as gr
+
+from attn_demo.catalogue import summary
+from attn_demo.figures import comparison_figure
+
+EXPLANATION = """## Compare them all
+Every model on this page, measured the same way: BLEU and chrF on the Tatoeba test set (beam 5), BLEU on
+the long-sentence test set at 41–50 English words, the time `translate()` takes for a 15-word sentence
+(greedy, this app's CPU thread), the best alignment error rate of its attention against the human
+Hansards links (lower is better), its parameters and how it was trained. A blank cell was not measured."""
+
+
+def cell(value, digits: int = 2) -> str:
+    if value is None:
+        return "–"
+    return f"{value:,}" if isinstance(value, int) else f"{value:.{digits}f}"
+
+
+class CompareSection:
+    def __init__(self, models: list):
+        self.rows = [summary(model) for model in models]
+
+    def table_markdown(self) -> str:
+        header = ("| model | test BLEU / chrF | BLEU, 41–50 words | ms / sentence | best AER | attention parameters "
+                  "| parameters | training (CPU) |\n|---|---|---|---|---|---|---|---|")
+        lines = [f"| **{r['title']}** `{r['key']}` | {cell(r['test_bleu'])} / {cell(r['test_chrf'])} | {cell(r['long_41_50_bleu'])} "
+                 f"| {cell(r['ms_per_sentence'], 1)} | {cell(r['best_aer'], 3)} | {cell(r['attention_parameters'])} "
+                 f"| {cell(r['parameters'])} | {r['training']} |" for r in self.rows]
+        return "\n".join([header, *lines])
+
+    def figure(self, large: bool):
+        return comparison_figure(self.rows, large)
+
+    def render(self, large_text: gr.Checkbox):
+        gr.Markdown(EXPLANATION)
+        gr.Markdown(self.table_markdown(), elem_id="compare-table")
+        chart = gr.Plot(self.figure(False), show_label=False, elem_id="compare-chart")
+        large_text.change(self.figure, large_text, chart, api_name="compare_chart")
