@@ -95,6 +95,8 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
                 "(CC-BY 2.0 FR). The alignment check uses the English–French Hansards word alignments of the "
                 "HLT-NAACL 2003 shared task (Mihalcea & Pedersen 2003).")
     large_text.change(None, large_text, None, js=TOGGLE_LARGE_TEXT, api_name="toggle_large_text")
+    # the page opens on the first example, translated: from the cache (warm_up), so a full room costs nothing
+    controls.translate_after(demo.load(None, api_name="open_page"), "open_example")
 
 demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=2)
 TRANSLATE.warm_up()

@@ -333,3 +333,18 @@ def test_the_baseline_beside_attention_on_a_long_sentence_then_dot_on_both_sides
         page.screenshot(path=str(SCREENSHOT_DIR / f"dot-both-sides-{width}.png"), full_page=False)
     assert errors == []
     page.close()
+
+
+@pytest.mark.parametrize("width, height", [(1440, 900), (390, 844)])
+def test_the_page_opens_on_a_translated_example(browser, app_url, width, height):
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(app_url, wait_until="load")
+    for side in SIDES:  # nothing typed, nothing clicked
+        page.wait_for_function(caption_shows(side, "Step 1 of"), timeout=60_000)
+        page.locator(f"#{side}-grid .js-plotly-plot .heatmaplayer").wait_for(timeout=60_000)
+    state = app.TRANSLATE.translate(EXAMPLES[0], 1, False)[0]
+    assert page.locator("#left-text textarea").input_value() == state["views"]["left"]["result"].text
+    assert page.get_by_role("textbox", name="English sentence").input_value() == EXAMPLES[0]
+    SCREENSHOT_DIR.mkdir(exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT_DIR / f"first-view-{width}.png"), full_page=False)
+    page.close()

@@ -216,8 +216,8 @@ class TranslateSection:
         the session state (the last translation), the pickers, and a way to translate on their events."""
         session = gr.State(None)
         with gr.Row(equal_height=True):
-            source_box = gr.Textbox(label="English sentence", placeholder="Type a sentence and press Enter", scale=5,
-                                    max_length=5000, autofocus=True, min_width=300)  # a phone: the row wraps
+            source_box = gr.Textbox(EXAMPLES[0], label="English sentence", placeholder="Type a sentence and press Enter",
+                                    scale=5, max_length=5000, autofocus=True, min_width=300)  # a phone: the row wraps
             beam_slider = gr.Slider(1, 8, value=1, step=1, label="Beam size (1 = greedy)", scale=2)
             translate_button = gr.Button("Translate", variant="primary", scale=1)
         gr.Examples(EXAMPLES, inputs=source_box, label="Examples worth watching")
