@@ -18,6 +18,7 @@ from attn_demo.catalogue import load_models, requested_models
 from attn_demo.ui.alignment_check import AlignmentCheckSection
 from attn_demo.ui.compare import CompareSection
 from attn_demo.ui.quiz import QuizSection
+from attn_demo.ui.share import ShareSection
 from attn_demo.ui.translate import CONCURRENCY, STEP_VIEWS_CSS, STEP_VIEWS_JS, TranslateSection
 from attn_demo.ui.why_attention import WhyAttentionSection
 
@@ -66,6 +67,7 @@ TRANSLATE = TranslateSection(MODELS, opening_picks(MODELS))
 WHY_ATTENTION = WhyAttentionSection(MODELS)
 ALIGNMENT_CHECK = AlignmentCheckSection(MODELS)
 COMPARE = CompareSection(MODELS)
+SHARE = ShareSection()
 QUIZ = QuizSection(MODELS)
 
 
@@ -86,6 +88,7 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
             gr.Markdown(header_markdown(), elem_id="header")
         large_text = gr.Checkbox(label="Large text (projector)", value=False, scale=0, min_width=200)
     controls = TRANSLATE.render(large_text)
+    SHARE.render(controls)
     WHY_ATTENTION.render(large_text, controls)
     ALIGNMENT_CHECK.render(large_text, controls.pickers)
     COMPARE.render(large_text)
@@ -95,8 +98,8 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
                 "(CC-BY 2.0 FR). The alignment check uses the English–French Hansards word alignments of the "
                 "HLT-NAACL 2003 shared task (Mihalcea & Pedersen 2003).")
     large_text.change(None, large_text, None, js=TOGGLE_LARGE_TEXT, api_name="toggle_large_text")
-    # the page opens on the first example, translated: from the cache (warm_up), so a full room costs nothing
-    controls.translate_after(demo.load(None, api_name="open_page"), "open_example")
+    # the page opens on its link's view, or on the first example: from the cache (warm_up), so a full room costs nothing
+    controls.open_page(demo)
 
 demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=2)
 TRANSLATE.warm_up()

@@ -1,4 +1,5 @@
 """A real browser (Debian's Chromium, driven by Playwright) uses the running app as a student would."""
+import io
 import json
 import os
 import shutil
@@ -347,4 +348,60 @@ def test_the_page_opens_on_a_translated_example(browser, app_url, width, height)
     assert page.get_by_role("textbox", name="English sentence").input_value() == EXAMPLES[0]
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT_DIR / f"first-view-{width}.png"), full_page=False)
+    page.close()
+
+
+def test_a_shared_link_opens_the_same_view_and_its_qr_code_decodes_to_it(browser, app_url):
+    zxingcpp = pytest.importorskip("zxingcpp")
+    from PIL import Image
+
+    sentence = "The cat sleeps on the sofa."
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    page.goto(app_url + "?q=The%20cat%20sleeps%20on%20the%20sofa.", wait_until="load")
+    state = app.TRANSLATE.translate(sentence, 1, False)[0]
+    page.wait_for_function(caption_shows("left", "Step 1 of"), timeout=60_000)
+    page.wait_for_function(f"() => {GROUP}.payload?.views[0].source.includes('▁sofa')", timeout=60_000)
+    for side in SIDES:  # translated by both models
+        page.wait_for_function(f"(text) => document.querySelector('#{side}-text textarea').value === text",
+                               arg=state["views"][side]["result"].text, timeout=60_000)
+    other = first_of_kind("none") or first_of_kind("luong-general")
+    pick(page, "left", other)
+    page.wait_for_function(f"(key) => {GROUP}.payload?.views[0].title === {json.dumps(app.TRANSLATE.models[other].title)}",
+                           arg=other, timeout=60_000)
+    page.locator("#grid-unit").get_by_label("words").check()
+    page.locator("#step-slider input[type=range]").focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(caption_shows("right", "Step 3 of"), timeout=30_000)
+    page.get_by_role("button", name="Share this view: link and QR code").click()
+    page.locator("#share-qr svg").wait_for(timeout=30_000)
+    url = page.locator("#share-link textarea").input_value()
+    assert url.startswith(app_url) and "step=3" in url and "unit=words" in url and f"left={other}" in url
+    scanned = zxingcpp.read_barcodes(Image.open(io.BytesIO(page.locator("#share-qr svg").screenshot())))
+    assert [code.text for code in scanned] == [url]  # what a phone at the back of the room reads
+    SCREENSHOT_DIR.mkdir(exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT_DIR / "share-1440.png"), full_page=False)
+
+    phone = browser.new_page(viewport={"width": 390, "height": 844})  # a student opens the link
+    phone.goto(url, wait_until="load")
+    phone.wait_for_function(caption_shows("left", "Step 3 of"), timeout=60_000)
+    assert phone.locator("#left-model input").input_value().endswith(other)
+    assert phone.locator("#grid-unit").get_by_label("words").is_checked()
+    assert phone.get_by_role("textbox", name="English sentence").input_value() == sentence
+    phone.close()
+    page.close()
+
+
+def test_a_hostile_link_stays_text_and_is_named(browser, app_url):
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    dialogs = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.goto(app_url + "?q=%3Cscript%3Ealert(1)%3C%2Fscript%3E&left=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E&beam=99",
+              wait_until="load")
+    page.wait_for_function("() => document.querySelector('#status')?.innerText.includes(\"link's left model\")", timeout=60_000)
+    status = page.locator("#status").inner_text()
+    assert "<img src=x onerror=alert(1)>" in status and "link's beam" in status  # named, as text
+    assert page.get_by_role("textbox", name="English sentence").input_value() == "<script>alert(1)</script>"
+    page.wait_for_timeout(1000)
+    assert page.locator("img[src='x']").count() == 0 and dialogs == []
     page.close()

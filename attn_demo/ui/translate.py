@@ -47,6 +47,7 @@ PREVIOUS_STEP = f"(t) => {_GROUP}.move(t, -1)"
 NEXT_STEP = f"(t) => {_GROUP}.move(t, +1)"
 PLAY = f"(t) => {_GROUP}.play(t)"
 RELAYOUT_STEPS = f"(large) => {{ {_GROUP}.relayout(large); }}"
+MOVE_TO_STEP = f"(t) => {_GROUP}.move(t, 0)"  # step t, kept within the translation; returns it for the slider
 NO_GRID = ("**No attention, so no grid.** This model computes no scores $e_{tj}$ and no weights $\\alpha_{tj}$: every "
            "step reads the same fixed vector $c$, whatever French piece it is writing.")
 
@@ -194,6 +195,17 @@ class TranslateSection:
             picks = self.picks
         return self.outputs(None, picks, "", large, unit)
 
+    def open_link(self, large: bool, request: gr.Request) -> list:
+        """The page as it opens: the view a shared link asks for (attn_demo.ui.share), or the first
+        example with the opening models, translated; a link's values that are off are named in the status."""
+        from attn_demo.ui.share import read_link  # share.py builds on this module
+
+        view, problems = read_link(dict(request.query_params) if request else {}, self.picks, list(self.models))
+        outputs = self.translate(view["q"], view["beam"], large, view["unit"], view["left"], view["right"])
+        if problems:
+            outputs[1] = " ".join(["⚠️", *map(html.escape, problems), outputs[1].removeprefix("⚠️ ")]).strip()
+        return [view["q"], view["beam"], view["unit"], view["left"], view["right"], view["step"], *outputs]
+
     def step_data(self, state) -> dict | None:
         """Every decoder step of both sides in one compact payload, in the order of the sides: the
         page draws any step from it (step_views.js), so scrubbing costs the server nothing. None
@@ -287,15 +299,27 @@ class TranslateSection:
             """Translate what the box and the pickers hold once `event` has run (another section's preset)."""
             with_steps(event.then(self.translate, translate_inputs, outputs, api_name=name), f"{name}_")
 
-        return TranslateControls(session, source_box, pickers, translate_after)
+        def open_page(page: gr.Blocks):
+            """When the page loads: the view of its link (or the first example), then that link's step."""
+            requested_step = gr.Number(1, visible=False)  # not a State: the browser reads it (MOVE_TO_STEP)
+            with_steps(page.load(self.open_link, large_text, [source_box, beam_slider, unit, *pickers, requested_step, *outputs],
+                                 api_name="open_page"), "open_page_").then(
+                None, requested_step, step_slider, js=MOVE_TO_STEP, api_name="open_page_step")
+
+        return TranslateControls(session, source_box, beam_slider, unit, pickers, step_slider, translate_after, open_page)
 
 
 @dataclass(frozen=True)
 class TranslateControls:
-    """What later sections use of this one: its session state, its input box and pickers, and
-    translate_after(event, api_name), which translates what they hold once the event has run."""
+    """What later sections and the page use of this one: its session state and inputs, its step
+    slider, translate_after(event, api_name), which translates what the inputs hold once the event
+    has run, and open_page(demo)."""
 
     session: gr.State
     source: gr.Textbox
+    beam: gr.Slider
+    unit: gr.Radio
     pickers: list
+    step: gr.Slider
     translate_after: Callable
+    open_page: Callable  # open_page(demo): the page opens on its link's view, or on the first example

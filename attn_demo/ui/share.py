@@ -1,0 +1,78 @@
+"""Share: a link that opens the same view on every phone, and its QR code for a projector.
+
+The link holds what is on screen: the sentence (?q=), the model on each side, the beam size, the
+output step and the grid unit. Opening it translates that sentence with those models (from the
+cache when a room opens it at once) and shows that step. Whatever a link holds is only ever read
+as text: each value is checked here, and anything off is named in the page's status, escaped.
+"""
+from urllib.parse import quote, urlencode
+
+import gradio as gr
+import segno
+
+from attn_demo.ui.translate import EXAMPLES, UNITS
+
+LINK_FIELDS = ("q", "left", "right", "beam", "step", "unit")  # the query parameters, in the order links write them
+MAX_BEAM = 8  # the page's beam slider goes to 8
+MAX_TEXT = 5000  # the input box's max_length
+PAGE_ADDRESS = "() => [window.location.origin + window.location.pathname]"  # the page's own address, from the browser
+
+
+def read_link(params: dict, picks: dict, keys: list[str]) -> tuple[dict, list[str]]:
+    """The view a link asks for, each value checked, with the defaults for what is missing or off,
+    and a line for each value that was off (plain text: the caller escapes it)."""
+    view = {"q": EXAMPLES[0], **picks, "beam": 1, "step": 1, "unit": UNITS[0]}
+    problems = []
+    if "q" in params:
+        view["q"] = str(params["q"])[:MAX_TEXT]
+    for side in ("left", "right"):
+        if side in params and params[side] in keys:
+            view[side] = params[side]
+        elif side in params:
+            problems.append(f"The link's {side} model {params[side][:80]!r} is not served here; showing {picks[side]}.")
+    for name, top in (("beam", MAX_BEAM), ("step", None)):
+        if name in params:
+            value = params[name]
+            if value.isdigit() and 1 <= int(value) <= (top or int(value)):
+                view[name] = int(value)
+            else:
+                problems.append(f"The link's {name} {value[:20]!r} is not a whole number from 1{f' to {top}' if top else ' up'}.")
+    if "unit" in params:
+        if params["unit"] in UNITS:
+            view["unit"] = params["unit"]
+        else:
+            problems.append(f"The link's unit {params['unit'][:20]!r} is neither of {', '.join(UNITS)}.")
+    return view, problems
+
+
+def link(address: str, q: str, left: str, right: str, beam, step, unit: str) -> str:
+    """The page's address with the view as query parameters (spaces as %20, as browsers write them)."""
+    values = dict(zip(LINK_FIELDS, (q, left, right, int(beam), int(step), unit)))
+    return f"{address}?{urlencode(values, quote_via=quote)}"
+
+
+def qr_code(url: str) -> str:
+    """The link as an inline SVG QR code, large enough to scan from the back of a room on a projector;
+    a link too long for a QR code (a very long sentence) gets a line saying so instead."""
+    try:
+        code = segno.make(url, error="m", micro=False)
+    except segno.DataOverflowError:
+        return "<p>This sentence is too long for a QR code; the link above still works.</p>"
+    return code.svg_inline(scale=8, border=4, dark="#000", light="#fff", title="QR code of the link")
+
+
+class ShareSection:
+    def share(self, address: str, q: str, beam, unit: str, left: str, right: str, step) -> list:
+        url = link(address, q, left, right, beam, step, unit)
+        return [gr.update(value=url, visible=True), gr.update(value=qr_code(url), visible=True)]
+
+    def render(self, controls):
+        """A Share button under the translate section's input; controls are that section's."""
+        with gr.Row():
+            button = gr.Button("Share this view: link and QR code", elem_id="share", scale=0, min_width=260)
+            address = gr.Textbox(visible=False)  # the page's address, filled in by the browser
+        url = gr.Textbox(label="Link to this view", visible=False, interactive=False, buttons=["copy"], elem_id="share-link")
+        code = gr.HTML(visible=False, elem_id="share-qr")
+        button.click(None, None, address, js=PAGE_ADDRESS, api_name="page_address").then(
+            self.share, [address, controls.source, controls.beam, controls.unit, *controls.pickers, controls.step], [url, code],
+            api_name="share")
