@@ -8,36 +8,41 @@ import zxingcpp
 from PIL import Image
 
 from attn_demo.ui.share import LINK_FIELDS, link, qr_code, read_link
-from attn_demo.ui.translate import EXAMPLES
+from attn_demo.ui.translate import EXAMPLES, UNITS
 
 PICKS = {"left": "bahdanau-en-fr", "right": "luong-en-fr"}
 KEYS = ["bahdanau-en-fr", "luong-en-fr", "no-attention-en-fr"]
+DEFAULTS = {"q": EXAMPLES[0], **PICKS, "beam": 1, "step": 1, "unit": "pieces"}  # what TranslateSection.open_link passes
+
+
+def read(params):
+    return read_link(params, DEFAULTS, KEYS, UNITS)
 
 
 def test_a_link_written_then_read_gives_back_the_same_view():
     url = link("http://127.0.0.1:7860/", "The cat's “sofa” & <b>", "no-attention-en-fr", "luong-en-fr", 3, 7, "words")
     params = {key: values[0] for key, values in parse_qs(urlsplit(url).query).items()}
     assert list(params) == list(LINK_FIELDS) and "%20" in url and "+" not in url  # spaces as browsers write them
-    view, problems = read_link(params, PICKS, KEYS)
+    view, problems = read(params)
     assert view == {"q": "The cat's “sofa” & <b>", "left": "no-attention-en-fr", "right": "luong-en-fr", "beam": 3, "step": 7,
                     "unit": "words"} and problems == []
 
 
 def test_a_page_without_a_link_opens_on_the_first_example():
-    assert read_link({}, PICKS, KEYS) == ({"q": EXAMPLES[0], **PICKS, "beam": 1, "step": 1, "unit": "pieces"}, [])
+    assert read({}) == (DEFAULTS, [])
 
 
 @pytest.mark.parametrize("params, field", [({"left": "<img src=x onerror=alert(1)>"}, "left"), ({"beam": "99"}, "beam"),
                                            ({"beam": "-1"}, "beam"), ({"step": "0"}, "step"), ({"step": "1e9"}, "step"),
                                            ({"unit": "javascript:alert(1)"}, "unit")])
 def test_values_that_are_off_fall_back_to_the_defaults_and_are_named(params, field):
-    view, problems = read_link(params, PICKS, KEYS)
-    defaults = read_link({}, PICKS, KEYS)[0]
+    view, problems = read(params)
+    defaults = read({})[0]
     assert view[field] == defaults[field] and len(problems) == 1 and f"link's {field}" in problems[0]
 
 
 def test_a_very_long_sentence_is_cut_to_what_the_input_box_takes():
-    assert len(read_link({"q": "a" * 9000}, PICKS, KEYS)[0]["q"]) == 5000
+    assert len(read({"q": "a" * 9000})[0]["q"]) == 5000
 
 
 def test_the_qr_code_decodes_to_the_link():

@@ -10,26 +10,24 @@ from urllib.parse import quote, urlencode
 import gradio as gr
 import segno
 
-from attn_demo.ui.translate import EXAMPLES, UNITS
-
 LINK_FIELDS = ("q", "left", "right", "beam", "step", "unit")  # the query parameters, in the order links write them
 MAX_BEAM = 8  # the page's beam slider goes to 8
 MAX_TEXT = 5000  # the input box's max_length
 PAGE_ADDRESS = "() => [window.location.origin + window.location.pathname]"  # the page's own address, from the browser
 
 
-def read_link(params: dict, picks: dict, keys: list[str]) -> tuple[dict, list[str]]:
-    """The view a link asks for, each value checked, with the defaults for what is missing or off,
+def read_link(params: dict, defaults: dict, keys: list[str], units: tuple[str, ...]) -> tuple[dict, list[str]]:
+    """The view a link asks for ({"q", "left", "right", "beam", "step", "unit"}), each value checked
+    (the models against keys, the unit against units), with the defaults for what is missing or off,
     and a line for each value that was off (plain text: the caller escapes it)."""
-    view = {"q": EXAMPLES[0], **picks, "beam": 1, "step": 1, "unit": UNITS[0]}
-    problems = []
+    view, problems = dict(defaults), []
     if "q" in params:
         view["q"] = str(params["q"])[:MAX_TEXT]
     for side in ("left", "right"):
         if side in params and params[side] in keys:
             view[side] = params[side]
         elif side in params:
-            problems.append(f"The link's {side} model {params[side][:80]!r} is not served here; showing {picks[side]}.")
+            problems.append(f"The link's {side} model {params[side][:80]!r} is not served here; showing {defaults[side]}.")
     for name, top in (("beam", MAX_BEAM), ("step", None)):
         if name in params:
             value = params[name]
@@ -38,10 +36,10 @@ def read_link(params: dict, picks: dict, keys: list[str]) -> tuple[dict, list[st
             else:
                 problems.append(f"The link's {name} {value[:20]!r} is not a whole number from 1{f' to {top}' if top else ' up'}.")
     if "unit" in params:
-        if params["unit"] in UNITS:
+        if params["unit"] in units:
             view["unit"] = params["unit"]
         else:
-            problems.append(f"The link's unit {params['unit'][:20]!r} is neither of {', '.join(UNITS)}.")
+            problems.append(f"The link's unit {params['unit'][:20]!r} is neither of {', '.join(units)}.")
     return view, problems
 
 

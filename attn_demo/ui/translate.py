@@ -20,6 +20,7 @@ import gradio as gr
 from attn_demo.alignment import words_view
 from attn_demo.figures import alignment_figure
 from attn_demo.steps import VECTOR_COLORSCALE, step_payload
+from attn_demo.ui.share import read_link
 from attn_demo.tokenizer import named, normalise_english
 
 EXAMPLES = [
@@ -198,9 +199,8 @@ class TranslateSection:
     def open_link(self, large: bool, request: gr.Request) -> list:
         """The page as it opens: the view a shared link asks for (attn_demo.ui.share), or the first
         example with the opening models, translated; a link's values that are off are named in the status."""
-        from attn_demo.ui.share import read_link  # share.py builds on this module
-
-        view, problems = read_link(dict(request.query_params) if request else {}, self.picks, list(self.models))
+        defaults = {"q": EXAMPLES[0], **self.picks, "beam": 1, "step": 1, "unit": UNITS[0]}
+        view, problems = read_link(dict(request.query_params) if request else {}, defaults, list(self.models), UNITS)
         outputs = self.translate(view["q"], view["beam"], large, view["unit"], view["left"], view["right"])
         if problems:
             outputs[1] = " ".join(["⚠️", *map(html.escape, problems), outputs[1].removeprefix("⚠️ ")]).strip()
