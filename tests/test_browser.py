@@ -405,3 +405,24 @@ def test_a_hostile_link_stays_text_and_is_named(browser, app_url):
     page.wait_for_timeout(1000)
     assert page.locator("img[src='x']").count() == 0 and dialogs == []
     page.close()
+
+
+def test_the_grids_download_as_svg_with_the_models_numbers(browser, app_url):
+    page = browser.new_page(viewport={"width": 1440, "height": 900}, accept_downloads=True)
+    page.goto(app_url, wait_until="load")
+    for side in SIDES:
+        page.locator(f"#{side}-grid .js-plotly-plot .heatmaplayer").wait_for(timeout=60_000)
+    state = app.TRANSLATE.translate(EXAMPLES[0], 1, False)[0]
+    downloads = []
+    page.on("download", lambda download: downloads.append(download))
+    page.get_by_role("button", name="Download the grids (SVG)").click()
+    for _ in range(100):  # both files, within 10 s
+        if len(downloads) == 2:
+            break
+        page.wait_for_timeout(100)
+    assert sorted(d.suggested_filename for d in downloads) == ["alignment-grid-left.svg", "alignment-grid-right.svg"]
+    for download in downloads:
+        svg = Path(download.path()).read_text()
+        side = download.suggested_filename.removeprefix("alignment-grid-").removesuffix(".svg")
+        assert svg.startswith("<svg") and state["views"][side]["result"].source_tokens[1] in svg  # labels drawn as text
+    page.close()

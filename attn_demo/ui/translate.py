@@ -49,6 +49,14 @@ NEXT_STEP = f"(t) => {_GROUP}.move(t, +1)"
 PLAY = f"(t) => {_GROUP}.play(t)"
 RELAYOUT_STEPS = f"(large) => {{ {_GROUP}.relayout(large); }}"
 MOVE_TO_STEP = f"(t) => {_GROUP}.move(t, 0)"  # step t, kept within the translation; returns it for the slider
+# Each side's grid as an SVG file, drawn by the page's own plotly.js (its camera button saves a PNG);
+# a side without a grid (no attention) is skipped.
+GRIDS_AS_SVG = f"""() => {{
+  for (const side of {json.dumps(SIDES)}) {{
+    const plot = document.querySelector(`#${{side}}-grid .js-plotly-plot`);
+    if (plot && plot.offsetParent !== null) window.Plotly.downloadImage(plot, {{ format: "svg", filename: `alignment-grid-${{side}}` }});
+  }}
+}}"""
 NO_GRID = ("**No attention, so no grid.** This model computes no scores $e_{tj}$ and no weights $\\alpha_{tj}$: every "
            "step reads the same fixed vector $c$, whatever French piece it is writing.")
 
@@ -268,7 +276,9 @@ class TranslateSection:
                         sides[side]["equations"] = gr.Markdown(sides[side]["equations"], latex_delimiters=LATEX,
                                                                elem_id=f"{side}-equations")
                         gr.HTML(elem_id=f"{side}-step", elem_classes="attn-step-slot")  # step_views.js draws in here
-        trace_download = gr.DownloadButton("Download the traces (JSON)", value=None)
+        with gr.Row():
+            trace_download = gr.DownloadButton("Download the traces (JSON)", value=None)
+            grids_svg = gr.Button("Download the grids (SVG)", elem_id="grids-svg")
         gr.Markdown("Pieces come from SentencePiece; ▁ marks the start of a word and &lt;/s&gt; ends the sentence.")
 
         steps_json = gr.JSON(visible=False)  # step_data's output, kept in the browser for step_views.js
@@ -294,6 +304,7 @@ class TranslateSection:
         unit.change(self.grids, [session, large_text, unit], grid_outputs, api_name="grid_unit")
         large_text.change(self.grids, [session, large_text, unit], grid_outputs, api_name="restyle")
         large_text.change(None, large_text, None, js=RELAYOUT_STEPS, api_name="relayout_steps")
+        grids_svg.click(None, None, None, js=GRIDS_AS_SVG, api_name="grids_svg")
 
         def translate_after(event, name: str):
             """Translate what the box and the pickers hold once `event` has run (another section's preset)."""
