@@ -17,6 +17,7 @@ import torch
 from attn_demo.catalogue import load_models, requested_models
 from attn_demo.ui.alignment_check import AlignmentCheckSection
 from attn_demo.ui.compare import CompareSection
+from attn_demo.ui.export import ExportSection
 from attn_demo.ui.quiz import QuizSection
 from attn_demo.ui.share import ShareSection
 from attn_demo.ui.translate import CONCURRENCY, STEP_VIEWS_CSS, STEP_VIEWS_JS, TranslateSection
@@ -68,6 +69,7 @@ WHY_ATTENTION = WhyAttentionSection(MODELS)
 ALIGNMENT_CHECK = AlignmentCheckSection(MODELS)
 COMPARE = CompareSection(MODELS)
 SHARE = ShareSection()
+EXPORT = ExportSection(TRANSLATE)
 QUIZ = QuizSection(MODELS)
 
 
@@ -89,6 +91,7 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
         large_text = gr.Checkbox(label="Large text (projector)", value=False, scale=0, min_width=200)
     controls = TRANSLATE.render(large_text)
     SHARE.render(controls)
+    EXPORT.render(controls.session)
     WHY_ATTENTION.render(large_text, controls)
     ALIGNMENT_CHECK.render(large_text, controls.pickers)
     COMPARE.render(large_text)

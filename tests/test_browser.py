@@ -426,3 +426,33 @@ def test_the_grids_download_as_svg_with_the_models_numbers(browser, app_url):
         side = download.suggested_filename.removeprefix("alignment-grid-").removesuffix(".svg")
         assert svg.startswith("<svg") and state["views"][side]["result"].source_tokens[1] in svg  # labels drawn as text
     page.close()
+
+
+def test_the_exported_html_opens_offline_and_shows_the_same_numbers(browser, app_url, tmp_path):
+    sentence, k = EXAMPLES[2], 3
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    page.goto(app_url, wait_until="load")
+    page.get_by_role("textbox", name="English sentence").fill(sentence)
+    page.get_by_role("button", name="Translate").click()
+    page.wait_for_function(f"() => {GROUP}?.payload?.views[0].source.includes('▁sunset')", timeout=60_000)
+    page.get_by_role("button", name="Export this translation as one interactive HTML file (works offline)").click()
+    page.locator("#export-file a").first.wait_for(timeout=60_000)  # the page offers the file
+    page.close()
+
+    path = app.EXPORT.export(app.TRANSLATE.translate(sentence, 1, False)[0])["value"]  # the file the page offered
+    offline = browser.new_page(viewport={"width": 1440, "height": 900})
+    requests = []
+    offline.route("**/*", lambda route: (requests.append(route.request.url), route.abort())
+                  if not route.request.url.startswith("file:") else route.continue_())
+    errors = []
+    offline.on("pageerror", lambda error: errors.append(str(error)))
+    offline.goto(f"file://{path}", wait_until="load")
+    offline.locator("#left-grid .heatmaplayer").wait_for(timeout=30_000)
+    offline.wait_for_function(caption_shows("left", "Step 1 of"), timeout=30_000)
+    for _ in range(k - 1):
+        offline.get_by_role("button", name="Next step ▶").click()
+    offline.wait_for_function(caption_shows("right", f"Step {k} of"), timeout=30_000)
+    assert_page_draws_the_models_step(offline, sentence, k)  # the model's α, c_t, … at step k, as on the page
+    assert requests == [] and errors == []
+    offline.screenshot(path=str(SCREENSHOT_DIR / "export-offline.png"), full_page=False)
+    offline.close()

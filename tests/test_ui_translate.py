@@ -11,6 +11,7 @@ from attn_demo.checkpoint import save_checkpoint
 from attn_demo.config import ATTENTION_TYPES
 from attn_demo.ui.alignment_check import AlignmentCheckSection
 from attn_demo.ui.compare import CompareSection
+from attn_demo.ui.export import ExportSection
 from attn_demo.ui.quiz import QuizSection
 from attn_demo.ui.translate import NO_GRID, TranslateSection, client_reply, equations_markdown
 from attn_demo.ui.why_attention import WhyAttentionSection
@@ -156,3 +157,15 @@ def test_the_baseline_note_reads_the_fall_of_each_line_from_the_cards(models, mo
     assert "keeps 20% of its BLEU at 1–10 words (25.0 → 5.0)" in note and "keep 95%–100% of theirs" in note
     assert "(25.0 against 36.0–40.0 BLEU at 1–10 words)" in note
     assert WhyAttentionSection([m for m in models if m.key != "tiny-none"]).baseline_note() == ""  # no baseline: nothing said
+
+
+@pytest.mark.parametrize("attention", ["bahdanau", "none"])
+def test_the_html_export_holds_both_sides_and_no_text_can_close_its_script(section, attention):
+    hostile = "I see the red cat </script><img src=x onerror=alert(1)> <!--"
+    state = section.translate(hostile, 1, False, "pieces", f"tiny-{attention}", "tiny-luong-general")[0]
+    path = ExportSection(section).export(state)["value"]
+    text = open(path, encoding="utf-8").read()
+    assert text.count("</script>") == text.count("<script>") == 2 and "<img src=x" not in text  # escaped or JSON-encoded
+    assert f"<h2>{section.models['tiny-luong-general'].title}</h2>" in text and "&lt;img src=x" in text  # shown as text
+    assert ("No attention, so no grid." in text) == (attention == "none")
+    assert ExportSection(section).export(None)["visible"] is False

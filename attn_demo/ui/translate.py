@@ -127,7 +127,7 @@ class TranslateSection:
         key = hashlib.sha1(f"{fingerprints}|{state['beam_size']}|{state['text']}".encode()).hexdigest()[:16]
         path = TRACE_DIR / f"attention-trace-{key}.json"
         if not path.exists():
-            for old in TRACE_DIR.glob("*.json"):
+            for old in TRACE_DIR.glob("attention-*"):  # trace files and exports (ui/export.py)
                 if time.time() - old.stat().st_mtime > TRACE_MAX_AGE_S:
                     old.unlink(missing_ok=True)
             payload = {"source": state["text"], "beam_size": state["beam_size"],

@@ -1,0 +1,104 @@
+"""Export: the whole translation on screen as one self-contained, interactive HTML file that opens
+from disk without a network and shows the same numbers as the page: both alignment grids (Plotly,
+its library inlined) and both step views with their scrubber, drawn by the page's own renderer
+(step_views.js) from the same payload the page received (TranslateSection.step_data).
+
+Everything the user typed reaches the file as JSON or escaped text, never as markup."""
+import hashlib
+import html
+import json
+import os
+import time
+
+import gradio as gr
+import plotly.offline
+
+from attn_demo.ui.translate import SIDES, STEP_VIEWS_CSS, STEP_VIEWS_JS, TRACE_DIR
+
+GROUP = "export-steps"  # the element the file's step views are bound to
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 16px; color: #222; background: #f6f7f9; }}
+.sides {{ display: flex; flex-wrap: wrap; gap: 16px; }} .side {{ flex: 1 1 360px; min-width: 0; }}
+.grid {{ overflow-x: auto; background: white; }} .scrubber {{ display: flex; gap: 8px; align-items: center; margin: 12px 0; }}
+.scrubber input {{ flex: 1; }} .translation {{ font-size: 1.25rem; background: white; padding: 8px; border-radius: 6px; }}
+{css}
+</style></head><body>
+<h1>{title}</h1>
+<p>English: <strong>{source}</strong> · beam {beam} · exported from attn-demo; every number is the model's.</p>
+<div class="sides">{sides}</div>
+<div id="{group}">
+  <div class="scrubber attn-step-slider"><label>Output step t <input type="range" min="1" max="{steps}" value="1" step="1"></label>
+    <span class="attn-step-number">1</span>
+    <button class="attn-next-step" type="button">Next step ▶</button><button class="attn-play" type="button">▶ Play</button></div>
+  <div class="sides">{slots}</div>
+</div>
+<script>{plotly}</script>
+<script>
+({step_views})();
+const payload = {payload};
+const figures = {figures};
+for (const [side, figure] of Object.entries(figures)) {{
+  Plotly.newPlot(document.getElementById(`${{side}}-grid`), figure.data, figure.layout, {{ displaylogo: false }});
+}}
+const group = window.attnSteps.group({group_json});
+const slider = group.find("input[type=range]"), number = group.find(".attn-step-number");
+const to = (t) => {{ slider.value = t; number.textContent = t; }};
+slider.addEventListener("input", () => {{ number.textContent = slider.value; }});
+group.find(".attn-next-step").addEventListener("click", () => to(group.move(slider.value, +1)));
+group.find(".attn-play").addEventListener("click", () => to(group.play(slider.value)));
+group.load(payload, false);
+</script></body></html>
+"""
+SIDE = """<div class="side"><h2>{title}</h2><div class="translation">{text}</div><div class="grid" id="{side}-grid">{no_grid}</div></div>"""
+SLOT = """<div class="side"><div class="attn-step-slot" id="{side}-step"></div></div>"""
+
+
+def export_html(payload: dict, grids: dict, source: str, beam_size: int, texts: dict) -> str:
+    """The file's text: payload from step_data, grids {side: Plotly figure or None}, the translations {side: text}."""
+    titles = [view["title"] for view in payload["views"]]
+    sides = "".join(SIDE.format(title=html.escape(title), text=html.escape(texts[side]), side=side,
+                                no_grid="" if grids[side] is not None else "<p>No attention, so no grid.</p>")
+                    for side, title in zip(SIDES, titles))
+    figures = {side: json.loads(figure.to_json()) for side, figure in grids.items() if figure is not None}
+    return PAGE.format(
+        title=html.escape(" | ".join(titles)), source=html.escape(source), beam=int(beam_size), css=STEP_VIEWS_CSS,
+        sides=sides, slots="".join(SLOT.format(side=side) for side in SIDES), group=GROUP, group_json=json.dumps(GROUP),
+        steps=int(payload["steps"]), plotly=plotly.offline.get_plotlyjs(), step_views=STEP_VIEWS_JS,
+        payload=script_json(payload), figures=script_json(figures))
+
+
+def script_json(value) -> str:
+    """JSON that is safe inside a <script> element: no "</script>" or "<!--" can close it."""
+    return json.dumps(value).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+class ExportSection:
+    """The export button under the translate section: one file per translation, written on demand."""
+
+    def __init__(self, translate_section):
+        self.translate = translate_section
+
+    def export(self, state) -> dict:
+        if not state:
+            return gr.update(value=None, visible=False)
+        payload = self.translate.step_data(state)
+        grids = {side: (update.get("value") if update.get("visible") else None)
+                 for side, update in zip(SIDES, self.translate.grids(state, False)[::2])}
+        texts = {side: state["views"][side]["result"].text for side in SIDES}
+        fingerprints = "|".join(self.translate.picked(state, side).fingerprint for side in SIDES)
+        key = hashlib.sha1(f"{fingerprints}|{state['beam_size']}|{state['text']}".encode()).hexdigest()[:16]
+        TRACE_DIR.mkdir(exist_ok=True)
+        path = TRACE_DIR / f"attention-{key}.html"
+        if not path.exists():
+            partial = path.with_suffix(f".{os.getpid()}.{time.monotonic_ns()}.part")
+            partial.write_text(export_html(payload, grids, state["text"], state["beam_size"], texts), encoding="utf-8")
+            partial.replace(path)
+        return gr.update(value=str(path), visible=True)
+
+    def render(self, session: gr.State):
+        button = gr.Button("Export this translation as one interactive HTML file (works offline)", elem_id="export-html")
+        file = gr.File(label="Interactive HTML", visible=False, elem_id="export-file")
+        button.click(self.export, session, file, api_name="export_html")
