@@ -36,6 +36,13 @@ def browser():
 GROUP = f"window.attnSteps.group({STEP_GROUP!r})"  # the translate section's step views
 
 
+def open_app(page, url: str):
+    """Open the page and wait until it shows its opening translation, as a user sees it before typing."""
+    page.goto(url, wait_until="load")
+    for side in SIDES:
+        page.wait_for_function(caption_shows(side, "Step 1 of"), timeout=60_000)
+
+
 def caption(page, side) -> str:
     return page.locator(f"#{side}-step .attn-step-caption").inner_text()
 
@@ -98,7 +105,7 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
     page = browser.new_page(viewport={"width": 1600, "height": 1000})
     dialogs = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-    page.goto(app_url)
+    open_app(page, app_url)
     page.get_by_role("textbox", name="English sentence").fill("The red car is in front of the house.")
     page.get_by_role("button", name="Translate").click()
     for side in SIDES:
@@ -185,7 +192,7 @@ def test_no_label_overlaps_another_on_a_phone_or_a_wide_screen(browser, app_url,
     """The examples and a 30-word sentence, at steps 1, middle and last, pieces and words: every tick
     label readable, and the page no wider than the screen (wide grids scroll inside themselves)."""
     page = browser.new_page(viewport={"width": width, "height": height}, has_touch=width < 500)  # a phone has touch
-    page.goto(app_url)
+    open_app(page, app_url)
     for sentence in [*EXAMPLES, THIRTY_WORDS]:
         page.get_by_role("textbox", name="English sentence").fill(sentence)
         page.get_by_role("button", name="Translate").click()
@@ -216,7 +223,7 @@ def test_no_label_overlaps_another_on_a_phone_or_a_wide_screen(browser, app_url,
 
 def test_dark_theme_shows_the_same_page(browser, app_url):
     page = browser.new_page(viewport={"width": 1400, "height": 900}, color_scheme="dark")
-    page.goto(app_url + "?__theme=dark")
+    open_app(page, app_url + "?__theme=dark")
     page.get_by_role("textbox", name="English sentence").fill("I don't like coffee.")
     page.get_by_role("textbox", name="English sentence").press("Enter")
     page.locator("#right-step .attn-step-view").wait_for(timeout=60_000)
@@ -230,7 +237,7 @@ def test_quiz_checks_answers_about_attention_and_about_the_translation(browser, 
     sentence = "I have never seen such a beautiful sunset."
     questions = app.QUIZ.questions_for(app.TRANSLATE.translate(sentence, 1, False)[0])
     page = browser.new_page(viewport={"width": 390, "height": 844})  # a student's phone
-    page.goto(app_url)
+    open_app(page, app_url)
     page.get_by_role("textbox", name="English sentence").fill(sentence)
     page.get_by_role("button", name="Translate").click()
     trace_question = len(app.QUIZ.concepts) + 1  # the first question about this translation
@@ -259,7 +266,7 @@ def test_quiz_checks_answers_about_attention_and_about_the_translation(browser, 
 @pytest.mark.parametrize("width, height", [(1440, 900), (390, 844)])
 def test_alignment_check_draws_the_human_links_on_each_models_grid(browser, app_url, width, height):
     page = browser.new_page(viewport={"width": width, "height": height})
-    page.goto(app_url)
+    open_app(page, app_url)
     for side in SIDES:  # the first example is on the page from the start
         page.locator(f"#{side}-gold-grid .js-plotly-plot .heatmaplayer").wait_for(timeout=60_000)
     sentence = page.locator("#gold-sentence input")
@@ -300,7 +307,7 @@ def test_the_baseline_beside_attention_on_a_long_sentence_then_dot_on_both_sides
     errors = []
     page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
     page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(app_url, wait_until="load")
+    open_app(page, app_url)
     page.locator("#compare-long").click()
     page.wait_for_function(caption_shows("left", "the same c as at every other step"), timeout=60_000)
     page.wait_for_function(caption_shows("right", "most attention on"), timeout=60_000)
@@ -409,7 +416,7 @@ def test_a_hostile_link_stays_text_and_is_named(browser, app_url):
 
 def test_the_grids_download_as_svg_with_the_models_numbers(browser, app_url):
     page = browser.new_page(viewport={"width": 1440, "height": 900}, accept_downloads=True)
-    page.goto(app_url, wait_until="load")
+    open_app(page, app_url)
     for side in SIDES:
         page.locator(f"#{side}-grid .js-plotly-plot .heatmaplayer").wait_for(timeout=60_000)
     state = app.TRANSLATE.translate(EXAMPLES[0], 1, False)[0]
@@ -431,7 +438,7 @@ def test_the_grids_download_as_svg_with_the_models_numbers(browser, app_url):
 def test_the_exported_html_opens_offline_and_shows_the_same_numbers(browser, app_url, tmp_path):
     sentence, k = EXAMPLES[2], 3
     page = browser.new_page(viewport={"width": 1440, "height": 900})
-    page.goto(app_url, wait_until="load")
+    open_app(page, app_url)
     page.get_by_role("textbox", name="English sentence").fill(sentence)
     page.get_by_role("button", name="Translate").click()
     page.wait_for_function(f"() => {GROUP}?.payload?.views[0].source.includes('▁sunset')", timeout=60_000)

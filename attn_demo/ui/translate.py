@@ -240,11 +240,7 @@ class TranslateSection:
                                     scale=5, max_length=5000, autofocus=True, min_width=300)  # a phone: the row wraps
             beam_slider = gr.Slider(1, 8, value=1, step=1, label="Beam size (1 = greedy)", scale=2)
             translate_button = gr.Button("Translate", variant="primary", scale=1)
-        gr.Examples(EXAMPLES, inputs=source_box, label="Examples worth watching")
         status = gr.Markdown(elem_id="status")
-        unit = gr.Radio(list(UNITS), value="pieces", label="Alignment grids by", elem_id="grid-unit",
-                        info="By word: an English word's α is the sum of its pieces' α (the attention on the "
-                             "word); a French word's row is the mean of its pieces' rows, so rows still sum to 1.")
         opening = self.translate_nothing(False, "pieces", self.picks["left"], self.picks["right"])[2:-1]
         pickers, sides = [], {}
         with gr.Row():
@@ -259,6 +255,11 @@ class TranslateSection:
                                         elem_classes="attn-wide", visible=grid["visible"]),
                         "note": gr.Markdown(elem_id=f"{side}-grid-note", visible=False, latex_delimiters=LATEX),
                         "equations": equation}
+        # under the translations, so that a phone's first screen shows one (the page opens translated)
+        unit = gr.Radio(list(UNITS), value="pieces", label="Alignment grids by", elem_id="grid-unit",
+                        info="By word: an English word's α is the sum of its pieces' α (the attention on the "
+                             "word); a French word's row is the mean of its pieces' rows, so rows still sum to 1.")
+        gr.Examples(EXAMPLES, inputs=source_box, label="Examples worth watching")
         gr.Markdown("## Decoder steps: how each context vector $c_t$ is formed\nShapes are printed as an "
                     "implementer sees them for this sentence: B sentences in the batch (1 here), S English pieces "
                     "(&lt;/s&gt; included), H the size of a decoder state $s_t$, D the size of an annotation $h_j$.",
