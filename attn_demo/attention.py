@@ -29,11 +29,14 @@ class Attention(nn.Module):
         """Energies e_tj (B, T, S) for queries (B, T, H) and projected keys."""
         raise NotImplementedError
 
-    def forward(self, query, keys, annotations, mask):
-        """query (B, T, H), keys from project_keys, annotations h (B, S, D), mask (B, S) True = real piece."""
+    def forward(self, query, keys, annotations, mask, weights=None):
+        """query (B, T, H), keys from project_keys, annotations h (B, S, D), mask (B, S) True = real piece.
+        weights (B, T, S), when given, replace the softmax: c_t = Σ_j α_tj h_j from weights set by hand
+        (the page's "move the attention"), while e_tj is still the model's."""
         scores = self.score(query, keys)  # (B, T, S)
-        masked = scores.masked_fill(~mask[:, None, :], float("-inf"))
-        weights = torch.softmax(masked, dim=-1)  # (B, T, S)
+        if weights is None:
+            masked = scores.masked_fill(~mask[:, None, :], float("-inf"))
+            weights = torch.softmax(masked, dim=-1)  # (B, T, S)
         context = weights @ annotations  # (B, T, D)
         return scores, weights, context
 

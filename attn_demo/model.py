@@ -93,14 +93,16 @@ class BahdanauDecoder(Decoder):
         self.cell = nn.GRUCell(E + D, H)
         self.readout = nn.Linear(H + D + E, E)
 
-    def _attend(self, s_prev, memory):
-        """How c_t is obtained: attention with the query s_{t−1} → query, e, α (B, S), c_t (B, D)."""
-        scores, weights, context = self.attention(s_prev[:, None], memory.keys, memory.annotations, memory.mask)
+    def _attend(self, s_prev, memory, weights=None):
+        """How c_t is obtained: attention with the query s_{t−1} → query, e, α (B, S), c_t (B, D);
+        weights (B, S), when given, stand in for α."""
+        forced = None if weights is None else weights[:, None]
+        scores, weights, context = self.attention(s_prev[:, None], memory.keys, memory.annotations, memory.mask, forced)
         return s_prev, scores[:, 0], weights[:, 0], context[:, 0]
 
-    def _recur(self, y_emb, s_prev, memory):
+    def _recur(self, y_emb, s_prev, memory, weights=None):
         """One recurrence: (B, E), (B, H) → s_t (B, H) and what _attend computed (query, e, α, c_t)."""
-        attended = self._attend(s_prev, memory)
+        attended = self._attend(s_prev, memory, weights)
         state = self.cell(torch.cat([y_emb, attended[-1]], dim=-1), s_prev)  # (B, H)
         return state, attended
 
@@ -115,9 +117,10 @@ class BahdanauDecoder(Decoder):
         readout = torch.tanh(self.readout(torch.cat([torch.stack(states, 1), torch.stack(contexts, 1), y_emb], -1)))
         return self.logits(readout)  # (B, T, V)
 
-    def step(self, y_prev, s_prev, memory) -> Step:
+    def step(self, y_prev, s_prev, memory, weights=None) -> Step:
+        """One output step; weights (B, S), when given, replace this step's α (see Attention.forward)."""
         y_emb = self.embed(y_prev)  # (B, E)
-        state, (query, scores, weights, context) = self._recur(y_emb, s_prev, memory)
+        state, (query, scores, weights, context) = self._recur(y_emb, s_prev, memory, weights)
         readout = torch.tanh(self.readout(torch.cat([state, context, y_emb], dim=-1)))
         return Step(self.logits(readout), state, query, scores, weights, context)
 
@@ -142,8 +145,8 @@ class FixedContextDecoder(BahdanauDecoder):
         context = torch.cat([forward_last, backward_first], dim=-1)  # c (B, D)
         return Memory(annotations, None, mask, torch.tanh(self.init(backward_first)), context)
 
-    def _attend(self, s_prev, memory):
-        """No query, no e, no α: the same c at every step."""
+    def _attend(self, s_prev, memory, weights=None):
+        """No query, no e, no α: the same c at every step (there is no α to replace)."""
         return None, None, None, memory.context
 
 
@@ -158,10 +161,11 @@ class LuongDecoder(Decoder):
         self.rnn = nn.GRU(E, H, batch_first=True)
         self.W_c = nn.Linear(D + H, E)
 
-    def _run(self, y_emb, s_prev, memory):
-        """y_emb (B, T, E), s_prev (B, H) → states (B, T, H), e, α (B, T, S), c (B, T, D), h̃ (B, T, E)."""
+    def _run(self, y_emb, s_prev, memory, weights=None):
+        """y_emb (B, T, E), s_prev (B, H) → states (B, T, H), e, α (B, T, S), c (B, T, D), h̃ (B, T, E);
+        weights (B, T, S), when given, stand in for α."""
         states, _ = self.rnn(y_emb, s_prev[None].contiguous())  # (B, T, H)
-        scores, weights, context = self.attention(states, memory.keys, memory.annotations, memory.mask)
+        scores, weights, context = self.attention(states, memory.keys, memory.annotations, memory.mask, weights)
         attentional = torch.tanh(self.W_c(torch.cat([context, states], dim=-1)))  # h̃_t (B, T, E)
         return states, scores, weights, context, attentional
 
@@ -169,8 +173,10 @@ class LuongDecoder(Decoder):
         *_, attentional = self._run(self.dropout(self.embed(y_in)), memory.init_state, memory)
         return self.logits(attentional)  # (B, T, V)
 
-    def step(self, y_prev, s_prev, memory) -> Step:
-        states, scores, weights, context, attentional = self._run(self.embed(y_prev)[:, None], s_prev, memory)
+    def step(self, y_prev, s_prev, memory, weights=None) -> Step:
+        """One output step; weights (B, S), when given, replace this step's α (see Attention.forward)."""
+        forced = None if weights is None else weights[:, None]
+        states, scores, weights, context, attentional = self._run(self.embed(y_prev)[:, None], s_prev, memory, forced)
         state = states[:, 0]
         return Step(self.logits(attentional[:, 0]), state, state, scores[:, 0], weights[:, 0], context[:, 0])
 

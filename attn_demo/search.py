@@ -1,7 +1,12 @@
 """Greedy and beam search over a batch, each returning what the model computed at every step
 of the hypothesis it chose: the trace the app draws; forced decoding returns the same trace for
-a target given in advance (teacher forcing)."""
-from dataclasses import dataclass
+a target given in advance (teacher forcing).
+
+Both searches can be steered ("what if?"): a Steer fixes the first pieces (the search continues
+after them, greedy or beam) and sets α by hand at some steps (c_t = Σ_j α_tj h_j from those
+weights; every later step is the model's own). Every number of a steered search is still the
+model's: the log-probability of a fixed piece is the one the model gives it."""
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -20,16 +25,39 @@ class Hypothesis:
     # no such thing (query, scores and attention of a decoder without attention); see TRACE_FIELDS
 
 
+@dataclass(frozen=True)
+class Steer:
+    """What a user fixed in advance, the same for every sentence of the batch: the first output
+    pieces (ids, no EOS), and α at some output steps, {t (1-based): weights (S,) summing to 1}."""
+
+    prefix: tuple[int, ...] = ()
+    attention: dict = field(default_factory=dict)
+
+    def weights(self, t: int, rows: int):
+        """The α fixed at output step t + 1 (0-based t) for `rows` rows (rows, S), or None."""
+        weights = self.attention.get(t + 1)
+        return None if weights is None else weights.expand(rows, -1)
+
+
+NO_STEER = Steer()
+
+
 def max_target_length(src_lengths: torch.Tensor) -> torch.Tensor:
     """A French sentence is rarely more than twice as many pieces as its English source."""
     return 2 * src_lengths + 10
 
 
-def _log_probs(step, t: int, limits, first_limit: int, eos_id: int):
+def _log_probs(step, t: int, limits, first_limit: int, eos_id: int, steer: Steer = NO_STEER):
     """log p(y_t | …) of one step; where a hypothesis reached its length limit, every piece but
     EOS becomes impossible (EOS keeps its own log-probability, so scores stay true model
-    probabilities). Before the first limit (first_limit = limits.min()) there is nothing to force."""
+    probabilities). Before the first limit (first_limit = limits.min()) there is nothing to force.
+    Within a steered prefix, every piece but the fixed one is impossible (it keeps its own)."""
     log_probs = step.logits.log_softmax(-1)
+    if t < len(steer.prefix):
+        fixed = torch.full_like(log_probs, float("-inf"))
+        piece = steer.prefix[t]
+        fixed[:, piece] = log_probs[:, piece]
+        return fixed
     if t + 1 < first_limit:
         return log_probs
     not_eos = torch.ones(log_probs.size(-1), dtype=torch.bool, device=log_probs.device)
@@ -44,18 +72,19 @@ def _trace_rows(step) -> dict:
 
 
 @torch.inference_mode()
-def greedy_search(model: Seq2Seq, memory: Memory, limits) -> list[Hypothesis]:
+def greedy_search(model: Seq2Seq, memory: Memory, limits, steer: Steer = NO_STEER) -> list[Hypothesis]:
     """Pick the most probable piece at every step, for every sentence of the batch at once;
     limits (B,) is each sentence's maximum output length. A sentence leaves the batch at its EOS:
     in a batch of test sentences over half the rows would otherwise be finished ones, decoded on."""
     eos, batch = model.config.eos_id, memory.mask.size(0)
+    limits = limits.clamp(min=len(steer.prefix) + 1)  # room for the fixed pieces and an EOS
     first_limit = int(limits.min())
     rows = torch.arange(batch, device=memory.mask.device)  # the batch rows still decoding
     y = torch.full((batch,), model.config.bos_id, device=rows.device)
     state, steps = memory.init_state, []
     for t in range(int(limits.max())):
-        step = model.decoder.step(y, state, memory)
-        best, y = _log_probs(step, t, limits, first_limit, eos).max(-1)
+        step = model.decoder.step(y, state, memory, steer.weights(t, y.size(0)))
+        best, y = _log_probs(step, t, limits, first_limit, eos, steer).max(-1)
         steps.append((rows, y, best, step))
         state, going = step.state, y != eos
         if not going.all():
@@ -106,14 +135,23 @@ def forced_search(model: Seq2Seq, memory: Memory, targets: list[list[int]]) -> l
             for b, target in enumerate(targets)]
 
 
+def beam_search(model: Seq2Seq, memory: Memory, limits, beam_size: int, length_norm: float = 1.0,
+                steer: Steer = NO_STEER) -> list[Hypothesis]:
+    """The best hypothesis of beam_search_n_best for every sentence."""
+    return [best[0] for best in beam_search_n_best(model, memory, limits, beam_size, 1, length_norm, steer)]
+
+
 @torch.inference_mode()
-def beam_search(model: Seq2Seq, memory: Memory, limits, beam_size: int, length_norm: float = 1.0):
+def beam_search_n_best(model: Seq2Seq, memory: Memory, limits, beam_size: int, n_best: int, length_norm: float = 1.0,
+                       steer: Steer = NO_STEER) -> list[list[Hypothesis]]:
     """Keep the beam_size best prefixes per sentence; a finished hypothesis is ranked by
     log p / length**length_norm (Wu et al. 2016 use a similar normalisation). Stops for a
-    sentence when it has beam_size finished hypotheses; returns the best of them."""
+    sentence when it has beam_size finished hypotheses; returns the n_best best of them, best first."""
+    if not 1 <= n_best <= beam_size:
+        raise ValueError(f"n_best must be between 1 and the beam size ({beam_size}), not {n_best}")
     K, eos, device = beam_size, model.config.eos_id, memory.mask.device
     batch = memory.mask.size(0)
-    limits = limits.repeat_interleave(K)  # (B·K,)
+    limits = limits.clamp(min=len(steer.prefix) + 1).repeat_interleave(K)  # (B·K,)
     memory = memory.select(torch.arange(batch, device=device).repeat_interleave(K))
     y = torch.full((batch * K,), model.config.bos_id, device=device)
     state = memory.init_state
@@ -123,8 +161,8 @@ def beam_search(model: Seq2Seq, memory: Memory, limits, beam_size: int, length_n
     history = []  # per step: origins (B, K), tokens (B, K), trace rows (B·K, ·)
     first_limit = int(limits.min())
     for t in range(int(limits.max())):
-        step = model.decoder.step(y, state, memory)
-        lp = _log_probs(step, t, limits, first_limit, eos)
+        step = model.decoder.step(y, state, memory, steer.weights(t, y.size(0)))
+        lp = _log_probs(step, t, limits, first_limit, eos, steer)
         vocab = lp.size(-1)
         total = (beam_scores.view(-1, 1) + lp).view(batch, K * vocab)
         top_scores, top_index = total.topk(2 * K, dim=-1)  # (B, 2K): enough to keep K after EOS ones
@@ -136,7 +174,7 @@ def beam_search(model: Seq2Seq, memory: Memory, limits, beam_size: int, length_n
         beam_scores = new_scores
         rows = (torch.arange(batch, device=device)[:, None] * K + new_origins).view(-1)
         state, y = step.state[rows], new_words.view(-1)
-    return [_backtrack(max(f), b, K, history) for b, f in enumerate(finished)]
+    return [[_backtrack(hyp, b, K, history) for hyp in sorted(f, reverse=True)[:n_best]] for b, f in enumerate(finished)]
 
 
 def _advance(finished, top_scores, origins, words, t, K, eos, length_norm):

@@ -9,7 +9,7 @@ from huggingface_hub.errors import LocalEntryNotFoundError, RepositoryNotFoundEr
 
 from attn_demo.checkpoint import load_checkpoint
 from attn_demo.data import pad
-from attn_demo.search import Hypothesis, beam_search, forced_search, greedy_search, max_target_length
+from attn_demo.search import NO_STEER, Hypothesis, Steer, beam_search_n_best, forced_search, greedy_search, max_target_length
 from attn_demo.tokenizer import check_known, check_length, check_text, read_english
 
 
@@ -111,12 +111,23 @@ class Translator:
         check_length(ids, self.config.max_source_pieces)
         return ids + [self.config.eos_id]
 
-    def translate(self, text: str, beam_size: int = 1, max_len: int | None = None) -> "Translation":
-        return self.translate_batch([text], beam_size, max_len)[0]
+    def translate(self, text: str, beam_size: int = 1, max_len: int | None = None, n_best: int | None = None,
+                  prefix: str | None = None, force_attention: dict | None = None):
+        """The Translation of one sentence, or with n_best the n best hypotheses of a beam search, best
+        first (the first is translate(text, beam_size=k)). What if? prefix: French the translation
+        must start with, after which the model goes on by itself (greedy or beam); force_attention:
+        {t: weights}, α set by hand at output step t (1-based, weights over the S source pieces,
+        </s> included, summing to 1): c_t = Σ_j α_tj h_j from them, every later step the model's own."""
+        ids, _ = self.read(text)
+        steer = Steer(self._prefix_ids(prefix), self._forced_attention(force_attention, len(ids)))
+        results = self.translate_batch([text], beam_size, max_len, n_best or 1, steer)[0]
+        return results if n_best else results[0]
 
     @torch.inference_mode()
-    def translate_batch(self, texts, beam_size: int = 1, max_len: int | None = None) -> list["Translation"]:
-        """Translate many sentences in one batch; a ValueError names the first bad input."""
+    def translate_batch(self, texts, beam_size: int = 1, max_len: int | None = None, n_best: int | None = None,
+                        steer: Steer = NO_STEER) -> list:
+        """Translate many sentences in one batch: a Translation each, or with n_best a list of the n
+        best each; a ValueError names the first bad input."""
         if not 1 <= beam_size <= 16:
             raise ValueError(f"beam size must be between 1 and 16, not {beam_size}")
         if max_len is not None and max_len < 1:
@@ -128,10 +139,36 @@ class Translator:
         lengths = memory.mask.sum(1)  # (B,) pieces, EOS included
         limits = max_target_length(lengths) if max_len is None else torch.full_like(lengths, max_len)
         if beam_size == 1:
-            hypotheses = greedy_search(self.model, memory, limits)
+            if n_best not in (None, 1):
+                raise ValueError("n_best needs a beam: beam_size must be at least n_best")
+            hypotheses = [[hyp] for hyp in greedy_search(self.model, memory, limits, steer)]
         else:
-            hypotheses = beam_search(self.model, memory, limits, beam_size)
-        return self._translations(read, memory, hypotheses)
+            hypotheses = beam_search_n_best(self.model, memory, limits, beam_size, n_best or 1, steer=steer)
+        annotations = memory.annotations.float().cpu().numpy()  # (B, S, D)
+        results = [[self._translation(ids, unknown, hyp, annotations[b, :len(ids)]) for hyp in hyps]
+                   for b, ((ids, unknown), hyps) in enumerate(zip(read, hypotheses))]
+        return results if n_best else [best[0] for best in results]
+
+    def _prefix_ids(self, prefix: str | None) -> tuple[int, ...]:
+        """The pieces of a French prefix the translation must start with (no EOS)."""
+        if not prefix:
+            return ()
+        return tuple(self.encode_target(prefix)[:-1])
+
+    def _forced_attention(self, force_attention: dict | None, S: int) -> dict:
+        """{t: weights (S,) tensor}, each checked: a model with α, a step from 1, S weights ≥ 0 summing to 1."""
+        if not force_attention:
+            return {}
+        if self.config.attention == "none":
+            raise ValueError("This model has no attention: there is no α to move (it reads one fixed c at every step).")
+        forced = {}
+        for t, weights in force_attention.items():
+            weights = torch.as_tensor(np.asarray(weights, dtype=np.float32), device=self.device)
+            if int(t) < 1 or weights.shape != (S,) or bool((weights < 0).any()) or abs(float(weights.sum()) - 1) > 1e-4:
+                raise ValueError(f"α at step {t} must be {S} weights (one per English piece, </s> included), "
+                                 "none negative, summing to 1")
+            forced[int(t)] = weights
+        return forced
 
     def force_decode(self, english: str, french: str) -> "Translation":
         return self.force_decode_batch([(english, french)])[0]

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from attn_demo import CheckpointUnavailable, load_translator
+from attn_demo.search import Steer, forced_search
 from attn_demo.tokenizer import MAX_INPUT_CHARS
 from conftest import ROOT
 
@@ -171,3 +172,107 @@ def test_force_decode_of_its_own_translation_is_translate(name):
         assert forced.target_tokens == own.target_tokens and forced.log_prob == pytest.approx(own.log_prob, abs=1e-6)
         for field in ("attention", "scores", "contexts", "queries", "encoder_states"):
             np.testing.assert_allclose(getattr(forced, field), getattr(own, field), atol=1e-6, err_msg=field)
+
+
+def same_translation(a, b, exact: bool = True):
+    """Two Translations hold the same numbers: bit for bit, or (exact=False) to float32 rounding, for
+    beam searches whose rows sit at other places of the batch, which may change the order of sums."""
+    assert a.target_tokens == b.target_tokens and a.text == b.text
+    assert a.log_prob == b.log_prob if exact else abs(a.log_prob - b.log_prob) < 1e-4
+    for name in ("scores", "attention", "contexts", "queries"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert (x is None) == (y is None), name
+        if x is not None:
+            np.testing.assert_allclose(x, y, rtol=0 if exact else 1e-5, atol=0 if exact else 1e-6, err_msg=name)
+
+
+def ids_of(translator, result) -> list[int]:
+    return [translator.target_tokenizer.sp.piece_to_id(piece) for piece in result.target_tokens]
+
+
+def teacher_forced(translator, text, ids):
+    """The model reading the given target ids (teacher forcing), as forced_search computes it."""
+    memory = translator.encode_batch([translator.encode(text)])
+    return forced_search(translator.model, memory, [ids])[0]
+
+
+SENTENCE = "I see the red cat."
+
+
+def test_the_n_best_list_starts_with_the_beam_result_and_every_hypothesis_is_the_models(translator):
+    n_best = translator.translate(SENTENCE, beam_size=4, n_best=3)
+    assert len(n_best) == 3
+    same_translation(n_best[0], translator.translate(SENTENCE, beam_size=4))
+    ranked = [h.log_prob / len(h.target_tokens) for h in n_best]  # length-normalised, as the beam ranks them
+    assert ranked == sorted(ranked, reverse=True)
+    for hypothesis in n_best:  # its log-probability and trace are those of the model reading it
+        forced = teacher_forced(translator, SENTENCE, ids_of(translator, hypothesis))
+        assert abs(forced.log_prob - hypothesis.log_prob) < 1e-4
+        np.testing.assert_allclose(forced.trace["context"], hypothesis.contexts, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="n_best"):
+        translator.translate(SENTENCE, beam_size=2, n_best=3)
+
+
+def test_a_prefix_equal_to_the_models_own_output_gives_back_its_translation(translator):
+    """Greedy: exactly. Given as pieces (a tiny random model's output rarely spells words; shipped
+    models are given text, below). Beam search makes no such promise: from a fixed prefix it may
+    finish hypotheses that the full search stopped before reaching."""
+    own = translator.translate(SENTENCE)
+    ids = ids_of(translator, own)
+    for cut in (1, len(ids) // 2, len(ids) - 1):
+        same_translation(translator.translate_batch([SENTENCE], steer=Steer(prefix=tuple(ids[:cut])))[0], own)
+
+
+def test_a_beam_from_a_prefix_keeps_it_and_scores_with_the_models_numbers(translator):
+    own = translator.translate(SENTENCE, beam_size=3)
+    prefix = tuple(ids_of(translator, own)[:2])
+    for hypothesis in translator.translate_batch([SENTENCE], 3, n_best=3, steer=Steer(prefix=prefix))[0]:
+        ids = ids_of(translator, hypothesis)
+        assert tuple(ids[:len(prefix)]) == prefix
+        assert abs(teacher_forced(translator, SENTENCE, ids).log_prob - hypothesis.log_prob) < 1e-4
+
+
+def test_a_prefix_is_kept_and_the_model_goes_on_from_it(translator):
+    result = translator.translate(SENTENCE, prefix="le chien")
+    prefix_ids = translator.encode_target("le chien")[:-1]
+    assert ids_of(translator, result)[:len(prefix_ids)] == prefix_ids and result.target_tokens[-1] == "</s>"
+    forced = teacher_forced(translator, SENTENCE, ids_of(translator, result))
+    assert abs(forced.log_prob - result.log_prob) < 1e-4  # the prefix's pieces cost what the model says
+
+
+def test_a_one_hot_alpha_gives_c_t_equal_to_h_j_and_the_model_goes_on_from_it(translator):
+    own = translator.translate(SENTENCE)
+    if translator.config.attention == "none":
+        with pytest.raises(ValueError, match="no attention"):
+            translator.translate(SENTENCE, force_attention={1: np.eye(len(own.source_tokens))[0]})
+        return
+    t, j = 2, 1
+    one_hot = np.zeros(len(own.source_tokens), dtype=np.float32)
+    one_hot[j] = 1.0
+    moved = translator.translate(SENTENCE, force_attention={t: one_hot})
+    np.testing.assert_array_equal(moved.attention[t - 1], one_hot)
+    np.testing.assert_array_equal(moved.contexts[t - 1], moved.encoder_states[j])  # c_t = h_j, exactly
+    assert moved.target_tokens[:t - 1] == own.target_tokens[:t - 1]  # the steps before t are untouched
+    np.testing.assert_array_equal(moved.contexts[:t - 1], own.contexts[:t - 1])
+    # the piece at step t is the one the model computes from that c_t: teacher-force the same pieces
+    # with the same α at step t, and step t's most probable piece is the one the search emitted
+    memory = translator.encode_batch([translator.encode(SENTENCE)])
+    step_state, y = memory.init_state, torch.tensor([translator.config.bos_id])
+    ids = ids_of(translator, moved)
+    with torch.inference_mode():
+        for step_t in range(t):
+            weights = torch.tensor(one_hot)[None] if step_t == t - 1 else None
+            step = translator.model.decoder.step(y, step_state, memory, weights)
+            y, step_state = torch.tensor([ids[step_t]]), step.state
+    assert int(step.logits.argmax(-1)) == ids[t - 1]
+    with pytest.raises(ValueError, match="summing to 1"):
+        translator.translate(SENTENCE, force_attention={t: one_hot * 2})
+
+
+@pytest.mark.parametrize("name", ["bahdanau-en-fr", "luong-en-fr", "no-attention-en-fr"])
+def test_a_shipped_model_given_the_start_of_its_own_translation_says_the_same(name):
+    translator = load_translator(ROOT / "checkpoints" / name, device="cpu")
+    sentence = "The old man who lives next door rides his bicycle to work every morning."
+    own = translator.translate(sentence)
+    words = own.text.split()
+    same_translation(translator.translate(sentence, prefix=" ".join(words[:len(words) // 2])), own)
