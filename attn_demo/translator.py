@@ -7,6 +7,7 @@ import torch
 from huggingface_hub import ModelCard, snapshot_download
 from huggingface_hub.errors import LocalEntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
 
+from attn_demo.attribution import Attribution, attribute
 from attn_demo.checkpoint import load_checkpoint
 from attn_demo.data import pad
 from attn_demo.search import NO_STEER, Hypothesis, Steer, beam_search_n_best, forced_search, greedy_search, max_target_length
@@ -185,6 +186,20 @@ class Translator:
             return []
         memory = self.encode_batch([ids for ids, _ in read])
         return self._translations(read, memory, forced_search(self.model, memory, targets))
+
+    def attribute(self, english: str, french: str | None = None, method: str = "integrated-gradients") -> Attribution:
+        """How much each English piece contributed to each French piece's log-probability (see
+        attn_demo.attribution): for the model's own greedy translation, or for a given French
+        sentence read by teacher forcing. A (T, S) array, rows in the order of the French pieces."""
+        source_ids, _ = self.read(english)
+        if french is None:
+            pieces = self.translate(english).target_tokens
+            target_ids = [self.target_tokenizer.sp.piece_to_id(piece) for piece in pieces]
+        else:
+            target_ids = self.encode_target(french)
+        scores, log_probs, gap, points = attribute(self.model, source_ids, target_ids, method)
+        return Attribution(method, self.source_tokenizer.pieces(source_ids), self.target_tokenizer.pieces(target_ids),
+                           scores, log_probs, gap, points)
 
     def encode_batch(self, sources: list[list[int]]):
         """The encoder's Memory of a batch of source ids (EOS last), padded."""

@@ -1,0 +1,75 @@
+import numpy as np
+import pytest
+import torch
+
+from attn_demo import attribution, load_translator
+from attn_demo.attribution import METHODS, agreement, log_likelihoods, ranks
+from conftest import ROOT
+
+SENTENCE = "I see the red cat."
+
+
+@pytest.fixture
+def translator(toy_checkpoint):
+    return load_translator(toy_checkpoint, device="cpu")
+
+
+def test_integrated_gradients_is_complete_within_five_percent_at_every_step(translator):
+    result = translator.attribute(SENTENCE, method="integrated-gradients")
+    T, S = len(result.target_tokens), len(result.source_tokens)
+    assert result.scores.shape == (T, S) and result.completeness_gap.shape == (T,)
+    assert (result.completeness_gap <= 0.05).all(), result.completeness_gap
+    assert result.target_tokens == translator.translate(SENTENCE).target_tokens  # the model's own translation
+
+
+def test_input_x_gradient_is_the_embedding_times_its_gradient(translator):
+    """By hand with autograd, step by step: Σ_d x_jd ∂ log p(y_t) / ∂x_jd."""
+    result = translator.attribute(SENTENCE, method="input-x-gradient")
+    model = translator.model
+    source = torch.tensor([translator.encode(SENTENCE)])
+    target = [translator.target_tokenizer.sp.piece_to_id(p) for p in result.target_tokens]
+    y_in, y_out = torch.tensor([[model.config.bos_id, *target[:-1]]]), torch.tensor([target])
+    for t in range(len(target)):
+        embedded = model.encoder.embed(source).detach().requires_grad_()
+        with torch.enable_grad():
+            original = model.encoder.embed.forward
+            model.encoder.embed.forward = lambda ids: embedded  # the layer's output, as Captum hooks it
+            try:
+                log_p = log_likelihoods(model, source, torch.tensor([source.size(1)]), y_in, y_out)[0, t]
+            finally:
+                model.encoder.embed.forward = original
+            (grad,) = torch.autograd.grad(log_p, embedded)
+        np.testing.assert_allclose(result.scores[t], (embedded * grad).sum(-1)[0].detach().numpy(), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(result.log_probs.sum(), translator.translate(SENTENCE).log_prob, rtol=1e-5)
+
+
+def test_a_given_french_sentence_is_attributed_as_read_and_bad_requests_are_refused(translator):
+    result = translator.attribute(SENTENCE, "je vois le chat rouge.", method="input-x-gradient")
+    assert result.target_tokens == translator.force_decode(SENTENCE, "je vois le chat rouge.").target_tokens
+    with pytest.raises(ValueError, match="unknown attribution method"):
+        translator.attribute(SENTENCE, method="lime")
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_shipped_model_is_attributed_with_a_small_completeness_gap(method):
+    translator = load_translator(ROOT / "checkpoints" / "luong-en-fr", device="cpu")
+    result = translator.attribute("The red car is in front of the house.", method=method)
+    assert np.isfinite(result.scores).all()
+    if method == "integrated-gradients":
+        assert (result.completeness_gap <= 0.05).all(), result.completeness_gap
+
+
+def test_ranks_share_ties_and_agreement_counts_steps():
+    np.testing.assert_array_equal(ranks(np.array([0.3, 0.1, 0.3, 0.2])), [2.5, 0.0, 2.5, 1.0])
+    alpha = np.array([[0.7, 0.2, 0.1], [0.1, 0.2, 0.7]])
+    same = agreement(alpha, alpha * 3)
+    assert same == {"spearman_mean": pytest.approx(1.0), "argmax_agreement": 1.0, "steps": 2}
+    flipped = agreement(alpha, alpha[:, ::-1])
+    assert flipped["spearman_mean"] == pytest.approx(-1.0) and flipped["argmax_agreement"] == 0.0
+
+
+def test_more_path_points_are_taken_only_where_sixteen_leave_a_gap(translator, monkeypatch):
+    monkeypatch.setattr(attribution, "MAX_GAP", -1.0)  # no number of points is ever enough: all are tried
+    assert translator.attribute(SENTENCE).path_points == attribution.IG_STEPS[-1]
+    monkeypatch.setattr(attribution, "MAX_GAP", float("inf"))
+    assert translator.attribute(SENTENCE).path_points == attribution.IG_STEPS[0]
