@@ -16,6 +16,7 @@ import torch
 
 from attn_demo.catalogue import load_models, requested_models
 from attn_demo.ui.alignment_check import AlignmentCheckSection
+from attn_demo.ui.attribution import AttributionSection
 from attn_demo.ui.compare import CompareSection
 from attn_demo.ui.export import ExportSection
 from attn_demo.ui.quiz import QuizSection
@@ -70,6 +71,7 @@ ALIGNMENT_CHECK = AlignmentCheckSection(MODELS)
 COMPARE = CompareSection(MODELS)
 SHARE = ShareSection()
 EXPORT = ExportSection(TRANSLATE)
+ATTRIBUTION = AttributionSection(TRANSLATE)
 QUIZ = QuizSection(MODELS)
 
 
@@ -92,6 +94,7 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
     controls = TRANSLATE.render(large_text)
     SHARE.render(controls)
     EXPORT.render(controls.session)
+    ATTRIBUTION.render(controls, large_text)
     WHY_ATTENTION.render(large_text, controls)
     ALIGNMENT_CHECK.render(large_text, controls.pickers)
     COMPARE.render(large_text)

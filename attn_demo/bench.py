@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+from attn_demo.attribution import METHODS
 from attn_demo.bench_app import bench_app
 from attn_demo.catalogue import CHECKPOINTS
 from attn_demo.data import TEST_SET, read_pairs
@@ -173,6 +174,20 @@ def bench_throughput(translators, p) -> list[dict]:
     return rows
 
 
+def bench_attribution(translators, p) -> list[dict]:
+    """Attributing a 20-word sentence's translation, each method (the page's "What did each model
+    rely on?" for one model), and the completeness gap integrated gradients reached."""
+    rows = []
+    for name, translator in translators.items():
+        for method in METHODS:
+            result = translator.attribute(SENTENCES[20], method=method)
+            stats = timed(lambda: translator.attribute(SENTENCES[20], method=method), max(1, p["runs"] // 10), 1)
+            gap = None if result.completeness_gap is None else round(float(result.completeness_gap.max()), 4)
+            rows.append({"model": name, "method": method, "words": 20, "path_points": result.path_points,
+                         "max_completeness_gap": gap, **stats})
+    return rows
+
+
 def request_figures(results) -> tuple[list, list]:
     """Everything the page draws for one translation: the two grids (the /translate reply) and
     every step of both models (the /step_data reply, which the browser scrubs through alone)."""
@@ -232,7 +247,8 @@ def main(argv=None):
     print(json.dumps(report["machine"]))
     sections = [("latency", "translate() latency", bench_latency), ("naive", "ours vs naive reference, greedy", bench_naive),
                 ("roofline", "decode step against the memory roofline", bench_roofline),
-                ("throughput", "batched throughput", bench_throughput), ("figures", "figures per request", bench_figures)]
+                ("throughput", "batched throughput", bench_throughput), ("figures", "figures per request", bench_figures),
+                ("attribution", "attribution of a 20-word sentence", bench_attribution)]
     for key, title, fn in sections:
         report[key] = fn(translators, p)
         print_rows(title, report[key])

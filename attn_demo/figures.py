@@ -15,6 +15,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import make_colorscale, sequential
 
+from attn_demo.steps import VECTOR_COLORSCALE  # signed numbers, white at 0: the step view's vectors and attributions
+
 # The colour scale is spelled out, as unvalidated figures would hand its name to plotly.js.
 ALIGNMENT_COLORSCALE = make_colorscale(sequential.Viridis)  # fixed to [0, 1] so both models' grids compare
 HIGHLIGHT = "#d62728"
@@ -141,3 +143,19 @@ def comparison_figure(rows: list[dict], large: bool = False) -> go.Figure:
                   yaxis=dict(type="category", autorange="reversed", automargin=True),
                   xaxis=dict(title=dict(text="BLEU"), rangemode="tozero"))
     return _figure(data, layout)
+
+
+def attribution_figure(source_tokens, target_tokens, scores, title: str, large: bool = False, unit: str = "pieces") -> go.Figure:
+    """Heatmap of an attribution (T, S) on the axes of the alignment grid: red where a source piece
+    (or word) lowered the log-probability of the French piece, blue where it raised it, white at 0."""
+    scores = np.asarray(scores, dtype=np.float32)
+    T, S = scores.shape
+    bound = float(np.abs(scores).max()) or 1.0
+    src, tgt = [label(p) for p in source_tokens], [label(p) for p in target_tokens]
+    heatmap = dict(
+        type="heatmap", z=scores, zmin=-bound, zmax=bound, colorscale=VECTOR_COLORSCALE, xgap=1, ygap=1,
+        customdata=[[[tgt[t], src[s]] for s in range(S)] for t in range(T)],
+        hovertemplate="%{customdata[0]} ← %{customdata[1]}: A = %{z:.3f} (by " + unit + ")<extra></extra>",
+        colorbar=dict(title=dict(text="A"), thickness=14, len=min(1.0, 0.35 + 0.02 * T)),
+    )
+    return _figure([heatmap], _grid_layout(title, src, tgt, "French", large))

@@ -11,6 +11,7 @@ import torch
 SENTENCES = {
     5: "The cat is very old.",
     15: "My brother and I went to the market this morning to buy some fresh bread.",
+    20: "My brother and I went to the market this morning to buy some fresh bread and a few red apples.",
     30: ("When we arrived at the station last night, the last train had already left, so we had to "
          "walk all the way home in the cold rain."),
 }

@@ -187,13 +187,15 @@ class Translator:
         memory = self.encode_batch([ids for ids, _ in read])
         return self._translations(read, memory, forced_search(self.model, memory, targets))
 
-    def attribute(self, english: str, french: str | None = None, method: str = "integrated-gradients") -> Attribution:
+    def attribute(self, english: str, french: str | list[str] | None = None,
+                  method: str = "integrated-gradients") -> Attribution:
         """How much each English piece contributed to each French piece's log-probability (see
         attn_demo.attribution): for the model's own greedy translation, or for a given French
-        sentence read by teacher forcing. A (T, S) array, rows in the order of the French pieces."""
+        sentence read by teacher forcing, as text or as the pieces of a Translation (target_tokens,
+        </s> last). A (T, S) array, rows in the order of the French pieces."""
         source_ids, _ = self.read(english)
-        if french is None:
-            pieces = self.translate(english).target_tokens
+        if french is None or isinstance(french, list):
+            pieces = self.translate(english).target_tokens if french is None else french
             target_ids = [self.target_tokenizer.sp.piece_to_id(piece) for piece in pieces]
         else:
             target_ids = self.encode_target(french)

@@ -2,6 +2,7 @@
 and its correctness checks must hold. Its timings are not asserted."""
 import json
 
+from attn_demo.attribution import METHODS
 from attn_demo.bench import main, naive_greedy, step_weight_bytes
 from attn_demo.timing import percentiles
 from attn_demo.translator import load_translator
@@ -47,6 +48,8 @@ def test_quick_run_end_to_end(tmp_path, capsys):
                for key in ("step_ms", "weight_MB", "bandwidth_GBps", "read_time_ms", "roofline_ratio", "step_ms_per_sentence"))
     assert all(r["sentences_per_s"] > 0 for r in report["throughput"])
     assert all(r["json_kB"] > 0 for r in report["figures"])
+    assert {(r["model"], r["method"]) for r in report["attribution"]} == {(m, k) for m in models for k in METHODS}
+    assert all(r["max_completeness_gap"] <= 0.05 for r in report["attribution"] if r["method"] == "integrated-gradients")
     for load in (report["app"]["bare_load"], report["app"]["app_load"]):
         assert load["errors"] == 0 and load["mixed_up"] == 0 and load["answered"] == load["requests"]
         assert load["server_cpu_ms_per_request"] > 0  # the servers really were measured

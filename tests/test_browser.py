@@ -463,3 +463,22 @@ def test_the_exported_html_opens_offline_and_shows_the_same_numbers(browser, app
     assert requests == [] and errors == []
     offline.screenshot(path=str(SCREENSHOT_DIR / "export-offline.png"), full_page=False)
     offline.close()
+
+
+@pytest.mark.parametrize("width, height", [(1440, 900), (390, 844)])
+def test_attribution_beside_alpha_on_demand(browser, app_url, width, height):
+    page = browser.new_page(viewport={"width": width, "height": height})
+    open_app(page, app_url)  # the opening example, translated
+    page.locator("#attribution-method").get_by_label("input × gradient").check()
+    page.get_by_role("button", name="What did each model rely on?").click()
+    for side in SIDES:
+        page.locator(f"#{side}-attribution .js-plotly-plot .heatmaplayer").wait_for(timeout=60_000)
+    state = app.TRANSLATE.translate(EXAMPLES[0], 1, False)[0]
+    expected = app.ATTRIBUTION.show(state, "input-x-gradient", False, "pieces")
+    for side, note in zip(SIDES, expected[1::2]):
+        assert page.locator(f"#{side}-agreement").inner_text().split("Spearman ρ of ")[1][:4] == note.split("**")[3][:4]
+    assert page.evaluate(OVERLAPPING_LABELS) == []
+    page.locator("#left-attribution").scroll_into_view_if_needed()
+    SCREENSHOT_DIR.mkdir(exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT_DIR / f"attribution-{width}.png"), full_page=False)
+    page.close()

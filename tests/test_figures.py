@@ -4,7 +4,8 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from attn_demo.figures import ALIGNMENT_COLORSCALE, alignment_figure, comparison_figure, gold_check_figure, label, length_figure
+from attn_demo.figures import (ALIGNMENT_COLORSCALE, alignment_figure, attribution_figure, comparison_figure, gold_check_figure,
+                               label, length_figure)
 
 SOURCE = ["▁the", "▁<img", "▁src=x", "▁the", "</s>"]  # S = 5, a repeated piece and markup
 TARGET = ["▁le", "▁<b>", "</s>"]  # T = 3
@@ -98,3 +99,12 @@ def test_comparison_figure_draws_each_models_test_and_long_input_bleu_and_leaves
     assert list(test.y) == ["Luong &lt;general&gt;", "No attention (baseline)"] and list(test.x) == [39.25, 37.0]
     assert list(long.x) == [40.4, None]  # not measured: no bar, not a zero
     assert "<general>" not in all_strings(fig)
+
+
+def test_attribution_figure_is_signed_and_centred_on_zero():
+    scores = np.array([[0.5, -2.0, 0.1, 0.0, 1.0], [0.2, 0.3, -0.1, 0.0, 0.4], [0.0, 0.1, 0.2, 0.3, -0.4]], dtype=np.float32)
+    fig = attribution_figure(SOURCE, TARGET, scores, "Luong <general>: integrated gradients")
+    heatmap = fig.data[0]
+    assert (heatmap.zmin, heatmap.zmax) == (-2.0, 2.0) and np.array_equal(heatmap.z, scores)  # white is exactly 0
+    assert list(fig.layout.xaxis.ticktext) == [label(p) for p in SOURCE] and "A = " in heatmap.hovertemplate
+    assert "<general>" not in all_strings(fig) and "<img" not in all_strings(fig)

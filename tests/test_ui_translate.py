@@ -9,7 +9,9 @@ import pytest
 from attn_demo.catalogue import load_models
 from attn_demo.checkpoint import save_checkpoint
 from attn_demo.config import ATTENTION_TYPES
+from attn_demo.figures import label
 from attn_demo.ui.alignment_check import AlignmentCheckSection
+from attn_demo.ui.attribution import AttributionSection
 from attn_demo.ui.compare import CompareSection
 from attn_demo.ui.export import ExportSection
 from attn_demo.ui.quiz import QuizSection
@@ -169,3 +171,18 @@ def test_the_html_export_holds_both_sides_and_no_text_can_close_its_script(secti
     assert f"<h2>{section.models['tiny-luong-general'].title}</h2>" in text and "&lt;img src=x" in text  # shown as text
     assert ("No attention, so no grid." in text) == (attention == "none")
     assert ExportSection(section).export(None)["visible"] is False
+
+
+@pytest.mark.parametrize("attention", ATTENTION_TYPES)
+def test_attribution_is_drawn_for_every_model_and_compared_with_alpha_where_there_is_one(section, attention):
+    state = section.translate(SENTENCE, 2, False, "pieces", f"tiny-{attention}", "tiny-bahdanau")[0]
+    grid, note, other_grid, other_note = AttributionSection(section).show(state, "input-x-gradient", False, "pieces")
+    left = state["views"]["left"]["result"]
+    expected = section.models[f"tiny-{attention}"].translator.attribute(SENTENCE, left.target_tokens, "input-x-gradient")
+    np.testing.assert_array_equal(grid.data[0].z, expected.scores)  # the pieces on screen (beam 2), not a new translation
+    assert list(grid.layout.yaxis.ticktext) == [label(piece) for piece in left.target_tokens]
+    assert ("no α to compare" in note) == (attention == "none") and "Spearman" in other_note
+    words = AttributionSection(section).show(state, "integrated-gradients", False, "words")[0]
+    assert "by word" in words.layout.title.text and "path points" in AttributionSection(section).show(
+        state, "integrated-gradients", False, "pieces")[1]
+    assert AttributionSection(section).show(None, "input-x-gradient", False, "pieces")[1] == "Translate a sentence first."

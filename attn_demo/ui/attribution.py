@@ -1,0 +1,80 @@
+"""Is attention an explanation? On demand, for each model on screen: a gradient attribution of its
+translation (attn_demo.attribution) drawn on the axes of its alignment grid, and how well α and
+the attribution agree on this sentence. A model without attention has an attribution but no α:
+its grid is drawn, and the agreement says there is nothing to compare with.
+
+Attribution runs only when asked: a button, never on every translation (it costs ~100 times a
+translation), and each result is kept for the next user who asks about the same sentence."""
+import functools
+import html
+
+import gradio as gr
+
+from attn_demo.alignment import words_view
+from attn_demo.attribution import METHODS, agreement
+from attn_demo.figures import attribution_figure
+from attn_demo.ui.translate import SIDES
+
+EXPLANATION = """## Is attention an explanation?
+α says where the model looked; it does not say what the output depended on. A **gradient attribution**
+asks the second question: how much does each English piece's embedding move the log-probability of each
+French piece? **Integrated gradients** adds up the gradient along a straight path from an all-zero input
+to the sentence (the attributions of a step add up to its change in log-probability); **input × gradient**
+is its one-point shortcut. Blue raised the French piece's probability, red lowered it. Where α and the
+attribution point at the same English pieces, attention is a fair account of this sentence; where they
+do not, α showed where the model looked, not what it used."""
+METHOD_LABELS = {"integrated-gradients": "integrated gradients", "input-x-gradient": "input × gradient"}
+CACHED = 64  # attributions kept (model, sentence, method): a class asking about the same example computes one
+
+
+class AttributionSection:
+    def __init__(self, translate_section):
+        self.translate = translate_section
+        self.attribution = functools.lru_cache(maxsize=CACHED)(self._attribution)
+
+    def _attribution(self, key: str, text: str, pieces: tuple[str, ...], method: str):
+        return self.translate.models[key].translator.attribute(text, list(pieces), method)
+
+    def side(self, state, side: str, method: str, large: bool, unit: str) -> list:
+        """One side's attribution grid and its agreement with α, in a sentence."""
+        model = self.translate.picked(state, side)
+        view = state["views"][side]["result"]
+        result = self.attribution(model.key, state["text"], tuple(view.target_tokens), method)  # the pieces on screen
+        source, target, scores = result.source_tokens, result.target_tokens, result.scores
+        if unit == "words":
+            source, target, scores = words_view(source, target, scores)
+        figure = attribution_figure(source, target, scores, f"{model.title}: {METHOD_LABELS[method]} by {unit[:-1]}",
+                                    large, unit)
+        return [figure, self.agreement_markdown(model, view, result)]
+
+    def agreement_markdown(self, model, view, result) -> str:
+        gap = (f" The attributions of each step add up to its change in log-probability within "
+               f"{100 * result.completeness_gap.max():.1f}% ({result.path_points} path points)."
+               if result.completeness_gap is not None else "")
+        if view.attention is None:
+            return f"**{html.escape(model.title)}** has no α to compare with: this is what it relied on.{gap}"
+        a = agreement(view.attention, result.scores)
+        rho = "–" if a["spearman_mean"] is None else f"{a['spearman_mean']:.2f}"
+        return (f"**{html.escape(model.title)}**: over {a['steps']} steps, α and the attribution rank the English pieces "
+                f"alike with a mean Spearman ρ of **{rho}** (1: the same order, 0: unrelated), and their largest entries "
+                f"fall on the same piece at **{a['argmax_agreement']:.0%}** of the steps.{gap}")
+
+    def show(self, state, method: str, large: bool, unit: str) -> list:
+        if not state:
+            return [None, "Translate a sentence first."] * len(SIDES)
+        return [output for side in SIDES for output in self.side(state, side, method, large, unit)]
+
+    def render(self, controls, large_text: gr.Checkbox):
+        """The section, under the translate section; controls are that section's."""
+        gr.Markdown(EXPLANATION)
+        with gr.Row():
+            method = gr.Radio([(METHOD_LABELS[m], m) for m in METHODS], value=METHODS[0], label="Attribution",
+                              elem_id="attribution-method")
+            button = gr.Button("What did each model rely on?", elem_id="attribute", variant="secondary")
+        outputs = []
+        with gr.Row():
+            for side in SIDES:
+                with gr.Column():
+                    outputs += [gr.Plot(show_label=False, elem_id=f"{side}-attribution", elem_classes="attn-wide"),
+                                gr.Markdown(elem_id=f"{side}-agreement")]
+        button.click(self.show, [controls.session, method, large_text, controls.unit], outputs, api_name="attribute")
