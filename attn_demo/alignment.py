@@ -118,6 +118,12 @@ def _rules(shift: int, suffix: str) -> dict:
 ALIGNERS = {**_rules(0, ""), **_rules(1, "+1")}
 
 
+def links_source(rule: str) -> str:
+    """What a rule's links are drawn from, for tables: "α, `argmax`" or "integrated-gradients, `argmax`"."""
+    method, _, name = rule.rpartition(" ")
+    return f"{method or 'α'}, `{name}`"
+
+
 def attention_links(attention: np.ndarray, source_spans, target_spans) -> dict:
     """name → the links each rule of ALIGNERS draws from one sentence's piece-level α."""
     alphas = {shift: word_attention(attention, source_spans, target_spans, shift) for shift in (0, 1)}
@@ -154,7 +160,8 @@ def attention_alignments(translator, gold: GoldAlignments, batch_size: int = 32)
             read.append(i)
         except ValueError:
             pass
-    links, kept = {name: [] for name in ALIGNERS}, []
+    attends = translator.config.attention != "none"  # without α no rule applies; the sentences read are still counted
+    links, kept = {name: [] for name in ALIGNERS} if attends else {}, []
     for start in range(0, len(read), batch_size):
         chunk = read[start:start + batch_size]
         results = translator.force_decode_batch([(" ".join(pairs[i][0]), " ".join(pairs[i][1])) for i in chunk])
@@ -164,10 +171,28 @@ def attention_alignments(translator, gold: GoldAlignments, batch_size: int = 32)
                 target_spans = word_spans(result.target_tokens[:-1], pairs[i][1])
             except ValueError:
                 continue
-            for name, sentence_links in attention_links(result.attention, source_spans, target_spans).items():
-                links[name].append(sentence_links)
+            if attends:
+                for name, sentence_links in attention_links(result.attention, source_spans, target_spans).items():
+                    links[name].append(sentence_links)
             kept.append(i)
     return links, kept
+
+
+def attribution_alignments(translator, gold: GoldAlignments, method: str, sentences: list[int]) -> dict:
+    """Links drawn from a gradient attribution instead of α (attn_demo.attribution), for the given
+    sentences (those attention_alignments kept): the gold French is teacher-forced, the attribution
+    summed over an English word's pieces and averaged over a French word's, and each French word
+    linked to the English word that raised its log-probability most (argmax), or only where that
+    holds both ways (intersect). Ding, Xu & Koehn (2019) found such saliency aligns better than α."""
+    links = {f"{method} argmax": [], f"{method} intersect": []}
+    for i in sentences:
+        english, french = model_input(gold.english[i]), model_input(gold.french[i])
+        result = translator.attribute(" ".join(english), " ".join(french), method)
+        scores = word_attention(result.scores, word_spans(result.source_tokens[:-1], english),
+                                word_spans(result.target_tokens[:-1], french))
+        links[f"{method} argmax"].append(argmax_links(scores))
+        links[f"{method} intersect"].append(intersect_links(scores))
+    return links
 
 
 def sentence_word_attention(translator, english: list[str], french: list[str]) -> np.ndarray:

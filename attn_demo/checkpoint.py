@@ -14,6 +14,7 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from attn_demo.alignment import links_source
 from attn_demo.attention import KINDS
 from attn_demo.config import ModelConfig
 from attn_demo.model import Seq2Seq
@@ -184,10 +185,11 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
                                     metric_type=metric, metric_value=v[metric],
                                     metric_name=f"{metric.upper()}, {bucket} words (sacreBLEU, beam {length_curve['beam']})")
                          for bucket, v in length_curve["buckets"].items() for metric in ("bleu", "chrf")]
-    if alignment:
-        eval_results.append(EvalResult(task_type="word-alignment", dataset_type="hansards", dataset_name=alignment["dataset"],
-                                       dataset_split="test", metric_type="aer", metric_value=alignment["aer"]["argmax"],
-                                       metric_name="AER of attention (argmax per French word)"))
+    for rule, what in (("argmax", "attention"), ("integrated-gradients argmax", "integrated gradients")):
+        if alignment and rule in alignment["aer"]:
+            eval_results.append(EvalResult(task_type="word-alignment", dataset_type="hansards", dataset_name=alignment["dataset"],
+                                           dataset_split="test", metric_type="aer", metric_value=alignment["aer"][rule],
+                                           metric_name=f"AER of {what} (argmax per French word)"))
     data = ModelCardData(
         language=["en", "fr"], license="cc-by-2.0", library_name="pytorch", pipeline_tag="translation",
         tags=["translation", "attention", "gru", config.attention], datasets=["tatoeba"], metrics=["bleu", "chrf"],
@@ -270,7 +272,7 @@ def _length_text(curve: dict | None) -> str:
 def _alignment_text(a: dict | None) -> str:
     if not a:
         return "Not measured yet."
-    rows = "\n".join(f"| attention, `{rule}` | {a['aer'][rule]} | {a['precision'][rule]} | {a['recall'][rule]} |" for rule in a["aer"])
+    rows = "\n".join(f"| {links_source(rule)} | {a['aer'][rule]} | {a['precision'][rule]} | {a['recall'][rule]} |" for rule in a["aer"])
     aligner = "\n".join(f"| {name} | {s['aer']} | {s['precision']} | {s['recall']} |" for name, s in a["aligner"].items())
     return (f"Gold word alignments of {a['dataset']} (English–French Hansards, HLT-NAACL 2003), {a['n']} sentences "
             f"teacher-forced through the model ({a['skipped']} skipped: refused by the model, e.g. for characters it "

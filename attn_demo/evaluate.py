@@ -26,7 +26,8 @@ from pathlib import Path
 import sacrebleu
 import torch
 
-from attn_demo.alignment import alignment_error, attention_alignments, read_gold
+from attn_demo.alignment import alignment_error, attention_alignments, attribution_alignments, links_source, read_gold
+from attn_demo.attribution import METHODS
 from attn_demo.timing import SENTENCES, timed
 from attn_demo.checkpoint import write_model_card
 from attn_demo.data import TEST_SET, TRAIN_POOL, long_test_set, read_pairs
@@ -83,11 +84,14 @@ def score_by_length(translator: Translator, pairs, beam: int, per_bucket: int) -
     return buckets
 
 
-def score_alignments(translator: Translator, folder: Path, aligner_pairs: Path) -> dict:
-    """AER, precision and recall of every attention rule and of the aligner on the test split;
-    the aligner also trains on the dev split's sentences and the aligner_pairs."""
+def score_alignments(translator: Translator, folder: Path, aligner_pairs: Path, methods=()) -> dict:
+    """AER, precision and recall of every attention rule, of the attribution rules of each method
+    (attn_demo.attribution; the only rules for a model without attention) and of the aligner on
+    the test split; the aligner also trains on the dev split's sentences and the aligner_pairs."""
     gold, dev = read_gold(folder, "test"), read_gold(folder, "dev")
     links, read = attention_alignments(translator, gold)
+    for method in methods:
+        links.update(attribution_alignments(translator, gold, method, read))
     sure, possible = [gold.sure[i] for i in read], [gold.possible[i] for i in read]
     scores = {name: alignment_error(rule_links, sure, possible) for name, rule_links in links.items()}
     from attn_demo.aligner import aligner_links  # eflomal: imported only where it is needed
@@ -103,11 +107,11 @@ def score_alignments(translator: Translator, folder: Path, aligner_pairs: Path) 
 
 def print_alignments(result: dict) -> None:
     print(f"{result['n']} sentences read, {result['skipped']} skipped (refused by the model, or pieces not spelling the gold words)")
-    print(f"{'links from':<30} {'AER':>6} {'prec.':>6} {'recall':>6}")
+    print(f"{'links from':<34} {'AER':>6} {'prec.':>6} {'recall':>6}")
     for name in result["aer"]:
-        print(f"{'attention ' + name:<30} {result['aer'][name]:6.3f} {result['precision'][name]:6.3f} {result['recall'][name]:6.3f}")
+        print(f"{links_source(name):<34} {result['aer'][name]:6.3f} {result['precision'][name]:6.3f} {result['recall'][name]:6.3f}")
     for name, s in result["aligner"].items():
-        print(f"{name:<30} {s['aer']:6.3f} {s['precision']:6.3f} {s['recall']:6.3f}")
+        print(f"{name:<34} {s['aer']:6.3f} {s['precision']:6.3f} {s['recall']:6.3f}")
 
 
 def main(argv=None):
@@ -123,6 +127,8 @@ def main(argv=None):
     p.add_argument("--per-bucket", type=int, default=200, help="inputs per length bucket with --long")
     p.add_argument("--aligner-pairs", type=Path, default=TRAIN_POOL,
                    help="english<TAB>french pairs the reference aligner also trains on")
+    p.add_argument("--attribution", nargs="+", choices=METHODS, default=[],
+                   help="with --alignments, also draw links from these gradient attributions (slow: one per sentence)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--card", action="store_true",
                    help="record the scores (with --data, also the latency of a 15-word sentence) in the checkpoint folder's model card")
@@ -130,13 +136,14 @@ def main(argv=None):
     translator = load_translator(args.model)
     command = "python -m attn_demo.evaluate " + " ".join(sys.argv[1:] if argv is None else argv)
     if args.alignments:
-        if translator.config.attention == "none":
-            p.error(f"{args.model} has no attention (attention: none): there is no α to draw links from")
+        if translator.config.attention == "none" and not args.attribution:
+            p.error(f"{args.model} has no attention (attention: none): there is no α to draw links from; "
+                    "--attribution measures the links of what it relies on")
         try:  # the reference aligner is a dev requirement: nothing else here needs it
             import eflomal  # noqa: F401
         except ImportError:
             p.error("--alignments needs the eflomal word aligner: pip install -r requirements-dev.txt (or pip install eflomal)")
-        result = score_alignments(translator, args.alignments, args.aligner_pairs)
+        result = score_alignments(translator, args.alignments, args.aligner_pairs, args.attribution)
         if args.json:
             print(json.dumps(result))
         else:

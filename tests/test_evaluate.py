@@ -96,3 +96,18 @@ def test_bleu_needs_no_aligner_and_alignments_without_one_say_what_to_install(to
     with pytest.raises(SystemExit):
         main([str(toy_checkpoint), "--alignments", str(toy_tsv.parent)])
     assert "pip install -r requirements-dev.txt" in capsys.readouterr().err
+
+
+def test_cli_alignments_with_attribution_score_its_links_beside_alpha(toy_checkpoint, toy_tsv, tmp_path, capsys, monkeypatch):
+    """The baseline too: it has no α, but an attribution."""
+    monkeypatch.setattr("attn_demo.alignment.model_input", lambda words: words)  # the toy tokenizers know no capitals
+    gold = write_gold(tmp_path / "gold")
+    main([str(toy_checkpoint), "--alignments", str(gold), "--aligner-pairs", str(toy_tsv), "--attribution",
+          "input-x-gradient", "--json", "--card"])
+    result = json.loads(capsys.readouterr().out.splitlines()[-1])
+    attribution_rules = {"input-x-gradient argmax", "input-x-gradient intersect"}
+    expected = attribution_rules if toy_checkpoint.name == "tiny-none" else set(ALIGNERS) | attribution_rules
+    assert set(result["aer"]) == expected and result["n"] == 1
+    assert all(0.0 <= result["aer"][rule] <= 1.0 for rule in attribution_rules)
+    card = (toy_checkpoint / "README.md").read_text(encoding="utf-8")
+    assert "| input-x-gradient, `argmax` |" in card

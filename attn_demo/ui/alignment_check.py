@@ -9,7 +9,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from attn_demo.alignment import GOLD_DIR, alignment_error, argmax_links, read_gold, sentence_word_attention
+from attn_demo.alignment import GOLD_DIR, alignment_error, argmax_links, links_source, read_gold, sentence_word_attention
 from attn_demo.figures import gold_check_figure
 from attn_demo.ui.translate import SIDES
 
@@ -26,6 +26,10 @@ Attention is not trained to align: it is trained to help predict the next French
 information helps may sit in a neighbouring annotation (each h_j has read the whole sentence in both
 directions), in the end-of-sentence piece, or nowhere in particular. A word aligner trained for the task
 does far better on the same sentences."""
+
+
+def cell(value) -> str:
+    return "–" if value is None else f"{value:.3f}"  # a rule not measured for a model
 
 
 class AlignmentCheckSection:
@@ -78,14 +82,16 @@ class AlignmentCheckSection:
         names = list(scores)
         first = scores[names[0]]
         header = "| links drawn from | " + " | ".join(self.models[n].title for n in names) + " |"
-        rows = [f"| attention, {rule} | " + " | ".join(f"{scores[n]['aer'].get(rule, float('nan')):.3f}" for n in names) + " |"
-                for rule in first["aer"]]
+        rules = list(dict.fromkeys(rule for n in names for rule in scores[n]["aer"]))  # α's, then attribution's
+        rows = [f"| {links_source(rule)} | " + " | ".join(cell(scores[n]["aer"].get(rule)) for n in names) + " |" for rule in rules]
         aligner = ", ".join(f"{kind.removeprefix('eflomal ')} {s['aer']:.3f}" for kind, s in first["aligner"].items())
         return (f"**AER on the whole test set** ({first['n']} sentences; lower is better; `+1` rules read a French word's "
                 f"links from the next step's α, `threshold-τ` keeps every link with α ≥ τ, `intersect` keeps argmax links "
                 f"that are also argmax the other way):\n\n{header}\n|---|" + "---|" * len(names) + "\n" + "\n".join(rows)
                 + f"\n\nFor reference, the word aligner eflomal, trained without supervision on the same sentences plus "
-                f"the Tatoeba pairs, scores AER {aligner}. The no-attention baseline has no α, so no row of its own.")
+                f"the Tatoeba pairs, scores AER {aligner}. Rows named after an attribution method draw each French word's link "
+                "to the English word that raised its probability most (`evaluate --alignments --attribution`); the "
+                "no-attention baseline, which has no α, has only those.")
 
     def render(self, large_text: gr.Checkbox, pickers: list):
         """The section; pickers are the translate section's: the check follows the models picked there."""
