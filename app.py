@@ -18,6 +18,7 @@ from attn_demo.catalogue import load_models, requested_models
 from attn_demo.ui.alignment_check import AlignmentCheckSection
 from attn_demo.ui.attribution import AttributionSection
 from attn_demo.ui.compare import CompareSection
+from attn_demo.ui.explore import ExploreSection
 from attn_demo.ui.export import ExportSection
 from attn_demo.ui.quiz import QuizSection
 from attn_demo.ui.share import ShareSection
@@ -72,6 +73,7 @@ COMPARE = CompareSection(MODELS)
 SHARE = ShareSection()
 EXPORT = ExportSection(TRANSLATE)
 ATTRIBUTION = AttributionSection(TRANSLATE)
+EXPLORE = ExploreSection(TRANSLATE)
 QUIZ = QuizSection(MODELS)
 
 
@@ -94,6 +96,7 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
     controls = TRANSLATE.render(large_text)
     SHARE.render(controls)
     EXPORT.render(controls.session)
+    EXPLORE.render(controls, large_text)
     ATTRIBUTION.render(controls, large_text)
     WHY_ATTENTION.render(large_text, controls)
     ALIGNMENT_CHECK.render(large_text, controls.pickers)

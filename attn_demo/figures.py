@@ -159,3 +159,39 @@ def attribution_figure(source_tokens, target_tokens, scores, title: str, large: 
         colorbar=dict(title=dict(text="A"), thickness=14, len=min(1.0, 0.35 + 0.02 * T)),
     )
     return _figure([heatmap], _grid_layout(title, src, tgt, "French", large))
+
+
+def beam_tree_figure(hypotheses: list[list[str]], scores: list[float], large: bool = False) -> go.Figure:
+    """The n best hypotheses of a beam search as a tree of shared prefixes: each piece a node at its
+    step (across), on the row of the best hypothesis that reaches it (down), edges from a prefix to
+    its continuations. Pieces are escaped; hover names the hypotheses through the node."""
+    nodes, edges = {}, []  # prefix (tuple of pieces) → (step, row, hypotheses through it)
+    for row, pieces in enumerate(hypotheses):
+        for t in range(len(pieces)):
+            prefix = tuple(pieces[:t + 1])
+            if prefix not in nodes:
+                nodes[prefix] = (t, row, [])
+                if t:
+                    edges.append((prefix[:-1], prefix))
+            nodes[prefix][2].append(row + 1)
+    xs, ys = [], []
+    for parent, child in edges:
+        xs += [nodes[parent][0], nodes[child][0], None]
+        ys += [nodes[parent][1], nodes[child][1], None]
+    lines = dict(type="scatter", mode="lines", x=xs, y=ys, hoverinfo="skip", line=dict(color="#9aa7b8", width=1.5))
+    points = dict(type="scatter", mode="markers+text", x=[n[0] for n in nodes.values()], y=[n[1] for n in nodes.values()],
+                  text=[label(prefix[-1]) for prefix in nodes], textposition="top center",
+                  customdata=[", ".join(map(str, n[2])) for n in nodes.values()],
+                  hovertemplate="step %{x}: %{text} (hypotheses %{customdata})<extra></extra>",
+                  marker=dict(size=9 if large else 7, color=HIGHLIGHT))
+    rows = [f"{i + 1}. {score:.2f}" for i, score in enumerate(scores)]
+    steps, font = max(len(h) for h in hypotheses), _font(large)
+    column = max(_text_px(label(prefix[-1]), font) for prefix in nodes) + 12  # labels side by side never overlap
+    layout = _layout("The beam's best hypotheses as a tree of shared prefixes", 120 + (80 if large else 60) * len(rows), large)
+    layout.update(xaxis=dict(title=dict(text="output step"), zeroline=False, showgrid=False, range=[-0.6, steps - 0.4],
+                             tickvals=list(range(steps)), ticktext=[str(t + 1) for t in range(steps)]),
+                  yaxis=dict(tickvals=list(range(len(rows))), ticktext=rows, title=dict(text="rank, log p / length"),
+                             zeroline=False, showgrid=False, range=[len(rows) - 0.5, -0.8]))  # the best on top
+    layout["margin"].update(l=40 + _text_px(rows[-1], font) + font, b=30 + 2 * font)  # rank labels and axis titles
+    layout["width"] = column * steps + layout["margin"]["l"] + 20
+    return _figure([lines, points], layout)

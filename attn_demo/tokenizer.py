@@ -23,6 +23,10 @@ class Tokenizer:
     def pieces(self, ids) -> list[str]:
         return [self.sp.id_to_piece(int(i)) for i in ids]
 
+    def decode_pieces(self, pieces: list[str]) -> str:
+        """Text from pieces as a Translation holds them (SentencePiece's own detokenisation)."""
+        return self.sp.decode_pieces(list(pieces))
+
     def decode(self, ids) -> str:
         return self.sp.decode([int(i) for i in ids])
 

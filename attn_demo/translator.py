@@ -113,10 +113,11 @@ class Translator:
         return ids + [self.config.eos_id]
 
     def translate(self, text: str, beam_size: int = 1, max_len: int | None = None, n_best: int | None = None,
-                  prefix: str | None = None, force_attention: dict | None = None):
+                  prefix: str | list[str] | None = None, force_attention: dict | None = None):
         """The Translation of one sentence, or with n_best the n best hypotheses of a beam search, best
         first (the first is translate(text, beam_size=k)). What if? prefix: French the translation
-        must start with, after which the model goes on by itself (greedy or beam); force_attention:
+        must start with, as text or as pieces (a Translation's target_tokens, without </s>), after which
+        the model goes on by itself (greedy or beam); force_attention:
         {t: weights}, α set by hand at output step t (1-based, weights over the S source pieces,
         </s> included, summing to 1): c_t = Σ_j α_tj h_j from them, every later step the model's own."""
         ids, _ = self.read(text)
@@ -150,11 +151,35 @@ class Translator:
                    for b, ((ids, unknown), hyps) in enumerate(zip(read, hypotheses))]
         return results if n_best else [best[0] for best in results]
 
-    def _prefix_ids(self, prefix: str | None) -> tuple[int, ...]:
-        """The pieces of a French prefix the translation must start with (no EOS)."""
+    def _prefix_ids(self, prefix: str | list[str] | None) -> tuple[int, ...]:
+        """The pieces of a French prefix the translation must start with (no EOS), from text or pieces."""
         if not prefix:
             return ()
+        if isinstance(prefix, list):
+            return tuple(self._piece_ids(prefix))
         return tuple(self.encode_target(prefix)[:-1])
+
+    def _piece_ids(self, pieces: list[str]) -> list[int]:
+        """Target pieces (as a Translation holds them) back to ids; an unknown piece is refused."""
+        ids = [self.target_tokenizer.sp.piece_to_id(piece) for piece in pieces]
+        unknown = [piece for piece, i in zip(pieces, ids) if i == self.config.unk_id and piece != "<unk>"]
+        if unknown:
+            raise ValueError(f"Not a French piece of this model: {unknown[0]!r}")
+        return ids
+
+    @torch.inference_mode()
+    def choices(self, english: str, pieces: list[str], t: int, k: int = 5) -> list[tuple[str, float]]:
+        """The k pieces the model finds most probable at output step t (1-based), having written
+        pieces[:t − 1] (teacher forcing), with their probabilities, most probable first."""
+        ids = self._piece_ids(pieces[:t - 1])
+        memory = self.encode_batch([self.read(english)[0]])
+        y, state = torch.tensor([self.config.bos_id], device=self.device), memory.init_state
+        for previous in ids:
+            step = self.model.decoder.step(y, state, memory)
+            y, state = torch.tensor([previous], device=self.device), step.state
+        probabilities = self.model.decoder.step(y, state, memory).logits.softmax(-1)[0]  # (V,)
+        top = probabilities.topk(k)
+        return [(self.target_tokenizer.pieces([int(i)])[0], float(p)) for p, i in zip(top.values, top.indices)]
 
     def _forced_attention(self, force_attention: dict | None, S: int) -> dict:
         """{t: weights (S,) tensor}, each checked: a model with α, a step from 1, S weights ≥ 0 summing to 1."""
@@ -195,8 +220,7 @@ class Translator:
         </s> last). A (T, S) array, rows in the order of the French pieces."""
         source_ids, _ = self.read(english)
         if french is None or isinstance(french, list):
-            pieces = self.translate(english).target_tokens if french is None else french
-            target_ids = [self.target_tokenizer.sp.piece_to_id(piece) for piece in pieces]
+            target_ids = self._piece_ids(self.translate(english).target_tokens if french is None else french)
         else:
             target_ids = self.encode_target(french)
         scores, log_probs, gap, points = attribute(self.model, source_ids, target_ids, method)

@@ -482,3 +482,30 @@ def test_attribution_beside_alpha_on_demand(browser, app_url, width, height):
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT_DIR / f"attribution-{width}.png"), full_page=False)
     page.close()
+
+
+@pytest.mark.parametrize("width, height", [(1440, 900), (390, 844)])
+def test_explore_the_beam_change_a_word_and_move_the_attention(browser, app_url, width, height):
+    page = browser.new_page(viewport={"width": width, "height": height})
+    open_app(page, app_url)  # the opening example, translated
+    page.get_by_role("button", name="Show the beam").click()
+    page.locator("#explore-tree .js-plotly-plot .scatterlayer").wait_for(timeout=60_000)
+    page.locator("#explore-grid .js-plotly-plot .heatmaplayer").wait_for(timeout=60_000)  # hypothesis 1, picked
+    model = app.TRANSLATE.models[app.OPENING_PICKS[0]].translator
+    best = model.translate(EXAMPLES[0], beam_size=5, n_best=5)
+    assert best[0].text in page.locator("#explore-table").inner_text()
+    page.get_by_role("button", name="The model's choices at this step").click()
+    page.locator("#explore-piece label").nth(1).wait_for(timeout=30_000)
+    page.locator("#explore-piece label").nth(1).click()  # the second most probable piece at step 2
+    page.get_by_role("button", name="Change the piece and go on").click()
+    page.wait_for_function("() => document.querySelector('#explore-result').innerText.includes('What if step 2')", timeout=30_000)
+    page.get_by_role("button", name="Move the attention and go on").click()
+    page.wait_for_function("() => document.querySelector('#explore-result').innerText.includes('What if α at step 2')",
+                           timeout=30_000)
+    page.locator("#explore-result-grid .js-plotly-plot .heatmaplayer").wait_for(timeout=30_000)
+    assert "log p" in page.locator("#explore-result").inner_text()
+    assert page.evaluate(OVERLAPPING_LABELS) == []
+    page.locator("#explore-tree").scroll_into_view_if_needed()
+    SCREENSHOT_DIR.mkdir(exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT_DIR / f"explore-{width}.png"), full_page=False)
+    page.close()

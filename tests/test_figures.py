@@ -4,8 +4,8 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from attn_demo.figures import (ALIGNMENT_COLORSCALE, alignment_figure, attribution_figure, comparison_figure, gold_check_figure,
-                               label, length_figure)
+from attn_demo.figures import (ALIGNMENT_COLORSCALE, alignment_figure, attribution_figure, beam_tree_figure, comparison_figure,
+                               gold_check_figure, label, length_figure)
 
 SOURCE = ["▁the", "▁<img", "▁src=x", "▁the", "</s>"]  # S = 5, a repeated piece and markup
 TARGET = ["▁le", "▁<b>", "</s>"]  # T = 3
@@ -108,3 +108,13 @@ def test_attribution_figure_is_signed_and_centred_on_zero():
     assert (heatmap.zmin, heatmap.zmax) == (-2.0, 2.0) and np.array_equal(heatmap.z, scores)  # white is exactly 0
     assert list(fig.layout.xaxis.ticktext) == [label(p) for p in SOURCE] and "A = " in heatmap.hovertemplate
     assert "<general>" not in all_strings(fig) and "<img" not in all_strings(fig)
+
+
+def test_beam_tree_merges_shared_prefixes_and_escapes_pieces():
+    hypotheses = [["▁le", "▁<b>", "</s>"], ["▁le", "▁chat", "</s>"], ["▁un", "</s>"]]
+    fig = beam_tree_figure(hypotheses, [-0.1, -0.2, -0.3])
+    lines, points = fig.data
+    assert len(points.x) == 7  # ▁le shared by 1 and 2; the rest one node each
+    assert list(points.text).count("▁le") == 1 and "▁&lt;b&gt;" in points.text
+    assert sum(x is None for x in lines.x) == 5  # one edge per node that is not a first piece (7 nodes, 2 first)
+    assert "<b>" not in all_strings(fig)

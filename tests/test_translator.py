@@ -276,3 +276,20 @@ def test_a_shipped_model_given_the_start_of_its_own_translation_says_the_same(na
     own = translator.translate(sentence)
     words = own.text.split()
     same_translation(translator.translate(sentence, prefix=" ".join(words[:len(words) // 2])), own)
+
+
+def test_the_choices_at_a_step_are_the_models_distribution_and_a_prefix_may_be_pieces(translator):
+    own = translator.translate(SENTENCE)
+    t = min(2, len(own.target_tokens))
+    choices = translator.choices(SENTENCE, own.target_tokens, t, k=4)
+    assert choices[0][0] == own.target_tokens[t - 1]  # greedy took the most probable piece
+    assert [p for _, p in choices] == sorted((p for _, p in choices), reverse=True) and sum(p for _, p in choices) <= 1 + 1e-6
+    if t > 1:  # p(y_t | y_<t) as teacher forcing has it: log p(y_≤t) − log p(y_<t)
+        ids = ids_of(translator, own)
+        step = teacher_forced(translator, SENTENCE, ids[:t]).log_prob - teacher_forced(translator, SENTENCE, ids[:t - 1]).log_prob
+        assert abs(np.log(choices[0][1]) - step) < 1e-4
+    other = choices[1][0]
+    edited = translator.translate(SENTENCE, prefix=[*own.target_tokens[:t - 1], other])
+    assert edited.target_tokens[t - 1] == other and edited.target_tokens[:t - 1] == own.target_tokens[:t - 1]
+    with pytest.raises(ValueError, match="Not a French piece"):
+        translator.translate(SENTENCE, prefix=["▁nonsense-piece"])

@@ -13,6 +13,7 @@ from attn_demo.figures import label
 from attn_demo.ui.alignment_check import AlignmentCheckSection
 from attn_demo.ui.attribution import AttributionSection
 from attn_demo.ui.compare import CompareSection
+from attn_demo.ui.explore import ExploreSection
 from attn_demo.ui.export import ExportSection
 from attn_demo.ui.quiz import QuizSection
 from attn_demo.ui.translate import NO_GRID, TranslateSection, client_reply, equations_markdown
@@ -186,3 +187,31 @@ def test_attribution_is_drawn_for_every_model_and_compared_with_alpha_where_ther
     assert "by word" in words.layout.title.text and "path points" in AttributionSection(section).show(
         state, "integrated-gradients", False, "pieces")[1]
     assert AttributionSection(section).show(None, "input-x-gradient", False, "pieces")[1] == "Translate a sentence first."
+
+
+@pytest.mark.parametrize("attention", ATTENTION_TYPES)
+def test_the_explorer_shows_the_beam_and_answers_what_if_with_the_models_numbers(section, attention):
+    explore, key = ExploreSection(section), f"tiny-{attention}"
+    state = section.translate(SENTENCE, 1, False, "pieces", "tiny-bahdanau", "tiny-luong-general")[0]
+    explored, table, tree, rank = explore.beam(state, key, 4, 3, False)
+    hypotheses = section.models[key].translator.translate(SENTENCE, beam_size=4, n_best=3)
+    assert [h.target_tokens for h in explored["hypotheses"]] == [h.target_tokens for h in hypotheses]
+    assert len(table.splitlines()) == 2 + 3 and len(rank["choices"]) == 3
+    assert {label(h.target_tokens[0]) for h in hypotheses} <= set(tree.data[1].text)  # each first piece is a node
+    grid, note, steps, pieces = explore.pick(explored, 0, False)
+    assert grid["visible"] == (attention != "none") and len(steps["choices"]) == len(hypotheses[0].target_tokens)
+    choices = explore.choices(explored, 0, 1)["choices"]
+    top = section.models[key].translator.choices(SENTENCE, hypotheses[0].target_tokens, 1)
+    assert [piece for _, piece in choices] == [piece for piece, _ in top] and f"p = {top[0][1]:.3f}" in choices[0][0]
+
+    other = choices[1][1]
+    summary, result_grid, _ = explore.change(explored, 0, 1, other, "", 0, False)
+    edited = section.models[key].translator.translate(SENTENCE, beam_size=4, prefix=[other])
+    assert f"log p {hypotheses[0].log_prob:.2f} → {edited.log_prob:.2f}" in summary
+    summary, result_grid, result_note = explore.move(explored, 0, 2, None, "", 1, False)
+    if attention == "none":
+        assert "no attention" in summary and result_grid["visible"] is False
+    else:
+        alpha = result_grid["value"].data[0].z
+        np.testing.assert_array_equal(alpha[1], np.eye(alpha.shape[1], dtype=np.float32)[1])  # step 2 all on piece 2
+    assert explore.beam(None, key, 4, 3, False)[1] == "Translate a sentence first."
