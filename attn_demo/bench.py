@@ -21,7 +21,7 @@ from attn_demo.attribution import METHODS
 from attn_demo.bench_app import bench_app
 from attn_demo.catalogue import CHECKPOINTS
 from attn_demo.data import TEST_SET, read_pairs
-from attn_demo.figures import alignment_figure
+from attn_demo.figures import alignment_figure, beam_tree_figure
 from attn_demo.search import max_target_length
 from attn_demo.steps import pca_projection, step_payload
 from attn_demo.timing import SENTENCES, machine, timed
@@ -174,6 +174,27 @@ def bench_throughput(translators, p) -> list[dict]:
     return rows
 
 
+def bench_explore(translators, p) -> list[dict]:
+    """The explorer's server work for a 20-word sentence: beam 5 with its 5 best hypotheses and their
+    tree, the model's choices at a step, and one what-if (a changed piece, or a moved α, and on)."""
+    text, rows = SENTENCES[20], []
+    for name, translator in translators.items():
+        best = translator.translate(text, beam_size=5, n_best=5)
+        pieces, t = best[0].target_tokens, 3
+        other = translator.choices(text, pieces, t)[1][0]
+        one_hot = {t: np.eye(len(best[0].source_tokens), dtype=np.float32)[2]}
+        work = {"beam 5, 5 best and their tree": lambda: beam_tree_figure(
+                    [h.target_tokens for h in translator.translate(text, beam_size=5, n_best=5)], [0.0] * 5),
+                "choices at a step": lambda: translator.choices(text, pieces, t),
+                "what if: another piece": lambda: translator.translate(text, beam_size=5, prefix=[*pieces[:t - 1], other]),
+                "what if: α moved": lambda: translator.translate(text, beam_size=5, prefix=pieces[:t - 1], force_attention=one_hot)}
+        if translator.config.attention == "none":
+            del work["what if: α moved"]
+        for what, fn in work.items():
+            rows.append({"model": name, "words": 20, "what": what, **timed(fn, p["runs"], p["warmup"])})
+    return rows
+
+
 def bench_attribution(translators, p) -> list[dict]:
     """Attributing a 20-word sentence's translation, each method (the page's "What did each model
     rely on?" for one model), and the completeness gap integrated gradients reached."""
@@ -181,7 +202,7 @@ def bench_attribution(translators, p) -> list[dict]:
     for name, translator in translators.items():
         for method in METHODS:
             result = translator.attribute(SENTENCES[20], method=method)
-            stats = timed(lambda: translator.attribute(SENTENCES[20], method=method), max(1, p["runs"] // 10), 1)
+            stats = timed(lambda: translator.attribute(SENTENCES[20], method=method), max(1, p["runs"] // 10), 0)  # warm already
             gap = None if result.completeness_gap is None else round(float(result.completeness_gap.max()), 4)
             rows.append({"model": name, "method": method, "words": 20, "path_points": result.path_points,
                          "max_completeness_gap": gap, **stats})
@@ -248,6 +269,7 @@ def main(argv=None):
     sections = [("latency", "translate() latency", bench_latency), ("naive", "ours vs naive reference, greedy", bench_naive),
                 ("roofline", "decode step against the memory roofline", bench_roofline),
                 ("throughput", "batched throughput", bench_throughput), ("figures", "figures per request", bench_figures),
+                ("explore", "the explorer's server work, 20 words", bench_explore),
                 ("attribution", "attribution of a 20-word sentence", bench_attribution)]
     for key, title, fn in sections:
         report[key] = fn(translators, p)

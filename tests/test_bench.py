@@ -49,6 +49,7 @@ def test_quick_run_end_to_end(tmp_path, capsys):
     assert all(r["sentences_per_s"] > 0 for r in report["throughput"])
     assert all(r["json_kB"] > 0 for r in report["figures"])
     assert {(r["model"], r["method"]) for r in report["attribution"]} == {(m, k) for m in models for k in METHODS}
+    assert {(r["model"], r["what"]) for r in report["explore"]} >= {(m, "what if: α moved") for m in models}
     assert all(r["max_completeness_gap"] <= 0.05 for r in report["attribution"] if r["method"] == "integrated-gradients")
     for load in (report["app"]["bare_load"], report["app"]["app_load"]):
         assert load["errors"] == 0 and load["mixed_up"] == 0 and load["answered"] == load["requests"]

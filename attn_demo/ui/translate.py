@@ -48,7 +48,9 @@ PREVIOUS_STEP = f"(t) => {_GROUP}.move(t, -1)"
 NEXT_STEP = f"(t) => {_GROUP}.move(t, +1)"
 PLAY = f"(t) => {_GROUP}.play(t)"
 RELAYOUT_STEPS = f"(large) => {{ {_GROUP}.relayout(large); }}"
-MOVE_TO_STEP = f"(t) => {_GROUP}.move(t, 0)"  # step t, kept within the translation; returns it for the slider
+# a link's step t, kept within the translation, returned for the slider; step 1 (no step asked for)
+# leaves the page as it is, in case the user has moved on before the page finished opening
+MOVE_TO_STEP = f"(t) => t > 1 ? {_GROUP}.move(t, 0) : {_GROUP}.t"
 # Each side's grid as an SVG file, drawn by the page's own plotly.js (its camera button saves a PNG);
 # a side without a grid (no attention) is skipped.
 GRIDS_AS_SVG = f"""() => {{
