@@ -100,7 +100,8 @@ def summary(model: Model) -> dict:
     translator, card = model.translator, model.translator.card
     attention = translator.model.decoder.attention
     latency = (card.get("test_results") or {}).get("latency_15_words_greedy") or {}
-    aer = (translator.alignment_scores.get("aer") or {}).values()
+    aer = [value for rule, value in (translator.alignment_scores.get("aer") or {}).items()
+           if " " not in rule]  # α's rules; an attribution's are named "<method> <rule>"
     return {
         "title": model.title, "key": model.key,
         "attention_parameters": sum(p.numel() for p in attention.parameters()) if attention is not None else 0,

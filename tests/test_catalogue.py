@@ -80,6 +80,9 @@ def test_the_comparison_row_comes_from_the_card_and_the_weights(checkpoints):
     assert bahdanau["attention_parameters"] == sum(p.numel() for p in attention.parameters()) > 0
     assert none["attention_parameters"] == 0 and none["best_aer"] is None and none["test_bleu"] is None  # not measured
     assert bahdanau["parameters"] == sum(p.numel() for p in models["tiny-bahdanau"].translator.model.parameters())
+    models["tiny-bahdanau"].translator.alignment_scores = {"aer": {"argmax": 0.5, "intersect": 0.4,
+                                                                   "integrated-gradients intersect": 0.3}}
+    assert summary(models["tiny-bahdanau"])["best_aer"] == 0.4  # attention's best, not the attribution's
 
 
 def test_training_summary_reads_every_run_first_to_last():
