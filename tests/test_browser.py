@@ -379,9 +379,9 @@ def test_a_shared_link_opens_the_same_view_and_its_qr_code_decodes_to_it(browser
     page.locator("#step-slider input[type=range]").focus()
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
-    page.wait_for_function(caption_shows("right", "Step 3 of"), timeout=30_000)
+    page.wait_for_function(caption_shows("right", "Step 3 of"), timeout=60_000)
     page.get_by_role("button", name="Share this view: link and QR code").click()
-    page.locator("#share-qr svg").wait_for(timeout=30_000)
+    page.locator("#share-qr svg").wait_for(timeout=60_000)
     url = page.locator("#share-link textarea").input_value()
     assert url.startswith(app_url) and "step=3" in url and "unit=words" in url and f"left={other}" in url
     scanned = zxingcpp.read_barcodes(Image.open(io.BytesIO(page.locator("#share-qr svg").screenshot())))

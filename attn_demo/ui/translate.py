@@ -288,11 +288,12 @@ class TranslateSection:
         outputs = [session, status, *(sides[side][field] for side in SIDES for field in FIELDS), step_slider]
         grid_outputs = [sides[side][field] for side in SIDES for field in ("grid", "note")]
 
-        def with_steps(event, prefix: str):
-            """The step views, then the trace file, follow every translation."""
-            return event.then(self.step_data, session, steps_json, api_name=f"{prefix}step_data").then(
-                None, [steps_json, large_text], None, js=LOAD_STEPS, api_name=f"{prefix}load_steps").then(
+        def with_steps(event, prefix: str) -> tuple:
+            """The step views, then the trace file, follow every translation; returns those two server events."""
+            steps = event.then(self.step_data, session, steps_json, api_name=f"{prefix}step_data")
+            trace = steps.then(None, [steps_json, large_text], None, js=LOAD_STEPS, api_name=f"{prefix}load_steps").then(
                 self.trace_file, session, trace_download, api_name=f"{prefix}trace_file")
+            return steps, trace
 
         translate_inputs = [source_box, beam_slider, large_text, unit, *pickers]
         with_steps(gr.on([translate_button.click, source_box.submit], self.translate, translate_inputs, outputs,
@@ -316,9 +317,14 @@ class TranslateSection:
         def open_page(page: gr.Blocks):
             """When the page loads: the view of its link (or the first example), then that link's step."""
             requested_step = gr.Number(1, visible=False)  # not a State: the browser reads it (MOVE_TO_STEP)
-            with_steps(page.load(self.open_link, large_text, [source_box, beam_slider, unit, *pickers, requested_step, *outputs],
-                                 api_name="open_page"), "open_page_").then(
-                None, requested_step, step_slider, js=MOVE_TO_STEP, api_name="open_page_step")
+            opening = page.load(self.open_link, large_text, [source_box, beam_slider, unit, *pickers, requested_step, *outputs],
+                                api_name="open_page")
+            steps, trace = with_steps(opening, "open_page_")
+            trace.then(None, requested_step, step_slider, js=MOVE_TO_STEP, api_name="open_page_step")
+            # a user who translates or picks before the page has opened wins: what is left of the opening is
+            # cancelled, so its step views can never be drawn over the user's
+            gr.on([translate_button.click, source_box.submit, *(picker.input for picker in pickers)], None, None,
+                  cancels=[opening, steps, trace], api_name="open_page_cancel")
 
         return TranslateControls(session, source_box, beam_slider, unit, pickers, step_slider, translate_after, open_page)
 
