@@ -15,11 +15,12 @@ session) for the next user who asks for the same sentence.
 import functools
 import hashlib
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
+from attn_demo.alignment import ALIGNERS
 from attn_demo.attention import KINDS, AttentionKind
 from attn_demo.batching import MicroBatcher
+from attn_demo.checkpoint import training_runs
 from attn_demo.steps import pca_projection
 from attn_demo.translator import CheckpointUnavailable, Translator, load_translator
 
@@ -100,8 +101,7 @@ def summary(model: Model) -> dict:
     translator, card = model.translator, model.translator.card
     attention = translator.model.decoder.attention
     latency = (card.get("test_results") or {}).get("latency_15_words_greedy") or {}
-    aer = [value for rule, value in (translator.alignment_scores.get("aer") or {}).items()
-           if " " not in rule]  # α's rules; an attribution's are named "<method> <rule>"
+    aer = [value for rule, value in (translator.alignment_scores.get("aer") or {}).items() if rule in ALIGNERS]  # α's rules
     return {
         "title": model.title, "key": model.key,
         "attention_parameters": sum(p.numel() for p in attention.parameters()) if attention is not None else 0,
@@ -117,12 +117,8 @@ def summary(model: Model) -> dict:
 
 def training_summary(training: dict) -> str:
     """A model's training runs, first to last, in a line: "60 min from scratch → 8.0M pieces (34.9 min)"."""
-    runs = []
-    while training:
-        runs.append(training)
-        training = (training.get("continued_from") or {}).get("training") or {}
     parts = []
-    for run in reversed(runs):
+    for run in training_runs(training):
         tokens = f"{run['target_tokens'] / 1e6:.1f}M pieces, " if run.get("target_tokens") else ""
         replaced = (run.get("continued_from") or {}).get("replaced_by")
         step = f"{tokens}{run['minutes']} min" + (" from scratch" if not parts else "")

@@ -214,13 +214,20 @@ def _equation_text(kind) -> str:
     return score + kind.context
 
 
+def training_runs(training: dict) -> list[dict]:
+    """A card's training facts as its runs, first to last (each continued run records the one before it)."""
+    runs = []
+    while training:
+        runs.insert(0, training)
+        training = (training.get("continued_from") or {}).get("training") or {}
+    return runs
+
+
 def _training_text(t: dict) -> str:
     """Every training run, first to last: from scratch, continued, or warm-started with another attention."""
     if not t:
         return "Not recorded."
-    runs = [t]
-    while "continued_from" in runs[0]:
-        runs.insert(0, runs[0]["continued_from"]["training"])
+    runs = training_runs(t)
     if len(runs) == 1:
         return "From scratch, " + _run_text(t)
     steps = []

@@ -146,9 +146,7 @@ class Translator:
             hypotheses = [[hyp] for hyp in greedy_search(self.model, memory, limits, steer)]
         else:
             hypotheses = beam_search_n_best(self.model, memory, limits, beam_size, n_best or 1, steer=steer)
-        annotations = memory.annotations.float().cpu().numpy()  # (B, S, D)
-        results = [[self._translation(ids, unknown, hyp, annotations[b, :len(ids)]) for hyp in hyps]
-                   for b, ((ids, unknown), hyps) in enumerate(zip(read, hypotheses))]
+        results = self._translations(read, memory, hypotheses)
         return results if n_best else [best[0] for best in results]
 
     def _prefix_ids(self, prefix: str | list[str] | None) -> tuple[int, ...]:
@@ -210,7 +208,7 @@ class Translator:
         if not read:
             return []
         memory = self.encode_batch([ids for ids, _ in read])
-        return self._translations(read, memory, forced_search(self.model, memory, targets))
+        return [only for only, in self._translations(read, memory, [[hyp] for hyp in forced_search(self.model, memory, targets)])]
 
     def attribute(self, english: str, french: str | list[str] | None = None,
                   method: str = "integrated-gradients") -> Attribution:
@@ -232,10 +230,11 @@ class Translator:
         src = pad(sources, self.config.pad_id).to(self.device)  # (B, S)
         return self.model.encode(src, torch.tensor([len(s) for s in sources], device=self.device))
 
-    def _translations(self, read, memory, hypotheses) -> list["Translation"]:
+    def _translations(self, read, memory, hypotheses) -> list[list["Translation"]]:
+        """The Translations of each sentence's hypotheses (a list per sentence, as searched)."""
         annotations = memory.annotations.float().cpu().numpy()  # (B, S, D)
-        return [self._translation(ids, unknown, hyp, annotations[b, :len(ids)])
-                for b, ((ids, unknown), hyp) in enumerate(zip(read, hypotheses))]
+        return [[self._translation(ids, unknown, hyp, annotations[b, :len(ids)]) for hyp in hyps]
+                for b, ((ids, unknown), hyps) in enumerate(zip(read, hypotheses))]
 
     def _translation(self, source_ids, unknown_characters, hyp: Hypothesis, encoder_states) -> Translation:
         S = len(source_ids)
