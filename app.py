@@ -22,7 +22,8 @@ from attn_demo.ui.explore import ExploreSection
 from attn_demo.ui.export import ExportSection
 from attn_demo.ui.quiz import QuizSection
 from attn_demo.ui.share import ShareSection
-from attn_demo.ui.translate import CONCURRENCY, STEP_VIEWS_CSS, STEP_VIEWS_JS, TranslateSection
+from attn_demo.ui.step_group import STEP_VIEWS_CSS, STEP_VIEWS_JS
+from attn_demo.ui.translate import CONCURRENCY, TranslateSection
 from attn_demo.ui.why_attention import WhyAttentionSection
 
 # One intra-op thread: requests decode at small batch sizes, where a second thread costs more in

@@ -21,7 +21,7 @@ from attn_demo.attribution import METHODS
 from attn_demo.bench_app import bench_app
 from attn_demo.catalogue import CHECKPOINTS
 from attn_demo.data import TEST_SET, read_pairs
-from attn_demo.figures import alignment_figure, beam_tree_figure
+from attn_demo.figures import alignment_figure, beam_search_figure
 from attn_demo.search import max_target_length
 from attn_demo.steps import pca_projection, step_payload
 from attn_demo.timing import SENTENCES, machine, timed
@@ -175,16 +175,20 @@ def bench_throughput(translators, p) -> list[dict]:
 
 
 def bench_explore(translators, p) -> list[dict]:
-    """The explorer's server work for a 20-word sentence: beam 5 with its 5 best hypotheses and their
-    tree, the model's choices at a step, and one what-if (a changed piece, or a moved α, and on)."""
+    """The explorer's server work for a 20-word sentence: beam 5 laid open (its 5 best hypotheses and
+    the figure of what it kept and pruned), the model's choices at a step, and one what-if (a
+    changed piece, or a moved α, and on)."""
     text, rows = SENTENCES[20], []
     for name, translator in translators.items():
         best = translator.translate(text, beam_size=5, n_best=5)
         pieces, t = best[0].target_tokens, 3
         other = translator.choices(text, pieces, t)[1][0]
         one_hot = {t: np.eye(len(best[0].source_tokens), dtype=np.float32)[2]}
-        work = {"beam 5, 5 best and their tree": lambda: beam_tree_figure(
-                    [h.target_tokens for h in translator.translate(text, beam_size=5, n_best=5)], [0.0] * 5),
+        def laid_open():
+            beam = translator.beam(text, 5, 5)
+            return beam_search_figure(beam.weighed, beam.pieces, [h.target_tokens for h in beam.translations])
+
+        work = {"beam 5 laid open and its figure": laid_open,
                 "choices at a step": lambda: translator.choices(text, pieces, t),
                 "what if: another piece": lambda: translator.translate(text, beam_size=5, prefix=[*pieces[:t - 1], other]),
                 "what if: α moved": lambda: translator.translate(text, beam_size=5, prefix=pieces[:t - 1], force_attention=one_hot)}
@@ -277,7 +281,7 @@ def main(argv=None):
     report["app"] = bench_app(tuple(args.models), p)
     app = report["app"]
     print(f"\n### app\n\ncold start {app['cold_start_s']} s, RSS after start {app['rss_after_start_mb']} MB, peak {app['peak_rss_mb']} MB")
-    print_rows("step change in the browser", [app["step_change"]])
+    print_rows("step change in the browser", app["step_change"])
     print_rows("classroom load", [{"app": "bare", **app["bare_load"]}, {"app": "attn-demo", **app["app_load"]}])
     print(f"p95 ratio app/bare: {app.get('p95_ratio_app_to_bare')}; RSS over {app['soak_requests']} requests: "
           f"{app['soak_rss_before_mb']} → {app['soak_rss_after_mb']} MB")

@@ -3,6 +3,7 @@ a classroom of gradio_client users loading the page's own requests (translate, t
 then the trace file) with the picked models, against a bare app of the same endpoints, a soak, and
 a step change in headless Chromium. The Server helper also starts the app for the tests.
 Run by `python -m attn_demo.bench`."""
+import json
 import os
 import socket
 import subprocess
@@ -147,27 +148,49 @@ def soak(url: str, sentences: list[str], requests: int, picks) -> int:
 CHROMIUM = "/usr/bin/chromium"  # Debian's; driven by Playwright (a dev requirement)
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update"]
-# Armed before each key press: from the keydown, check every frame whether both sides' step views
-# and captions show step k; the frame after the one that first shows it has been painted.
-ARM_STEP_TIMER = """(k) => {
+# Armed before each key press: from the keydown, check every frame whether the given slots' step
+# views and captions show step k; the frame after the one that first shows it has been painted.
+ARM_STEP_TIMER = """([k, slots]) => {
   window.attnStepMs = null;
   const text = (selector) => document.querySelector(selector).textContent.replaceAll("\u200b", "");  // Plotly's spacers
-  const shows = (side) => ["how c" + k + " is", "step " + k + " reads"].some((t) => text(`#${side}-step .attn-step-title`).includes(t))
-    && text(`#${side}-step .attn-step-caption`).includes(`Step ${k} of`);
+  const shows = (slot) => ["how c" + k + " is", "step " + k + " reads"].some((t) => text(`#${slot} .attn-step-title`).includes(t))
+    && text(`#${slot} .attn-step-caption`).includes(`Step ${k} of`);
   document.addEventListener("keydown", () => {
     const start = performance.now();
-    const check = () => shows("left") && shows("right")
+    const check = () => slots.every(shows)
       ? requestAnimationFrame(() => { window.attnStepMs = performance.now() - start; })
       : requestAnimationFrame(check);
     requestAnimationFrame(check);
   }, { once: true, capture: true });
 }"""
+TRANSLATE_SLOTS, EXPLORE_SLOTS = ("left-step", "right-step"), ("explore-hypothesis-step", "explore-what-if-step")
 
 
-def step_change_ms(url: str, presses: int, picks, words: int = 15) -> dict:
-    """A step change as a teacher makes it: a sentence translated by the picked models on the page
-    (1440×900), the step slider focused, one ArrowRight; the time from the key press to the frame
-    after both step views and both captions show the new step, in headless Chromium."""
+def shows_step_one(slots) -> str:
+    """A wait_for_function body: every slot's caption shows step 1."""
+    return (f"() => {json.dumps(list(slots))}.every((slot) => (document.querySelector(`#${{slot}} .attn-step-caption`) "
+            "|| {}).textContent?.includes('Step 1 of'))")
+
+
+def time_presses(page, slider: str, slots, presses: int) -> list[float]:
+    """Focus a step slider and press ArrowRight, timing each press until its slots show the new step."""
+    steps = min(int(page.locator(f"#{slot} .attn-step-caption").text_content().split(" of ")[1].split()[0])
+                for slot in slots)  # "Step 1 of T": past T, a view shows its last step
+    page.locator(f"#{slider} input[type=range]").focus()
+    samples = []
+    for k in range(2, min(presses + 2, steps + 1)):
+        page.evaluate(ARM_STEP_TIMER, [k, list(slots)])
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function("() => window.attnStepMs !== null", timeout=30_000)
+        samples.append(page.evaluate("() => window.attnStepMs"))
+    return samples
+
+
+def step_change_ms(url: str, presses: int, picks, words: int = 15) -> list[dict]:
+    """A step change as a teacher makes it, in headless Chromium (1440×900): a sentence translated by
+    the picked models on the page, the step slider focused, one ArrowRight; the time from the key
+    press to the frame after both step views and both captions show the new step. Then the same in
+    the explorer, once the beam is shown and a piece changed: its hypothesis and what-if views."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -179,19 +202,18 @@ def step_change_ms(url: str, presses: int, picks, words: int = 15) -> dict:
             page.get_by_role("option", name=key, exact=False).first.click()
         page.get_by_role("textbox", name="English sentence").fill(SENTENCES[words])
         page.get_by_role("button", name="Translate").click()
-        page.wait_for_function("() => ['left', 'right'].every((side) => (document.querySelector(`#${side}-step "
-                               ".attn-step-caption`) || {}).textContent?.includes('Step 1 of'))", timeout=60_000)
-        steps = min(int(page.locator(f"#{side}-step .attn-step-caption").text_content().split(" of ")[1].split()[0])
-                    for side in ("left", "right"))  # "Step 1 of T": past T, a model shows its last step
-        page.locator("#step-slider input[type=range]").focus()
-        samples = []
-        for k in range(2, min(presses + 2, steps + 1)):
-            page.evaluate(ARM_STEP_TIMER, k)
-            page.keyboard.press("ArrowRight")
-            page.wait_for_function("() => window.attnStepMs !== null", timeout=30_000)
-            samples.append(page.evaluate("() => window.attnStepMs"))
+        page.wait_for_function(shows_step_one(TRANSLATE_SLOTS), timeout=60_000)
+        translate = time_presses(page, "translate-steps-slider", TRANSLATE_SLOTS, presses)
+        page.get_by_role("button", name="Show the beam").click()
+        page.locator("#explore-hypothesis-step .attn-step-view").wait_for(timeout=60_000)
+        page.get_by_role("button", name="The model's choices at this step").click()
+        page.locator("#explore-piece label").nth(1).click()
+        page.get_by_role("button", name="Change the piece and go on").click()
+        page.wait_for_function(shows_step_one(EXPLORE_SLOTS), timeout=60_000)
+        explore = time_presses(page, "explore-steps-slider", EXPLORE_SLOTS, presses)
         browser.close()
-    return {"words": words, "presses": presses, **percentiles(samples)}
+    return [{"where": where, "words": words, "presses": presses, **percentiles(samples)}
+            for where, samples in (("translate", translate), ("explorer", explore))]
 
 
 def bench_app(picks: tuple[str, str], p: dict) -> dict:

@@ -73,9 +73,10 @@ def _grid_layout(title: str, across, down, down_title: str, large: bool) -> dict
 
 
 def alignment_figure(source_tokens, target_tokens, attention, title: str, large: bool = False,
-                     unit: str = "pieces") -> go.Figure:
+                     unit: str = "pieces", marked: tuple[int, int | None] | None = None) -> go.Figure:
     """Heatmap of α (T, S): target pieces (or words) down, source pieces (or words) across; the
-    hover says which (unit)."""
+    hover says which (unit). marked (t, j), 0-based, outlines in red what a user changed: French
+    row t (j None: its piece was edited) or the cell (t, j) (α at step t was set onto piece j)."""
     attention = np.asarray(attention, dtype=np.float32)
     T, S = attention.shape
     src, tgt = [label(p) for p in source_tokens], [label(p) for p in target_tokens]
@@ -85,7 +86,12 @@ def alignment_figure(source_tokens, target_tokens, attention, title: str, large:
         hovertemplate="%{customdata[0]} ← %{customdata[1]}: α = %{z:.2f} (by " + unit + ")<extra></extra>",
         colorbar=dict(title=dict(text="α"), thickness=14, len=min(1.0, 0.35 + 0.02 * T)),
     )
-    return _figure([heatmap], _grid_layout(title, src, tgt, "French", large))
+    layout = _grid_layout(title, src, tgt, "French", large)
+    if marked is not None:
+        t, j = marked
+        x0, x1 = (-0.5, S - 0.5) if j is None else (j - 0.5, j + 0.5)
+        layout["shapes"] = [dict(type="rect", x0=x0, x1=x1, y0=t - 0.5, y1=t + 0.5, line=dict(color=HIGHLIGHT, width=3))]
+    return _figure([heatmap], layout)
 
 
 def gold_check_figure(english, french, alpha, sure, possible, links, title: str, large: bool = False) -> go.Figure:
@@ -161,37 +167,65 @@ def attribution_figure(source_tokens, target_tokens, scores, title: str, large: 
     return _figure([heatmap], _grid_layout(title, src, tgt, "French", large))
 
 
-def beam_tree_figure(hypotheses: list[list[str]], scores: list[float], large: bool = False) -> go.Figure:
-    """The n best hypotheses of a beam search as a tree of shared prefixes: each piece a node at its
-    step (across), on the row of the best hypothesis that reaches it (down), edges from a prefix to
-    its continuations. Pieces are escaped; hover names the hypotheses through the node."""
-    nodes, edges = {}, []  # prefix (tuple of pieces) → (step, row, hypotheses through it)
-    for row, pieces in enumerate(hypotheses):
-        for t in range(len(pieces)):
-            prefix = tuple(pieces[:t + 1])
-            if prefix not in nodes:
-                nodes[prefix] = (t, row, [])
-                if t:
-                    edges.append((prefix[:-1], prefix))
-            nodes[prefix][2].append(row + 1)
-    xs, ys = [], []
-    for parent, child in edges:
-        xs += [nodes[parent][0], nodes[child][0], None]
-        ys += [nodes[parent][1], nodes[child][1], None]
-    lines = dict(type="scatter", mode="lines", x=xs, y=ys, hoverinfo="skip", line=dict(color="#9aa7b8", width=1.5))
-    points = dict(type="scatter", mode="markers+text", x=[n[0] for n in nodes.values()], y=[n[1] for n in nodes.values()],
-                  text=[label(prefix[-1]) for prefix in nodes], textposition="top center",
-                  customdata=[", ".join(map(str, n[2])) for n in nodes.values()],
-                  hovertemplate="step %{x}: %{text} (hypotheses %{customdata})<extra></extra>",
-                  marker=dict(size=9 if large else 7, color=HIGHLIGHT))
-    rows = [f"{i + 1}. {score:.2f}" for i, score in enumerate(scores)]
-    steps, font = max(len(h) for h in hypotheses), _font(large)
-    column = max(_text_px(label(prefix[-1]), font) for prefix in nodes) + 12  # labels side by side never overlap
-    layout = _layout("The beam's best hypotheses as a tree of shared prefixes", 120 + (80 if large else 60) * len(rows), large)
-    layout.update(xaxis=dict(title=dict(text="output step"), zeroline=False, showgrid=False, range=[-0.6, steps - 0.4],
-                             tickvals=list(range(steps)), ticktext=[str(t + 1) for t in range(steps)]),
-                  yaxis=dict(tickvals=list(range(len(rows))), ticktext=rows, title=dict(text="rank, log p / length"),
-                             zeroline=False, showgrid=False, range=[len(rows) - 0.5, -0.8]))  # the best on top
-    layout["margin"].update(l=40 + _text_px(rows[-1], font) + font, b=30 + 2 * font)  # rank labels and axis titles
+KEPT, PRUNED = "#4c72b0", "#b0b0b0"  # a beam search's kept beginnings, and the extensions it dropped
+
+
+def beam_search_figure(weighed, pieces: list[str], hypotheses: list[list[str]], large: bool = False) -> go.Figure:
+    """A beam search as it went (search.Candidate's, with `pieces` the piece of each): at each output
+    step (across), the extensions of the kept beginnings it weighed, most probable on top (down), an
+    edge from each to the beginning it extends. The n best hypotheses (`hypotheses`, as pieces, best
+    first) are drawn in red, the other kept beginnings in blue, the pruned extensions in grey; the
+    hover gives each piece's own p, its beginning's log p and what became of it. Pieces are escaped."""
+    paths, rows, per_step = [], [], {}
+    for candidate, piece in zip(weighed, pieces):
+        paths.append((paths[candidate.parent] if candidate.parent >= 0 else ()) + (piece,))
+        rows.append(per_step.get(candidate.step, 0))  # weighed most probable first within a step
+        per_step[candidate.step] = rows[-1] + 1
+    rank_of = {tuple(h): r for r, h in enumerate(hypotheses, start=1)}
+    best = {path[:t] for path in map(tuple, hypotheses) for t in range(1, len(path) + 1)}  # on an n-best path
+    colour = [HIGHLIGHT if path in best else PRUNED if c.fate == "pruned" else KEPT for c, path in zip(weighed, paths)]
+    edges = {HIGHLIGHT: ([], []), KEPT: ([], []), PRUNED: ([], [])}
+    for i, c in enumerate(weighed):
+        if c.parent >= 0:
+            xs, ys = edges[colour[i]]
+            xs += [c.step - 1, c.step, None]
+            ys += [rows[c.parent], rows[i], None]
+    lines = [dict(type="scatter", mode="lines", x=xs, y=ys, hoverinfo="skip",
+                  line=dict(color=edge, width=2.5 if edge == HIGHLIGHT else 1, dash="dot" if edge == PRUNED else "solid"))
+             for edge, (xs, ys) in edges.items() if xs]
+    text = [label(path[-1]) + (f" #{rank_of[path]}" if path in rank_of else "") for path in paths]
+    font = _font(large)
+    points = dict(type="scatter", mode="markers+text", x=[c.step for c in weighed], y=rows, text=text,
+                  textposition="top center", textfont=dict(color=colour),
+                  customdata=[[np.exp(c.log_p), c.score, _fate(c, path, rank_of), label(_beginning(path))]
+                              for c, path in zip(weighed, paths)],
+                  hovertemplate="step %{x}: %{text}, p = %{customdata[0]:.3f} after “%{customdata[3]}”<br>"
+                                "log p of the beginning: %{customdata[1]:.2f} · %{customdata[2]}<extra></extra>",
+                  marker=dict(size=[(9 if large else 7) if c.fate != "pruned" else 5 for c in weighed], color=colour,
+                              symbol=["diamond" if c.fate == "ended" else "circle" for c in weighed]))
+    steps, depth = max(per_step), max(per_step.values())
+    column = max(_text_px(t, font) for t in text) + 12  # labels side by side never overlap
+    layout = _layout("The beam search, step by step: what it kept (blue, the n best in red) and pruned (grey)",
+                     90 + int(2.6 * font) * depth, large)
+    layout.update(xaxis=dict(title=dict(text="output step t"), zeroline=False, showgrid=False, range=[0.4, steps + 0.6],
+                             tickvals=list(range(1, steps + 1))),
+                  yaxis=dict(title=dict(text="rank at the step, by log p"), zeroline=False, showgrid=False,
+                             tickvals=list(range(depth)), ticktext=[str(r + 1) for r in range(depth)],
+                             range=[depth - 0.5, -0.9]))  # the most probable on top, room for its label
+    layout["margin"].update(l=30 + 3 * font, b=30 + 2 * font)
     layout["width"] = column * steps + layout["margin"]["l"] + 20
-    return _figure([lines, points], layout)
+    return _figure([*lines, points], layout)
+
+
+def _beginning(path: tuple, shown: int = 6) -> str:
+    """The pieces before a candidate's own, the last few of them."""
+    before = path[:-1]
+    return ("… " if len(before) > shown else "") + " ".join(before[-shown:]) if before else "(nothing yet)"
+
+
+def _fate(candidate, path: tuple, rank_of: dict) -> str:
+    if candidate.fate == "kept":
+        return "kept as a beam"
+    if candidate.fate == "ended":
+        return f"ended: hypothesis #{rank_of[path]}" if path in rank_of else "ended: a hypothesis outside the n shown"
+    return "pruned: not among the k best"

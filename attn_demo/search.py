@@ -42,6 +42,24 @@ class Steer:
 NO_STEER = Steer()
 
 
+@dataclass(frozen=True)
+class Candidate:
+    """One extension a beam search weighed at a step: a kept beginning (its parent, the index of a
+    kept Candidate of the step before, or -1 at step 1) followed by one more piece."""
+
+    step: int  # output step t, from 1
+    parent: int
+    token: int
+    log_p: float  # log p(y_t | y_<t, x) of this piece after its beginning
+    score: float  # log p of the whole beginning: the parent's score + log_p
+    fate: str  # one of FATES
+
+
+# what became of a candidate: one of the k beams of the next step; an ended hypothesis (EOS among the
+# k best); or pruned (among the 2k best weighed, but not kept)
+FATES = ("kept", "ended", "pruned")
+
+
 def max_target_length(src_lengths: torch.Tensor) -> torch.Tensor:
     """A French sentence is rarely more than twice as many pieces as its English source."""
     return 2 * src_lengths + 10
@@ -138,15 +156,17 @@ def forced_search(model: Seq2Seq, memory: Memory, targets: list[list[int]]) -> l
 def beam_search(model: Seq2Seq, memory: Memory, limits, beam_size: int, length_norm: float = 1.0,
                 steer: Steer = NO_STEER) -> list[Hypothesis]:
     """The best hypothesis of beam_search_n_best for every sentence."""
-    return [best[0] for best in beam_search_n_best(model, memory, limits, beam_size, 1, length_norm, steer)]
+    return [best[0] for best in beam_search_n_best(model, memory, limits, beam_size, 1, length_norm, steer)[0]]
 
 
 @torch.inference_mode()
 def beam_search_n_best(model: Seq2Seq, memory: Memory, limits, beam_size: int, n_best: int, length_norm: float = 1.0,
-                       steer: Steer = NO_STEER) -> list[list[Hypothesis]]:
+                       steer: Steer = NO_STEER) -> tuple[list[list[Hypothesis]], list[list[Candidate]]]:
     """Keep the beam_size best prefixes per sentence; a finished hypothesis is ranked by
     log p / length**length_norm (Wu et al. 2016 use a similar normalisation). Stops for a
-    sentence when it has beam_size finished hypotheses; returns the n_best best of them, best first."""
+    sentence when it has beam_size finished hypotheses. Returns the n_best best of them per
+    sentence, best first, and per sentence the search itself: every Candidate it weighed (the 2k
+    most probable extensions of the kept beginnings at each step), in the order weighed."""
     if not 1 <= n_best <= beam_size:
         raise ValueError(f"n_best must be between 1 and the beam size ({beam_size}), not {n_best}")
     K, eos, device = beam_size, model.config.eos_id, memory.mask.device
@@ -158,6 +178,8 @@ def beam_search_n_best(model: Seq2Seq, memory: Memory, limits, beam_size: int, n
     beam_scores = torch.full((batch, K), float("-inf"), device=device)
     beam_scores[:, 0] = 0.0  # all K beams start identical: let only one of them expand
     finished = [[] for _ in range(batch)]  # (normalised score, log p, step, origin beam, token)
+    weighed = [[] for _ in range(batch)]  # every sentence's Candidates
+    beam_nodes = [[-1] * K for _ in range(batch)]  # the Candidate each beam of the step before is
     history = []  # per step: origins (B, K), tokens (B, K), trace rows (B·K, ·)
     first_limit = int(limits.min())
     for t in range(int(limits.max())):
@@ -167,30 +189,44 @@ def beam_search_n_best(model: Seq2Seq, memory: Memory, limits, beam_size: int, n
         total = (beam_scores.view(-1, 1) + lp).view(batch, K * vocab)
         top_scores, top_index = total.topk(2 * K, dim=-1)  # (B, 2K): enough to keep K after EOS ones
         origins, words = top_index // vocab, top_index % vocab
-        new_scores, new_origins, new_words = _advance(finished, top_scores, origins, words, t, K, eos, length_norm)
+        top_log_p = lp.view(batch, K * vocab).gather(1, top_index)  # (B, 2K): each piece's own log p
+        new_scores, new_origins, new_words = _advance(finished, top_scores, origins, words, t, K, eos, length_norm,
+                                                      (weighed, beam_nodes, top_log_p))
         history.append((new_origins.cpu(), new_words.cpu(), _trace_rows(step)))
         if all(len(f) >= K for f in finished):
             break
         beam_scores = new_scores
         rows = (torch.arange(batch, device=device)[:, None] * K + new_origins).view(-1)
         state, y = step.state[rows], new_words.view(-1)
-    return [[_backtrack(hyp, b, K, history) for hyp in sorted(f, reverse=True)[:n_best]] for b, f in enumerate(finished)]
+    best = [[_backtrack(hyp, b, K, history) for hyp in sorted(f, reverse=True)[:n_best]] for b, f in enumerate(finished)]
+    return best, weighed
 
 
-def _advance(finished, top_scores, origins, words, t, K, eos, length_norm):
-    """Move EOS candidates to `finished`; keep the K best others as the next beams."""
+def _advance(finished, top_scores, origins, words, t, K, eos, length_norm, record):
+    """Move EOS candidates to `finished`; keep the K best others as the next beams. Every candidate
+    weighed is recorded as a Candidate, with its fate (record: the Candidates of each sentence, the
+    Candidate each current beam is, and each candidate's own log p)."""
+    weighed, beam_nodes, top_log_p = record
     scores, next_origins, next_words = [], [], []
     for b in range(top_scores.size(0)):
-        kept = []
-        candidates = zip(top_scores[b].tolist(), origins[b].tolist(), words[b].tolist())
-        for rank, (score, origin, word) in enumerate(candidates):
+        searching = len(finished[b]) < K  # a sentence done waits for the others of its batch: nothing to record
+        kept, nodes = [], []
+        candidates = zip(top_scores[b].tolist(), origins[b].tolist(), words[b].tolist(), top_log_p[b].tolist())
+        for rank, (score, origin, word, log_p) in enumerate(candidates):
             if score == float("-inf"):
                 continue
+            fate = "pruned"
             if word == eos:  # as in fairseq, EOS ends a hypothesis only from the top K candidates
                 if rank < K and len(finished[b]) < K:
                     finished[b].append((score / (t + 1) ** length_norm, score, t, origin, word))
+                    fate = "ended"
             elif len(kept) < K:
                 kept.append((score, origin, word))
+                nodes.append(len(weighed[b]))
+                fate = "kept"
+            if searching:
+                weighed[b].append(Candidate(t + 1, beam_nodes[b][origin], word, log_p, score, fate))
+        beam_nodes[b] = nodes + [-1] * (K - len(nodes))
         kept += [(float("-inf"), 0, eos)] * (K - len(kept))  # dead beams, never expanded again
         scores.append([k[0] for k in kept])
         next_origins.append([k[1] for k in kept])

@@ -45,12 +45,15 @@ def project(vectors, projection) -> np.ndarray:
     return (np.asarray(vectors, dtype=np.float64) - mean) @ basis
 
 
-def step_payload(title: str, result, projection) -> dict:
+def step_payload(title: str, result, projection, forced: tuple[int, ...] = ()) -> dict:
     """One model's steps of a Translation for step_views.js: T output steps over S source pieces,
     queries of size H, annotations of size D. JSON-ready, arrays as typed arrays {dtype, bdata,
-    shape}. Without attention there is no query, no e and no α (null), and every c_t is the one c."""
+    shape}. Without attention there is no query, no e and no α (null), and every c_t is the one c.
+    forced: the steps (from 1) whose α a user set by hand (Translator.translate's force_attention),
+    where α is not softmax(e) and the page must not say it is."""
     return {
         "title": title, "source": list(result.source_tokens), "target": list(result.target_tokens),
+        "forced": list(forced),
         "query": symbol_parts(result.query_symbol),  # ["s", "t−1"] or ["s", "t"], or None
         "queries": typed(result.queries),  # (T, H)
         "scores": typed(result.scores),  # (T, S): e_tj

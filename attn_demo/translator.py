@@ -10,7 +10,7 @@ from huggingface_hub.errors import LocalEntryNotFoundError, RepositoryNotFoundEr
 from attn_demo.attribution import Attribution, attribute
 from attn_demo.checkpoint import load_checkpoint
 from attn_demo.data import pad
-from attn_demo.search import NO_STEER, Hypothesis, Steer, beam_search_n_best, forced_search, greedy_search, max_target_length
+from attn_demo.search import NO_STEER, Candidate, Hypothesis, Steer, beam_search_n_best, forced_search, greedy_search, max_target_length
 from attn_demo.tokenizer import check_known, check_length, check_text, read_english
 
 
@@ -44,6 +44,16 @@ class Translation:
         """Plain JSON-ready lists, for downloads and API clients; what a model without attention
         lacks (query, e, α) is left out rather than written as null."""
         return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items() if v is not None}
+
+
+@dataclass(frozen=True, eq=False)
+class Beam:
+    """A beam search of one sentence: its n best Translations, best first, and every extension of a
+    kept beginning it weighed (search.Candidate, with `pieces` the piece of each)."""
+
+    translations: list[Translation]
+    weighed: list[Candidate]
+    pieces: list[str]
 
 
 def pick_device() -> torch.device:
@@ -125,29 +135,42 @@ class Translator:
         results = self.translate_batch([text], beam_size, max_len, n_best or 1, steer)[0]
         return results if n_best else results[0]
 
-    @torch.inference_mode()
+    def beam(self, text: str, beam_size: int, n_best: int) -> "Beam":
+        """A beam search of one sentence laid open: its n best hypotheses (as translate(text,
+        beam_size=k, n_best=n) gives them) and every extension it weighed on the way, kept or pruned."""
+        if beam_size < 2:
+            raise ValueError(f"a beam search keeps at least 2 beginnings, not {beam_size}")
+        results, weighed = self._search([text], beam_size, None, n_best, NO_STEER)
+        return Beam(results[0], weighed[0], self.target_tokenizer.pieces([c.token for c in weighed[0]]))
+
     def translate_batch(self, texts, beam_size: int = 1, max_len: int | None = None, n_best: int | None = None,
                         steer: Steer = NO_STEER) -> list:
         """Translate many sentences in one batch: a Translation each, or with n_best a list of the n
         best each; a ValueError names the first bad input."""
+        results, _ = self._search(texts, beam_size, max_len, n_best, steer)
+        return results if n_best else [best[0] for best in results]
+
+    @torch.inference_mode()
+    def _search(self, texts, beam_size: int, max_len: int | None, n_best: int | None, steer: Steer):
+        """Each sentence's n best Translations (a list each), and for a beam search what it weighed
+        (a list of search.Candidate per sentence; None for greedy search)."""
         if not 1 <= beam_size <= 16:
             raise ValueError(f"beam size must be between 1 and 16, not {beam_size}")
         if max_len is not None and max_len < 1:
             raise ValueError(f"max_len must be at least 1, not {max_len}")
         read = [self.read(text) for text in texts]
         if not read:
-            return []
+            return [], None
         memory = self.encode_batch([ids for ids, _ in read])
         lengths = memory.mask.sum(1)  # (B,) pieces, EOS included
         limits = max_target_length(lengths) if max_len is None else torch.full_like(lengths, max_len)
         if beam_size == 1:
             if n_best not in (None, 1):
                 raise ValueError("n_best needs a beam: beam_size must be at least n_best")
-            hypotheses = [[hyp] for hyp in greedy_search(self.model, memory, limits, steer)]
+            hypotheses, weighed = [[hyp] for hyp in greedy_search(self.model, memory, limits, steer)], None
         else:
-            hypotheses = beam_search_n_best(self.model, memory, limits, beam_size, n_best or 1, steer=steer)
-        results = self._translations(read, memory, hypotheses)
-        return results if n_best else [best[0] for best in results]
+            hypotheses, weighed = beam_search_n_best(self.model, memory, limits, beam_size, n_best or 1, steer=steer)
+        return self._translations(read, memory, hypotheses), weighed
 
     def _prefix_ids(self, prefix: str | list[str] | None) -> tuple[int, ...]:
         """The pieces of a French prefix the translation must start with (no EOS), from text or pieces."""

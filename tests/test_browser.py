@@ -12,9 +12,9 @@ import numpy as np
 import app
 from attn_demo.bench_app import CHROMIUM, CHROMIUM_FLAGS
 from attn_demo.steps import VECTOR_COLORSCALE, project
-from attn_demo.ui.translate import EXAMPLES, SIDES, STEP_GROUP
+from attn_demo.ui.translate import EXAMPLES, SIDES, STEPS
 from attn_demo.ui.why_attention import LONG_EXAMPLE
-from conftest import ROOT
+from conftest import ROOT, untyped
 
 CHROMIUM = shutil.which("chromium") or CHROMIUM
 SCREENSHOT_DIR = ROOT / "artifacts"
@@ -33,7 +33,10 @@ def browser():
         browser.close()
 
 
-GROUP = f"window.attnSteps.group({STEP_GROUP!r})"  # the translate section's step views
+GROUP = f"window.attnSteps.group({STEPS.element_id!r})"  # the translate section's step views
+# the value of every bar of a step view, panel by panel (e, α, then the attribution if drawn)
+BAR_VALUES = """(side) => [...document.querySelectorAll(`#${side}-step .attn-bars`)].map(
+    (svg) => [...svg.querySelectorAll(".attn-bar")].map((bar) => Number(bar.dataset.value)))"""
 
 
 def open_app(page, url: str):
@@ -116,22 +119,22 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
     assert_page_draws_the_models_step(page, "The red car is in front of the house.", 1)
     calls = []  # events sent to the server (each joins its queue)
     page.on("request", lambda request: calls.append(request.url) if "/queue/join" in request.url else None)
-    page.get_by_role("button", name="Next step ▶").click()
+    page.locator("#translate-steps").get_by_role("button", name="Next step ▶").click()
     page.wait_for_function(caption_shows("right", "Step 2 of"), timeout=30_000)
     assert_page_draws_the_models_step(page, "The red car is in front of the house.", 2)
-    page.locator("#step-slider input[type=range]").focus()
+    page.locator("#translate-steps-slider input[type=range]").focus()
     page.keyboard.press("ArrowRight")
     page.wait_for_function(caption_shows("left", "Step 3 of"), timeout=30_000)
     assert calls == []  # scrubbing is drawn in the browser: nothing asked of the server
     assert_page_draws_the_models_step(page, "The red car is in front of the house.", 3)
 
-    page.get_by_role("button", name="▶ Play").click()  # about one step a second, then stop
+    page.locator("#translate-steps").get_by_role("button", name="▶ Play").click()  # about one step a second, then stop
     page.wait_for_function(caption_shows("left", "Step 5 of"), timeout=10_000)
-    page.get_by_role("button", name="⏸ Stop").click()
-    slider = page.locator("#step-slider input[type=range]")
+    page.locator("#translate-steps").get_by_role("button", name="⏸ Stop").click()
+    slider = page.locator("#translate-steps-slider input[type=range]")
     stopped_at = slider.input_value()
     page.wait_for_timeout(2500)
-    assert slider.input_value() == stopped_at and page.get_by_role("button", name="▶ Play").is_visible()
+    assert slider.input_value() == stopped_at and page.locator("#translate-steps").get_by_role("button", name="▶ Play").is_visible()
     assert calls == []  # playing is scrubbing too
     assert_page_draws_the_models_step(page, "The red car is in front of the house.", int(stopped_at))
     SCREENSHOT_DIR.mkdir(exist_ok=True)
@@ -376,7 +379,7 @@ def test_a_shared_link_opens_the_same_view_and_its_qr_code_decodes_to_it(browser
     page.wait_for_function(f"(key) => {GROUP}.payload?.views[0].title === {json.dumps(app.TRANSLATE.models[other].title)}",
                            arg=other, timeout=60_000)
     page.locator("#grid-unit").get_by_label("words").check()
-    page.locator("#step-slider input[type=range]").focus()
+    page.locator("#translate-steps-slider input[type=range]").focus()
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
     page.wait_for_function(caption_shows("right", "Step 3 of"), timeout=60_000)
@@ -474,13 +477,22 @@ def test_attribution_beside_alpha_on_demand(browser, app_url, width, height):
     for side in SIDES:
         page.locator(f"#{side}-attribution .js-plotly-plot .heatmaplayer").wait_for(timeout=60_000)
     state = app.TRANSLATE.translate(EXAMPLES[0], 1, False)[0]
-    expected = app.ATTRIBUTION.show(state, "input-x-gradient", False, "pieces")
+    *expected, bars = app.ATTRIBUTION.show(state, "input-x-gradient", False, "pieces")
     for side, note in zip(SIDES, expected[1::2]):
         assert page.locator(f"#{side}-agreement").inner_text().split("Spearman ρ of ")[1][:4] == note.split("**")[3][:4]
+    for side, sent in zip(SIDES, bars):  # and in each step view, under the α bars: e, α, then A at step 1
+        page.wait_for_function(f"() => document.querySelectorAll('#{side}-step .attn-bars').length === 3", timeout=30_000)
+        drawn = page.evaluate(BAR_VALUES, side)
+        np.testing.assert_array_equal(np.float32(drawn[2]), untyped(sent["scores"])[0])
     assert page.evaluate(OVERLAPPING_LABELS) == []
-    page.locator("#left-attribution").scroll_into_view_if_needed()
     SCREENSHOT_DIR.mkdir(exist_ok=True)
+    page.locator("#left-attribution").scroll_into_view_if_needed()
     page.screenshot(path=str(SCREENSHOT_DIR / f"attribution-{width}.png"), full_page=False)
+    page.locator("#left-step .attn-bars").nth(2).scroll_into_view_if_needed()
+    page.screenshot(path=str(SCREENSHOT_DIR / f"attribution-steps-{width}.png"), full_page=False)
+    page.get_by_role("textbox", name="English sentence").fill("I don't like coffee.")
+    page.get_by_role("button", name="Translate").click()  # another sentence: its step views have no attribution yet
+    page.wait_for_function("() => document.querySelectorAll('#left-step .attn-bars').length === 2", timeout=60_000)
     page.close()
 
 
@@ -489,8 +501,9 @@ def test_explore_the_beam_change_a_word_and_move_the_attention(browser, app_url,
     page = browser.new_page(viewport={"width": width, "height": height})
     open_app(page, app_url)  # the opening example, translated
     page.get_by_role("button", name="Show the beam").click()
-    page.locator("#explore-tree .js-plotly-plot .scatterlayer").wait_for(timeout=60_000)
+    page.locator("#explore-search .js-plotly-plot .scatterlayer").wait_for(timeout=60_000)
     page.locator("#explore-grid .js-plotly-plot .heatmaplayer").wait_for(timeout=60_000)  # hypothesis 1, picked
+    page.locator("#explore-hypothesis-step .attn-step-view").wait_for(timeout=60_000)  # and its step view
     model = app.TRANSLATE.models[app.OPENING_PICKS[0]].translator
     best = model.translate(EXAMPLES[0], beam_size=5, n_best=5)
     assert best[0].text in page.locator("#explore-table").inner_text()
@@ -504,8 +517,19 @@ def test_explore_the_beam_change_a_word_and_move_the_attention(browser, app_url,
                            timeout=30_000)
     page.locator("#explore-result-grid .js-plotly-plot .heatmaplayer").wait_for(timeout=30_000)
     assert "log p" in page.locator("#explore-result").inner_text()
+    page.wait_for_function(caption_shows("explore-what-if", "Step 1 of"), timeout=30_000)
+    page.locator("#explore-steps").get_by_role("button", name="Next step ▶").click()  # the explorer's own scrubber
+    page.wait_for_function(caption_shows("explore-what-if", "Step 2 of"), timeout=30_000)
+    assert "Step 2 of" in caption(page, "explore-hypothesis") and "Step 1 of" in caption(page, "left")
+    moved = json.loads(page.evaluate(DRAWN_STEP, "explore-what-if"))  # α of step 2 all on the first English piece
+    assert moved["weights"] == [1.0] + [0.0] * (len(moved["weights"]) - 1) and "α set by hand" in moved["caption"]
+    page.locator("#explore-steps").get_by_role("button", name="Next step ▶").click()
+    page.wait_for_function(caption_shows("explore-what-if", "Step 3 of"), timeout=30_000)
+    assert "set by hand" not in caption(page, "explore-what-if")  # step 3's α is the model's own again
     assert page.evaluate(OVERLAPPING_LABELS) == []
-    page.locator("#explore-tree").scroll_into_view_if_needed()
+    page.locator("#explore-search").scroll_into_view_if_needed()
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT_DIR / f"explore-{width}.png"), full_page=False)
+    page.locator("#explore-steps").scroll_into_view_if_needed()
+    page.screenshot(path=str(SCREENSHOT_DIR / f"explore-steps-{width}.png"), full_page=False)
     page.close()

@@ -4,8 +4,9 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from attn_demo.figures import (ALIGNMENT_COLORSCALE, alignment_figure, attribution_figure, beam_tree_figure, comparison_figure,
-                               gold_check_figure, label, length_figure)
+from attn_demo.figures import (ALIGNMENT_COLORSCALE, HIGHLIGHT, KEPT, PRUNED, alignment_figure, attribution_figure,
+                               beam_search_figure, comparison_figure, gold_check_figure, label, length_figure)
+from attn_demo.search import Candidate
 
 SOURCE = ["▁the", "▁<img", "▁src=x", "▁the", "</s>"]  # S = 5, a repeated piece and markup
 TARGET = ["▁le", "▁<b>", "</s>"]  # T = 3
@@ -40,6 +41,15 @@ def test_alignment_grid_draws_attention_on_a_fixed_shared_scale():
     assert list(heatmap.customdata[1][1]) == ["▁&lt;b&gt;", "▁&lt;img"]
     assert "← %{customdata[1]}: α = %{z:.2f}" in heatmap.hovertemplate
     assert "<img" not in all_strings(fig) and "<b>" not in all_strings(fig)
+
+
+def test_alignment_grid_outlines_what_a_user_changed():
+    attention = softmax_rows()
+    assert not alignment_figure(SOURCE, TARGET, attention, "α").layout.shapes
+    (row,) = alignment_figure(SOURCE, TARGET, attention, "α", marked=(1, None)).layout.shapes  # piece 2 edited
+    assert (row.x0, row.x1, row.y0, row.y1) == (-0.5, 4.5, 0.5, 1.5) and row.line.color == HIGHLIGHT
+    (cell,) = alignment_figure(SOURCE, TARGET, attention, "α", marked=(2, 3)).layout.shapes  # α of step 3 set onto piece 4
+    assert (cell.x0, cell.x1, cell.y0, cell.y1) == (2.5, 3.5, 1.5, 2.5)
 
 
 @pytest.mark.parametrize("large, cell", [(False, 24), (True, 34)])
@@ -110,11 +120,23 @@ def test_attribution_figure_is_signed_and_centred_on_zero():
     assert "<general>" not in all_strings(fig) and "<img" not in all_strings(fig)
 
 
-def test_beam_tree_merges_shared_prefixes_and_escapes_pieces():
-    hypotheses = [["▁le", "▁<b>", "</s>"], ["▁le", "▁chat", "</s>"], ["▁un", "</s>"]]
-    fig = beam_tree_figure(hypotheses, [-0.1, -0.2, -0.3])
-    lines, points = fig.data
-    assert len(points.x) == 7  # ▁le shared by 1 and 2; the rest one node each
-    assert list(points.text).count("▁le") == 1 and "▁&lt;b&gt;" in points.text
-    assert sum(x is None for x in lines.x) == 5  # one edge per node that is not a first piece (7 nodes, 2 first)
+def test_the_beam_search_figure_draws_every_candidate_at_its_step_and_rank_and_colours_the_n_best():
+    C = Candidate
+    weighed = [C(1, -1, 5, -0.2, -0.2, "kept"), C(1, -1, 6, -1.0, -1.0, "kept"), C(1, -1, 7, -3.0, -3.0, "pruned"),
+               C(2, 0, 3, -0.1, -0.3, "ended"), C(2, 1, 8, -0.5, -1.5, "kept"), C(2, 0, 9, -2.0, -2.2, "pruned"),
+               C(3, 4, 3, -0.4, -1.9, "ended")]
+    pieces = ["▁le", "▁<b>", "▁un", "</s>", "▁chat", "▁x", "</s>"]
+    fig = beam_search_figure(weighed, pieces, [["▁le", "</s>"]])
+    *lines, points = fig.data
+    assert list(points.x) == [1, 1, 1, 2, 2, 2, 3] and list(points.y) == [0, 1, 2, 0, 1, 2, 0]  # most probable on top
+    colours = list(points.textfont.color)
+    assert colours[0] == colours[3] == HIGHLIGHT  # the best hypothesis, ▁le </s>
+    assert colours[1] == colours[4] == colours[6] == KEPT and colours[2] == colours[5] == PRUNED
+    assert list(points.text)[3] == "&lt;/s&gt; #1" and "▁&lt;b&gt;" in points.text
+    assert points.customdata[3][0] == pytest.approx(np.exp(-0.1)) and points.customdata[3][2] == "ended: hypothesis #1"
+    assert points.customdata[6][2] == "ended: a hypothesis outside the n shown"
+    assert points.customdata[4][3] == "▁&lt;b&gt;"  # its beginning, escaped
+    red = next(line for line in lines if line.line.color == HIGHLIGHT)
+    assert list(red.x) == [1, 2, None] and list(red.y) == [0, 0, None]  # ▁le → </s>
+    assert sum(x is None for line in lines for x in line.x) == 4  # an edge for every candidate after step 1
     assert "<b>" not in all_strings(fig)

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from attn_demo.search import TRACE_FIELDS, beam_search, forced_search, greedy_search, max_target_length
+from attn_demo.search import FATES, TRACE_FIELDS, beam_search, beam_search_n_best, forced_search, greedy_search, max_target_length
 from conftest import tiny_model
 
 EOS = 3
@@ -132,3 +132,43 @@ def test_forced_log_prob_is_the_teacher_forced_model_score(attention):
         else:
             assert hyp.trace["attention"].shape == (len(targets[b]), src.size(1))
             assert hyp.trace["attention"][:, lengths[b]:].max(initial=0.0) == 0.0  # padding gets no attention
+
+
+def paths(weighed):
+    """Each Candidate's pieces from step 1, following the parents."""
+    out = []
+    for candidate in weighed:
+        out.append((out[candidate.parent] if candidate.parent >= 0 else ()) + (candidate.token,))
+    return out
+
+
+@torch.inference_mode()
+def test_the_search_weighed_is_the_models_and_keeps_the_k_best(attention):
+    """Every candidate's log p is the model's for its piece after its beginning; the kept ones at a
+    step are the k most probable non-EOS beginnings, the n best hypotheses end among the candidates,
+    and nothing is recorded after a sentence's search stopped."""
+    model = tiny_model(attention, seed=9)
+    src, lengths, memory = source(model)
+    K = 3
+    best, weighed = beam_search_n_best(model, memory, max_target_length(lengths), K, K)
+    for b, candidates in enumerate(weighed):
+        walked = paths(candidates)
+        for candidate, path in zip(candidates, walked):
+            assert candidate.fate in FATES
+            assert candidate.parent < 0 or candidates[candidate.parent].fate == "kept"
+            assert candidate.parent < 0 or candidates[candidate.parent].step == candidate.step - 1
+            parent_score = candidates[candidate.parent].score if candidate.parent >= 0 else 0.0
+            assert candidate.score == pytest.approx(parent_score + candidate.log_p, abs=1e-4)
+        for candidate, path in list(zip(candidates, walked))[::4]:  # the model's own numbers, a sample
+            log_prob, _ = teacher_forced(model, src, lengths, b, list(path))
+            assert candidate.score == pytest.approx(log_prob, abs=1e-4)
+        for t in range(1, max(c.step for c in candidates) + 1):
+            at_t = [c for c in candidates if c.step == t]
+            kept = [c.score for c in at_t if c.fate == "kept"]
+            assert len(kept) <= K and all(c.fate != "kept" or c.token != EOS for c in at_t)
+            others = [c.score for c in at_t if c.fate == "pruned" and c.token != EOS]
+            assert not others or min(kept) >= max(others)
+        ended = {path for candidate, path in zip(candidates, walked) if candidate.fate == "ended"}
+        assert len(ended) == K and {tuple(h.tokens) for h in best[b]} == ended
+        last = max(c.step for c in candidates)
+        assert last == max(len(h.tokens) for h in best[b])  # the search stops when its K-th hypothesis ends

@@ -50,6 +50,8 @@ def test_step_payload_sends_the_models_float32_numbers_and_plain_pieces(attends)
     # would show "&lt;img" on the page
     assert sent["source"] == SOURCE and sent["target"] == TARGET and sent["title"] == "Luong <general>"
     assert sent["query"] == (["s", "t"] if attends else None)
+    assert sent["forced"] == []  # no α set by hand: the page may say α = softmax(e) at every step
+    assert step_payload("what if", result, projection, forced=(2,))["forced"] == [2]
     np.testing.assert_allclose(sent["points"], project(result.encoder_states, projection), rtol=1e-6, atol=1e-6)
     if attends:  # each step's star is the α-weighted centroid of the projected annotations (float32 c_t, so ≈ 1e-6)
         np.testing.assert_allclose(sent["centres"], result.attention @ sent["points"], rtol=1e-5, atol=1e-6)

@@ -213,6 +213,16 @@ def test_the_n_best_list_starts_with_the_beam_result_and_every_hypothesis_is_the
         translator.translate(SENTENCE, beam_size=2, n_best=3)
 
 
+def test_a_beam_laid_open_gives_the_n_best_and_names_the_piece_of_every_candidate(translator):
+    beam = translator.beam(SENTENCE, 4, 3)
+    for laid_open, listed in zip(beam.translations, translator.translate(SENTENCE, beam_size=4, n_best=3), strict=True):
+        same_translation(laid_open, listed, exact=True)
+    assert beam.pieces == translator.target_tokenizer.pieces([c.token for c in beam.weighed])
+    assert {c.fate for c in beam.weighed} >= {"kept", "ended"}
+    with pytest.raises(ValueError, match="at least 2"):
+        translator.beam(SENTENCE, 1, 1)
+
+
 def test_a_prefix_equal_to_the_models_own_output_gives_back_its_translation(translator):
     """Greedy: exactly. Given as pieces (a tiny random model's output rarely spells words; shipped
     models are given text, below). Beam search makes no such promise: from a fixed prefix it may

@@ -177,16 +177,19 @@ def test_the_html_export_holds_both_sides_and_no_text_can_close_its_script(secti
 @pytest.mark.parametrize("attention", ATTENTION_TYPES)
 def test_attribution_is_drawn_for_every_model_and_compared_with_alpha_where_there_is_one(section, attention):
     state = section.translate(SENTENCE, 2, False, "pieces", f"tiny-{attention}", "tiny-bahdanau")[0]
-    grid, note, other_grid, other_note = AttributionSection(section).show(state, "input-x-gradient", False, "pieces")
+    grid, note, other_grid, other_note, bars = AttributionSection(section).show(state, "input-x-gradient", False, "pieces")
     left = state["views"]["left"]["result"]
     expected = section.models[f"tiny-{attention}"].translator.attribute(SENTENCE, left.target_tokens, "input-x-gradient")
     np.testing.assert_array_equal(grid.data[0].z, expected.scores)  # the pieces on screen (beam 2), not a new translation
+    assert bars[0]["target"] == left.target_tokens and bars[0]["source"] == left.source_tokens  # the step view's pieces
+    np.testing.assert_array_equal(untyped(bars[0]["scores"]), expected.scores)  # and the same numbers
     assert list(grid.layout.yaxis.ticktext) == [label(piece) for piece in left.target_tokens]
     assert ("no α to compare" in note) == (attention == "none") and "Spearman" in other_note
     words = AttributionSection(section).show(state, "integrated-gradients", False, "words")[0]
     assert "by word" in words.layout.title.text and "path points" in AttributionSection(section).show(
         state, "integrated-gradients", False, "pieces")[1]
-    assert AttributionSection(section).show(None, "input-x-gradient", False, "pieces")[1] == "Translate a sentence first."
+    nothing = AttributionSection(section).show(None, "input-x-gradient", False, "pieces")
+    assert nothing[1] == "Translate a sentence first." and nothing[-1] is None
 
 
 @pytest.mark.parametrize("attention", ATTENTION_TYPES)
@@ -197,21 +200,34 @@ def test_the_explorer_shows_the_beam_and_answers_what_if_with_the_models_numbers
     hypotheses = section.models[key].translator.translate(SENTENCE, beam_size=4, n_best=3)
     assert [h.target_tokens for h in explored["hypotheses"]] == [h.target_tokens for h in hypotheses]
     assert len(table.splitlines()) == 2 + 3 and len(rank["choices"]) == 3
-    assert {label(h.target_tokens[0]) for h in hypotheses} <= set(tree.data[1].text)  # each first piece is a node
-    grid, note, steps, pieces = explore.pick(explored, 0, False)
+    *_, nodes = tree.data
+    assert {label(h.target_tokens[0]) for h in hypotheses} <= set(nodes.text)  # each first piece is drawn
+    assert sum(text.endswith((" #1", " #2", " #3")) for text in nodes.text) == 3  # where each of the 3 best ends
+    grid, note, steps, pieces, payload, slider = explore.pick(explored, 0, False)
     assert grid["visible"] == (attention != "none") and len(steps["choices"]) == len(hypotheses[0].target_tokens)
+    assert [view["target"] for view in payload["views"]] == [hypotheses[0].target_tokens]  # its step view
+    assert payload["steps"] == len(hypotheses[0].target_tokens) and slider["maximum"] == max(2, payload["steps"])
     choices = explore.choices(explored, 0, 1)["choices"]
     top = section.models[key].translator.choices(SENTENCE, hypotheses[0].target_tokens, 1)
     assert [piece for _, piece in choices] == [piece for piece, _ in top] and f"p = {top[0][1]:.3f}" in choices[0][0]
 
     other = choices[1][1]
-    summary, result_grid, _ = explore.change(explored, 0, 1, other, "", 0, False)
+    summary, result_grid, _, payload, _ = explore.change(explored, 0, 1, other, "", 0, False)
     edited = section.models[key].translator.translate(SENTENCE, beam_size=4, prefix=[other])
     assert f"log p {hypotheses[0].log_prob:.2f} → {edited.log_prob:.2f}" in summary
-    summary, result_grid, result_note = explore.move(explored, 0, 2, None, "", 1, False)
+    assert [view["target"] for view in payload["views"]] == [hypotheses[0].target_tokens, edited.target_tokens]
+    assert [view["forced"] for view in payload["views"]] == [[], []]  # a changed piece: every α is softmax(e)
+    if attention != "none":
+        (outline,) = result_grid["value"].layout.shapes  # the edited row, step 1
+        assert (outline.y0, outline.y1, outline.x0) == (-0.5, 0.5, -0.5)
+    summary, result_grid, result_note, payload, _ = explore.move(explored, 0, 2, None, "", 1, False)
     if attention == "none":
-        assert "no attention" in summary and result_grid["visible"] is False
+        assert "no attention" in summary and result_grid["visible"] is False and payload == gr.skip()
     else:
         alpha = result_grid["value"].data[0].z
         np.testing.assert_array_equal(alpha[1], np.eye(alpha.shape[1], dtype=np.float32)[1])  # step 2 all on piece 2
+        (outline,) = result_grid["value"].layout.shapes  # the cell whose α was set
+        assert (outline.x0, outline.y0) == (0.5, 0.5)
+        np.testing.assert_array_equal(untyped(payload["views"][1]["weights"])[1], alpha[1])  # the step view shows this α
+        assert [view["forced"] for view in payload["views"]] == [[], [2]]  # and says where it was set by hand
     assert explore.beam(None, key, 4, 3, False)[1] == "Translate a sentence first."

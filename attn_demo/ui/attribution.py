@@ -13,7 +13,8 @@ import gradio as gr
 from attn_demo.alignment import words_view
 from attn_demo.attribution import METHODS, agreement
 from attn_demo.figures import attribution_figure
-from attn_demo.ui.translate import SIDES
+from attn_demo.steps import typed
+from attn_demo.ui.translate import SIDES, STEPS
 
 EXPLANATION = """## Is attention an explanation?
 α says where the model looked; it does not say what the output depended on. A **gradient attribution**
@@ -35,8 +36,9 @@ class AttributionSection:
     def _attribution(self, key: str, text: str, pieces: tuple[str, ...], method: str):
         return self.translate.models[key].translator.attribute(text, list(pieces), method)
 
-    def side(self, state, side: str, method: str, large: bool, unit: str) -> list:
-        """One side's attribution grid and its agreement with α, in a sentence."""
+    def side(self, state, side: str, method: str, large: bool, unit: str) -> tuple[list, dict]:
+        """One side's attribution grid and its agreement with α, in a sentence; and its bars for the
+        step view (by piece, as the step view draws)."""
         model = self.translate.picked(state, side)
         view = state["views"][side]["result"]
         result = self.attribution(model.key, state["text"], tuple(view.target_tokens), method)  # the pieces on screen
@@ -45,7 +47,9 @@ class AttributionSection:
             source, target, scores = words_view(source, target, scores)
         figure = attribution_figure(source, target, scores, f"{model.title}: {METHOD_LABELS[method]} by {unit[:-1]}",
                                     large, unit)
-        return [figure, self.agreement_markdown(model, view, result)]
+        bars = {"label": METHOD_LABELS[method], "source": result.source_tokens, "target": result.target_tokens,
+                "scores": typed(result.scores)}
+        return [figure, self.agreement_markdown(model, view, result)], bars
 
     def agreement_markdown(self, model, view, result) -> str:
         gap = (f" The attributions of each step add up to its change in log-probability within "
@@ -60,9 +64,11 @@ class AttributionSection:
                 f"fall on the same piece at **{a['argmax_agreement']:.0%}** of the steps.{gap}")
 
     def show(self, state, method: str, large: bool, unit: str) -> list:
+        """Each side's grid and agreement, then every side's bars for the step views (JSON)."""
         if not state:
-            return [None, "Translate a sentence first."] * len(SIDES)
-        return [output for side in SIDES for output in self.side(state, side, method, large, unit)]
+            return [None, "Translate a sentence first."] * len(SIDES) + [None]
+        sides = [self.side(state, side, method, large, unit) for side in SIDES]
+        return [output for outputs, _ in sides for output in outputs] + [[bars for _, bars in sides]]
 
     def render(self, controls, large_text: gr.Checkbox):
         """The section, under the translate section; controls are that section's."""
@@ -77,4 +83,7 @@ class AttributionSection:
                 with gr.Column():
                     outputs += [gr.Plot(show_label=False, elem_id=f"{side}-attribution", elem_classes="attn-wide"),
                                 gr.Markdown(elem_id=f"{side}-agreement")]
-        button.click(self.show, [controls.session, method, large_text, controls.unit], outputs, api_name="attribute")
+        bars = gr.JSON(visible=False)  # kept in the browser for the step views (step_views.js)
+        button.click(self.show, [controls.session, method, large_text, controls.unit], [*outputs, bars],
+                     api_name="attribute").then(None, bars, None, js=f"(bars) => {{ if (bars) {STEPS.call('attribute(bars)')}; }}",
+                                                api_name="attribute_steps")

@@ -1,23 +1,32 @@
-"""Explore the decoding: the beam's best hypotheses with their scores and a tree of their shared
-prefixes, and "what if?" on the hypothesis picked: change the piece at a step (the model keeps the
-prefix and goes on) or move the attention at a step onto one English piece (c_t = that h_j, and the
-model goes on from there), with what it changed and what it cost in log-probability.
+"""Explore the decoding: the beam search laid open (its best hypotheses with their scores, and what
+it kept and pruned at every step), and "what if?" on the hypothesis picked: change the piece at a
+step (the model keeps the prefix and goes on) or move the attention at a step onto one English
+piece (c_t = that h_j, and the model goes on from there), with what it changed and what it cost in
+log-probability. The hypothesis and the what-if each get their grid and their step view, side by side.
 
-Every number is the model's: the searches are Translator.translate's (n_best, prefix,
+Every number is the model's: the searches are Translator.beam's and Translator.translate's (prefix,
 force_attention), and the choices at a step are its own probabilities (Translator.choices)."""
 import html
 
 import gradio as gr
 import numpy as np
 
-from attn_demo.figures import alignment_figure, beam_tree_figure
-from attn_demo.ui.translate import NO_GRID, SIDES
+from attn_demo.figures import alignment_figure, beam_search_figure
+from attn_demo.steps import VECTOR_COLORSCALE, pca_projection, step_payload
+from attn_demo.ui.step_group import StepGroup, step_slot
+from attn_demo.ui.translate import LATEX, NO_GRID, SIDES
 
 EXPLANATION = """## Explore the decoding
 Beam search keeps the k most probable beginnings at every step. Here are the best finished ones, ranked by
 log p / length, and the tree of the beginnings they share. Pick one, then ask **what if?**: choose another
 piece at a step (the model keeps everything before it and goes on by itself), or put all the attention of a
 step on one English piece ($\\alpha_t$ one-hot, so $c_t = h_j$) and see what the model writes from there."""
+SEARCH_CAPTION = ("Each column is an output step $t$. The search extends each of its $k$ kept beginnings by every "
+                  "French piece and weighs the $2k$ most probable extensions (drawn most probable on top): the $k$ best "
+                  "that do not end are kept (blue), an ending among the $k$ best is a finished hypothesis (◆), the "
+                  "rest are pruned (grey). Red: the path of each of the best hypotheses, #rank where it ends. "
+                  "Hover over (or tap) a piece for its probability and its beginning's log p.")
+STEPS = StepGroup("explore-steps")  # the picked hypothesis's step view and the what-if's, side by side
 NO_MOVE = ("This model has no attention: there is no α to move (it reads one fixed c at every step). "
            "Changing a piece works for it as for the others.")
 TOP_CHOICES = 5
@@ -29,6 +38,19 @@ def hypothesis_table(hypotheses) -> str:
     return f"| rank | French | log p | log p / length |\n|---|---|---|---|\n{rows}"
 
 
+def steps_of(views: list[tuple]) -> dict:
+    """The step views of one sentence's translations [(title, Translation, steps whose α was set by
+    hand)], for step_views.js; one projection for all, from their shared annotations, so their c_t
+    land on the same map."""
+    projection = pca_projection(views[0][1].encoder_states)
+    return {"steps": max(len(result.target_tokens) for _, result, _ in views), "colorscale": VECTOR_COLORSCALE,
+            "views": [step_payload(title, result, projection, forced) for title, result, forced in views]}
+
+
+def slider_for(payload: dict) -> dict:
+    return gr.update(value=1, maximum=max(2, payload["steps"]))
+
+
 class ExploreSection:
     def __init__(self, translate_section):
         self.translate = translate_section
@@ -36,32 +58,38 @@ class ExploreSection:
     def model(self, key: str):
         return self.translate.models[key]
 
-    def grid(self, model, result, title: str, large: bool):
+    def grid(self, result, title: str, large: bool, marked=None):
         if result.attention is None:
             return gr.update(value=None, visible=False), gr.update(value=NO_GRID, visible=True)
-        figure = alignment_figure(result.source_tokens, result.target_tokens, result.attention, title, large)
+        figure = alignment_figure(result.source_tokens, result.target_tokens, result.attention, title, large, marked=marked)
         return gr.update(value=figure, visible=True), gr.update(value="", visible=False)
 
     def beam(self, state, key: str, beam_size: float, n_best: float, large: bool) -> list:
-        """The n best hypotheses of the session's sentence with the chosen model: table, tree, picker."""
+        """The beam search of the session's sentence with the chosen model laid open: the n best
+        (table and picker) and the search figure."""
         if not state:
             return [None, "Translate a sentence first.", None, gr.update(choices=[], value=None)]
         k, n = int(beam_size), min(int(n_best), int(beam_size))
-        hypotheses = self.model(key).translator.translate(state["text"], beam_size=k, n_best=n)
+        beam = self.model(key).translator.beam(state["text"], k, n)
+        hypotheses = beam.translations
         explored = {"key": key, "text": state["text"], "beam_size": k, "hypotheses": hypotheses}
-        tree = beam_tree_figure([h.target_tokens for h in hypotheses], [h.log_prob / len(h.target_tokens) for h in hypotheses], large)
-        return [explored, hypothesis_table(hypotheses), tree, gr.update(choices=[(f"{i}. {h.text}", i - 1)
+        figure = beam_search_figure(beam.weighed, beam.pieces, [h.target_tokens for h in hypotheses], large)
+        return [explored, hypothesis_table(hypotheses), figure, gr.update(choices=[(f"{i}. {h.text}", i - 1)
                 for i, h in enumerate(hypotheses, start=1)], value=0)]
 
     def pick(self, explored, rank, large: bool) -> list:
-        """A hypothesis: its grid, and the steps and English pieces a what-if can name."""
+        """A hypothesis: its grid and step view, and the steps and English pieces a what-if can name."""
         if not explored or rank is None:
-            return [gr.update(visible=False), gr.update(visible=False), gr.update(choices=[]), gr.update(choices=[])]
+            return [gr.update(visible=False), gr.update(visible=False), gr.update(choices=[]), gr.update(choices=[]), None,
+                    gr.skip()]
         model, result = self.model(explored["key"]), explored["hypotheses"][int(rank)]
-        grid, note = self.grid(model, result, f"{model.title}, hypothesis {int(rank) + 1}: α", large)
+        title = f"{model.title}, hypothesis {int(rank) + 1}"
+        grid, note = self.grid(result, f"{title}: α", large)
         steps = [(f"{t}. {piece}", t) for t, piece in enumerate(result.target_tokens, start=1)]
         pieces = [(f"{j}. {piece}", j - 1) for j, piece in enumerate(result.source_tokens, start=1)]
-        return [grid, note, gr.update(choices=steps, value=min(2, len(steps))), gr.update(choices=pieces, value=0)]
+        payload = steps_of([(title, result, ())])
+        return [grid, note, gr.update(choices=steps, value=min(2, len(steps))), gr.update(choices=pieces, value=0),
+                payload, slider_for(payload)]
 
     def choices(self, explored, rank, t) -> dict:
         """The model's most probable pieces at step t of the picked hypothesis, with their probabilities."""
@@ -79,20 +107,23 @@ class ExploreSection:
 
     def what_if(self, explored, rank, t, piece: str | None, typed: str, source_piece, how: str, large: bool) -> list:
         """Change the piece at step t (a choice, or typed French that replaces it), or move step t's α
-        onto one English piece; the model goes on with the same beam size. Its text, grid and cost."""
+        onto one English piece; the model goes on with the same beam size. Its text and cost, its grid
+        with the change outlined, and the step views of the hypothesis and the what-if."""
+        nothing = [gr.update(visible=False), gr.update(visible=False), gr.skip(), gr.skip()]
         if not explored or rank is None or t is None:
-            return ["Pick a hypothesis first.", gr.update(visible=False), gr.update(visible=False)]
+            return ["Pick a hypothesis first.", *nothing]
         model, original = self.model(explored["key"]), explored["hypotheses"][int(rank)]
         translator, t, k = model.translator, int(t), explored["beam_size"]
         try:
             if how == "move":
                 if not model.has_attention:
-                    return [NO_MOVE, gr.update(visible=False), gr.update(visible=False)]
-                weights = np.eye(len(original.source_tokens), dtype=np.float32)[int(source_piece)]
+                    return [NO_MOVE, *nothing]
+                j = int(source_piece)
+                weights = np.eye(len(original.source_tokens), dtype=np.float32)[j]
                 # the steps before t as the hypothesis took them, then α_t one-hot, then the model's own steps
                 result = translator.translate(explored["text"], beam_size=k, prefix=original.target_tokens[:t - 1],
                                               force_attention={t: weights})
-                change = f"α at step {t} all on `{html.escape(original.source_tokens[int(source_piece)])}`"
+                change, marked, forced = f"α at step {t} all on `{html.escape(original.source_tokens[j])}`", (t - 1, j), (t,)
             else:
                 before = original.target_tokens[:t - 1]
                 if typed.strip():  # French text from step t on, after the hypothesis's own beginning
@@ -100,17 +131,20 @@ class ExploreSection:
                 else:
                     prefix = [*before, piece]
                 result = translator.translate(explored["text"], beam_size=k, prefix=prefix)
-                change = f"step {t} written as `{html.escape(typed.strip() or piece or '')}`"
+                change, marked, forced = f"step {t} written as `{html.escape(typed.strip() or piece or '')}`", (t - 1, None), ()
         except ValueError as error:
-            return [f"⚠️ {html.escape(str(error))}", gr.update(visible=False), gr.update(visible=False)]
-        grid, note = self.grid(model, result, f"{model.title}, what if: {change.replace('`', '')}", large)
+            return [f"⚠️ {html.escape(str(error))}", *nothing]
+        title = f"{model.title}, what if: {change.replace('`', '')}"
+        grid, note = self.grid(result, title, large, marked)
         cost = result.log_prob - original.log_prob
         summary = (f"**What if {change}?** {html.escape(result.text)}\n\nlog p {original.log_prob:.2f} → {result.log_prob:.2f} "
-                   f"({cost:+.2f}): the model finds the new translation e^{cost:+.2f} = {np.exp(cost):.3g} times as likely.")
-        return [summary, grid, note]
+                   f"({cost:+.2f}): the model finds the new translation e^{cost:+.2f} = {np.exp(cost):.3g} times as likely. "
+                   "Outlined in red in its grid: what was changed.")
+        steps = steps_of([(f"{model.title}, hypothesis {int(rank) + 1}", original, ()), (title, result, forced)])
+        return [summary, grid, note, steps, slider_for(steps)]
 
     def render(self, controls, large_text: gr.Checkbox):
-        gr.Markdown(EXPLANATION, latex_delimiters=[{"left": "$", "right": "$", "display": False}])
+        gr.Markdown(EXPLANATION, latex_delimiters=LATEX)
         explored = gr.State(None)
         choices = self.translate.choices()
         with gr.Row():
@@ -119,10 +153,11 @@ class ExploreSection:
             n_best = gr.Slider(1, 8, value=5, step=1, label="Hypotheses shown (at most k)")
             show = gr.Button("Show the beam", variant="secondary", elem_id="explore-beam")
         table = gr.Markdown(elem_id="explore-table")
-        tree = gr.Plot(show_label=False, elem_id="explore-tree", elem_classes="attn-wide")
+        search = gr.Plot(show_label=False, elem_id="explore-search", elem_classes="attn-wide")
+        gr.Markdown(SEARCH_CAPTION, latex_delimiters=LATEX)
         rank = gr.Radio([], label="Hypothesis", elem_id="explore-rank")
         grid = gr.Plot(show_label=False, elem_id="explore-grid", elem_classes="attn-wide", visible=False)
-        note = gr.Markdown(visible=False, latex_delimiters=[{"left": "$", "right": "$", "display": False}])
+        note = gr.Markdown(visible=False, latex_delimiters=LATEX)
         gr.Markdown("### What if?")
         with gr.Row():
             step = gr.Dropdown([], label="Output step t", elem_id="explore-step")
@@ -136,12 +171,25 @@ class ExploreSection:
             move_button = gr.Button("Move the attention and go on", elem_id="explore-move")
         result = gr.Markdown(elem_id="explore-result")
         result_grid = gr.Plot(show_label=False, elem_id="explore-result-grid", elem_classes="attn-wide", visible=False)
-        result_note = gr.Markdown(visible=False, latex_delimiters=[{"left": "$", "right": "$", "display": False}])
+        result_note = gr.Markdown(visible=False, latex_delimiters=LATEX)
+        gr.Markdown("#### Step by step: the hypothesis (left) and the what-if (right)")
+        with gr.Column(elem_id=STEPS.element_id):
+            slider = STEPS.scrubber("explore_")
+            with gr.Row():
+                step_slot("explore-hypothesis-step")
+                step_slot("explore-what-if-step")
+        steps_json = gr.JSON(visible=False)  # the step views' payload, kept in the browser for step_views.js
 
-        show.click(self.beam, [controls.session, key, beam_size, n_best, large_text], [explored, table, tree, rank],
+        def then_load(event, name: str):
+            event.then(None, [steps_json, large_text], None, js=STEPS.load, api_name=f"{name}_load_steps")
+
+        show.click(self.beam, [controls.session, key, beam_size, n_best, large_text], [explored, table, search, rank],
                    api_name="explore_beam")
-        rank.change(self.pick, [explored, rank, large_text], [grid, note, step, source_piece], api_name="explore_pick")
+        then_load(rank.change(self.pick, [explored, rank, large_text], [grid, note, step, source_piece, steps_json, slider],
+                              api_name="explore_pick"), "explore_pick")
         ask.click(self.choices, [explored, rank, step], piece, api_name="explore_choices")
         inputs = [explored, rank, step, piece, typed, source_piece]
-        change_button.click(self.change, [*inputs, large_text], [result, result_grid, result_note], api_name="explore_change")
-        move_button.click(self.move, [*inputs, large_text], [result, result_grid, result_note], api_name="explore_move")
+        outputs = [result, result_grid, result_note, steps_json, slider]
+        then_load(change_button.click(self.change, [*inputs, large_text], outputs, api_name="explore_change"), "explore_change")
+        then_load(move_button.click(self.move, [*inputs, large_text], outputs, api_name="explore_move"), "explore_move")
+        large_text.change(None, large_text, None, js=STEPS.relayout, api_name="explore_relayout_steps")

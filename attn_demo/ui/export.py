@@ -13,7 +13,8 @@ import time
 import gradio as gr
 import plotly.offline
 
-from attn_demo.ui.translate import SIDES, STEP_VIEWS_CSS, STEP_VIEWS_JS, TRACE_DIR
+from attn_demo.ui.step_group import STEP_VIEWS_CSS, STEP_VIEWS_JS
+from attn_demo.ui.translate import SIDES, TRACE_DIR
 
 GROUP = "export-steps"  # the element the file's step views are bound to
 PAGE = """<!doctype html>

@@ -126,14 +126,33 @@
         this.scores = floats(model.scores);
         this.weights = floats(model.weights);
         this.queryPanel(root, model.query, this.queries[0].length);
-        this.barPanels(root, width, S);
+        this.attributionPanel(this.barPanels(root, width, S), model.attribution);
         this.rowsPanel(root, S, D);
         write(this.panelTitle(root), "5. ", ["h", "j"], " in 2-D (PCA of this sentence) and ", ["c", "t"], " ★");
       } else {
         this.fixedPanel(root, D);
+        this.attributionPanel(this.scrolling(root, width, S), model.attribution);
         write(this.panelTitle(root), "2. ", ["h", "j"], " in 2-D (PCA of this sentence) and c ★: the same at every step");
       }
       this.scatter(root, width);
+    }
+
+    // Bar panels share their piece columns, and scroll sideways together: returns their container.
+    scrolling(root, width, S) {
+      const scroll = node("div", { class: "attn-scroll" }, root);
+      this.plot = Math.max(width - this.size.gutter - 8, S * this.size.column);
+      this.slot = this.plot / S;
+      return scroll;
+    }
+
+    // Asked for on the page (ui/attribution.py): the attribution of log p(y_t) to each English
+    // piece, under the α bars, so that where the model looked and what it relied on can be compared.
+    attributionPanel(scroll, attribution) {
+      this.attribution = attribution ? floats(attribution.scores) : null;
+      if (!attribution) return;
+      write(this.panelTitle(scroll), "what log p(", ["y", "t"], ") relied on: ", ["A", "tj"], `, ${attribution.label}`,
+            this.attends ? " (not part of the model: compare it with α)" : " (this model has no α: this is all there is)");
+      this.attributionBars = this.bars(scroll, this.plot, "A");
     }
 
     // Without attention, the one panel of numbers: c = [→h_S; ←h_1], read at every step.
@@ -155,15 +174,14 @@
       this.hover(this.strip, (row, d, v) => `query ${q[0]}_${q[1]} · dim ${d} = ${v.toFixed(3)}`);
     }
 
-    // Panels 2 and 3 share their piece columns, and scroll sideways together.
+    // Panels 2 and 3, in one sideways scroll; returns it.
     barPanels(root, width, S) {
-      const scroll = node("div", { class: "attn-scroll" }, root);
-      const plot = Math.max(width - this.size.gutter - 8, S * this.size.column);
-      this.slot = plot / S;
+      const scroll = this.scrolling(root, width, S);
       write(this.panelTitle(scroll), "2. scores ", ["e", "tj"], `: (B, 1, S) = (1, 1, ${S})`);
-      this.scoreBars = this.bars(scroll, plot, "e");
-      write(this.panelTitle(scroll), "3. weights ", ["α", "tj"], " = softmax(", ["e", "t·"], `): (B, 1, S) = (1, 1, ${S})`);
-      this.weightBars = this.bars(scroll, plot, "α");
+      this.scoreBars = this.bars(scroll, this.plot, "e");
+      this.weightTitle = this.panelTitle(scroll);  // written at each step: α may have been set by hand there
+      this.weightBars = this.bars(scroll, this.plot, "α");
+      return scroll;
     }
 
     // Panel 4: a row α_tj·h_j per source piece, then the model's c_t; a row label per row.
@@ -306,6 +324,10 @@
       const T = this.target.length, i = Math.min(t, T) - 1;
       if (this.attends) this.showAttention(i, T, t);
       else this.showFixed(i, T, t);
+      if (this.attribution) {
+        const scores = this.attribution[i];
+        this.drawBars(this.attributionBars, scores, scores.indexOf(Math.max(...scores)));
+      }
       const [x, y] = this.place(this.centres[i]);
       this.star.setAttribute("transform", `translate(${x},${y})`);
       this.star.dataset.x = this.centres[i][0];
@@ -322,8 +344,13 @@
       const weights = this.weights[i], scores = this.scores[i];
       let best = 0;
       weights.forEach((w, j) => { if (w > weights[best]) best = j; });
+      const S = this.source.length, forced = (this.model.forced || []).includes(i + 1);
       write(this.title, `${this.model.title}: how `, ["c", String(i + 1)], " is formed");
-      this.writeCaption(i, T, t, ["; most attention on ", this.source[best], ` (α = ${weights[best].toFixed(2)})`]);
+      this.writeCaption(i, T, t, ["; most attention on ", this.source[best], ` (α = ${weights[best].toFixed(2)})`,
+                                  ...(forced ? ["; α set by hand at this step"] : [])]);
+      if (forced) write(this.weightTitle, "3. weights ", ["α", "tj"], ` set by hand (what if?), not softmax(`, ["e", "t·"],
+                        `): (B, 1, S) = (1, 1, ${S})`);
+      else write(this.weightTitle, "3. weights ", ["α", "tj"], " = softmax(", ["e", "t·"], `): (B, 1, S) = (1, 1, ${S})`);
 
       paint(this.strip, [this.queries[i]], this.table);
       this.drawBars(this.scoreBars, scores, -1);
@@ -439,6 +466,19 @@
         this.views.push(new StepView(slots[k], model, table, this.large));
         this.watch(slots[k]);
       });
+    }
+
+    // Attributions asked for on the page, one per view ({label, source, target, scores} or null): drawn
+    // under the α bars until the next translation. One computed for other pieces (the user has
+    // translated again since it was asked for) is never drawn.
+    attribute(attributions) {
+      if (!this.payload) return;
+      const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+      this.payload.views.forEach((view, k) => {
+        const a = attributions[k];
+        view.attribution = a && same(a.source, view.source) && same(a.target, view.target) ? a : null;
+      });
+      this.relayout();
     }
 
     // Relaid out when the page's width or the text size changes.

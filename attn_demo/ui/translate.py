@@ -21,6 +21,7 @@ from attn_demo.alignment import words_view
 from attn_demo.figures import alignment_figure
 from attn_demo.steps import VECTOR_COLORSCALE, step_payload
 from attn_demo.ui.share import read_link
+from attn_demo.ui.step_group import StepGroup, step_slot
 from attn_demo.tokenizer import named, normalise_english
 
 EXAMPLES = [
@@ -38,19 +39,10 @@ CONCURRENCY = 48  # requests in /translate at once; they wait on the decoding wo
 TRACE_DIR = Path(tempfile.gettempdir()) / "attn-demo-traces"  # shared by restarts; files older than an hour go
 TRACE_MAX_AGE_S = 3600
 LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
-STEP_VIEWS_JS = (Path(__file__).parent / "step_views.js").read_text()  # defines window.attnSteps when the page loads
-STEP_VIEWS_CSS = (Path(__file__).parent / "step_views.css").read_text()
-STEP_GROUP = "translate-steps"  # the element that holds this section's scrubber and step views
-_GROUP = f"window.attnSteps.group({json.dumps(STEP_GROUP)})"
-LOAD_STEPS = f"(payload, large) => {{ {_GROUP}.load(payload, large); }}"
-SHOW_STEP = f"(t) => {{ {_GROUP}.show(t); }}"
-PREVIOUS_STEP = f"(t) => {_GROUP}.move(t, -1)"
-NEXT_STEP = f"(t) => {_GROUP}.move(t, +1)"
-PLAY = f"(t) => {_GROUP}.play(t)"
-RELAYOUT_STEPS = f"(large) => {{ {_GROUP}.relayout(large); }}"
+STEPS = StepGroup("translate-steps")  # this section's scrubber and step views (step_views.js)
 # a link's step t, kept within the translation, returned for the slider; step 1 (no step asked for)
 # leaves the page as it is, in case the user has moved on before the page finished opening
-MOVE_TO_STEP = f"(t) => t > 1 ? {_GROUP}.move(t, 0) : {_GROUP}.t"
+MOVE_TO_STEP = f"(t) => t > 1 ? {STEPS.call('move(t, 0)')} : {STEPS.call('t')}"
 # Each side's grid as an SVG file, drawn by the page's own plotly.js (its camera button saves a PNG);
 # a side without a grid (no attention) is skipped.
 GRIDS_AS_SVG = f"""() => {{
@@ -266,19 +258,14 @@ class TranslateSection:
                     "implementer sees them for this sentence: B sentences in the batch (1 here), S English pieces "
                     "(&lt;/s&gt; included), H the size of a decoder state $s_t$, D the size of an annotation $h_j$.",
                     latex_delimiters=LATEX)
-        with gr.Column(elem_id=STEP_GROUP):  # step_views.js binds this section's step views to this element
-            with gr.Row(equal_height=True):
-                previous_button = gr.Button("◀ Previous step", scale=1)
-                step_slider = gr.Slider(1, 2, value=1, step=1, label="Output step t", scale=4, elem_id="step-slider",
-                                        elem_classes="attn-step-slider")
-                next_button = gr.Button("Next step ▶", scale=1, elem_classes="attn-next-step")
-                play_button = gr.Button("▶ Play", scale=1, elem_classes="attn-play")
+        with gr.Column(elem_id=STEPS.element_id):  # step_views.js binds this section's step views to this element
+            step_slider = STEPS.scrubber()
             with gr.Row():
                 for side in SIDES:
                     with gr.Column():
                         sides[side]["equations"] = gr.Markdown(sides[side]["equations"], latex_delimiters=LATEX,
                                                                elem_id=f"{side}-equations")
-                        gr.HTML(elem_id=f"{side}-step", elem_classes="attn-step-slot")  # step_views.js draws in here
+                        step_slot(f"{side}-step")
         with gr.Row():
             trace_download = gr.DownloadButton("Download the traces (JSON)", value=None)
             grids_svg = gr.Button("Download the grids (SVG)", elem_id="grids-svg")
@@ -291,7 +278,7 @@ class TranslateSection:
         def with_steps(event, prefix: str) -> tuple:
             """The step views, then the trace file, follow every translation; returns those two server events."""
             steps = event.then(self.step_data, session, steps_json, api_name=f"{prefix}step_data")
-            trace = steps.then(None, [steps_json, large_text], None, js=LOAD_STEPS, api_name=f"{prefix}load_steps").then(
+            trace = steps.then(None, [steps_json, large_text], None, js=STEPS.load, api_name=f"{prefix}load_steps").then(
                 self.trace_file, session, trace_download, api_name=f"{prefix}trace_file")
             return steps, trace
 
@@ -300,14 +287,9 @@ class TranslateSection:
                          api_name="translate", concurrency_limit=CONCURRENCY), "")
         with_steps(gr.on([picker.input for picker in pickers], self.repick, [session, large_text, unit, *pickers], outputs,
                          api_name="pick_model", concurrency_limit=CONCURRENCY), "pick_")
-        # scrubbing runs in the browser only: no round trip, no server work
-        step_slider.input(None, step_slider, None, js=SHOW_STEP, api_name="show_step", trigger_mode="always_last")
-        previous_button.click(None, step_slider, step_slider, js=PREVIOUS_STEP, api_name="previous_step")
-        next_button.click(None, step_slider, step_slider, js=NEXT_STEP, api_name="next_step")
-        play_button.click(None, step_slider, step_slider, js=PLAY, api_name="play")
         unit.change(self.grids, [session, large_text, unit], grid_outputs, api_name="grid_unit")
         large_text.change(self.grids, [session, large_text, unit], grid_outputs, api_name="restyle")
-        large_text.change(None, large_text, None, js=RELAYOUT_STEPS, api_name="relayout_steps")
+        large_text.change(None, large_text, None, js=STEPS.relayout, api_name="relayout_steps")
         grids_svg.click(None, None, None, js=GRIDS_AS_SVG, api_name="grids_svg")
 
         def translate_after(event, name: str):
