@@ -37,13 +37,17 @@ class Attribution:
     path_points: int | None  # integrated gradients: the points of the integration path it took
 
 
-def log_likelihoods(model, src, lengths, y_in, y_out) -> torch.Tensor:
-    """log p(y_t | y_<t, x) of a teacher-forced target (B, T). The source mask comes from the lengths,
-    not from the ids, so that an all-padding baseline still reads as a sentence of that length."""
+def log_likelihood(model, src, lengths, y_in, y_out, steps) -> torch.Tensor:
+    """log p(y_t | y_<t, x) of a teacher-forced target at one step t per row, steps (B,) from 0: (B,).
+    Only that step goes through the output layer (a vocabulary-wide softmax at every step of every
+    row would cost T times as much). The source mask comes from the lengths, not from the ids, so
+    that an all-padding baseline still reads as a sentence of that length."""
     annotations, backward_first = model.encoder(src, lengths)
     mask = torch.arange(src.size(1), device=src.device)[None, :] < lengths[:, None]  # (B, S)
-    logits = model.decoder(y_in, model.decoder.memory(annotations, backward_first, mask))  # (B, T, V)
-    return logits.log_softmax(-1).gather(-1, y_out[..., None])[..., 0]
+    readouts = model.decoder.readouts(y_in, model.decoder.memory(annotations, backward_first, mask))  # (B, T, E)
+    rows = torch.arange(src.size(0), device=src.device)
+    logits = model.decoder.logits(readouts[rows, steps])  # (B, V)
+    return logits.log_softmax(-1).gather(-1, y_out[rows, steps][:, None])[:, 0]
 
 
 def attribute(model, source_ids: list[int], target_ids: list[int], method: str) -> tuple:
@@ -56,18 +60,18 @@ def attribute(model, source_ids: list[int], target_ids: list[int], method: str) 
     lengths = torch.full((T,), len(source_ids), device=device)
     y_in = torch.tensor([[model.config.bos_id, *target_ids[:-1]]] * T, device=device)  # (T, T)
     y_out = torch.tensor([target_ids] * T, device=device)
-    forward = lambda src, lengths, y_in, y_out: log_likelihoods(model, src, lengths, y_in, y_out)  # noqa: E731
-    args, steps = (lengths, y_in, y_out), list(range(T))
+    forward = lambda *inputs: log_likelihood(model, *inputs)  # noqa: E731
+    args = (lengths, y_in, y_out, torch.arange(T, device=device))  # Captum repeats them along the path
     with torch.enable_grad(), torch.backends.cudnn.flags(enabled=False):  # cuDNN's GRU backward needs training mode
-        log_probs = forward(src[:1], *(arg[:1] for arg in args))[0]
+        log_probs = forward(src, *args)  # f_t(x) (T,)
         if method == "input-x-gradient":
-            scores = LayerGradientXActivation(forward, model.encoder.embed).attribute(src, target=steps, additional_forward_args=args)
+            scores = LayerGradientXActivation(forward, model.encoder.embed).attribute(src, additional_forward_args=args)
             return scores.sum(-1).detach().float().cpu().numpy(), log_probs.detach().float().cpu().numpy(), None, None
         ig = LayerIntegratedGradients(forward, model.encoder.embed)
         baseline = torch.full_like(src, model.config.pad_id)  # the padding row of the embedding is 0
-        change = (forward(src, *args).diagonal() - forward(baseline, *args).diagonal()).abs().clamp_min(1e-12)  # |f_t(x) − f_t(x')|
+        change = (log_probs - forward(baseline, *args)).abs().clamp_min(1e-12)  # |f_t(x) − f_t(x')|
         for points in IG_STEPS:
-            scores, delta = ig.attribute(src, baseline, target=steps, additional_forward_args=args, n_steps=points,
+            scores, delta = ig.attribute(src, baseline, additional_forward_args=args, n_steps=points,
                                          internal_batch_size=max(T, IG_BATCH_ROWS // T * T), return_convergence_delta=True)
             gap = (delta.abs() / change).detach().cpu().numpy()
             if gap.max() <= MAX_GAP:

@@ -1,7 +1,8 @@
 """GRU encoder–decoder: a bidirectional encoder and the Bahdanau, Luong and no-attention decoders.
 
-Every decoder offers the same two entry points:
+Every decoder offers the same entry points:
     forward(y_in, memory)       teacher-forced logits for a whole target (training)
+    readouts(y_in, memory)      what the output layer reads at each of those steps (logits(readouts) = forward)
     step(y_prev, state, memory) one output step with its trace (decoding)
 """
 from dataclasses import dataclass
@@ -108,14 +109,17 @@ class BahdanauDecoder(Decoder):
 
     def forward(self, y_in, memory):
         """y_in (B, T) = BOS y_1 … y_{T−1} → logits (B, T, V). The step loop is the model: c_t feeds s_t."""
+        return self.logits(self.readouts(y_in, memory))  # (B, T, V)
+
+    def readouts(self, y_in, memory):
+        """What the output layer reads at every step, tanh(W_o [s_t; c_t; E y_{t−1}]): (B, T, E)."""
         y_emb = self.dropout(self.embed(y_in))  # (B, T, E)
         state, states, contexts = memory.init_state, [], []
         for t in range(y_in.size(1)):
             state, (*_, context) = self._recur(y_emb[:, t], state, memory)
             states.append(state)
             contexts.append(context)
-        readout = torch.tanh(self.readout(torch.cat([torch.stack(states, 1), torch.stack(contexts, 1), y_emb], -1)))
-        return self.logits(readout)  # (B, T, V)
+        return torch.tanh(self.readout(torch.cat([torch.stack(states, 1), torch.stack(contexts, 1), y_emb], -1)))
 
     def step(self, y_prev, s_prev, memory, weights=None) -> Step:
         """One output step; weights (B, S), when given, replace this step's α (see Attention.forward)."""
@@ -170,8 +174,11 @@ class LuongDecoder(Decoder):
         return states, scores, weights, context, attentional
 
     def forward(self, y_in, memory):
-        *_, attentional = self._run(self.dropout(self.embed(y_in)), memory.init_state, memory)
-        return self.logits(attentional)  # (B, T, V)
+        return self.logits(self.readouts(y_in, memory))  # (B, T, V)
+
+    def readouts(self, y_in, memory):
+        """What the output layer reads at every step, h̃_t: (B, T, E)."""
+        return self._run(self.dropout(self.embed(y_in)), memory.init_state, memory)[-1]
 
     def step(self, y_prev, s_prev, memory, weights=None) -> Step:
         """One output step; weights (B, S), when given, replace this step's α (see Attention.forward)."""
