@@ -55,4 +55,5 @@ def test_quick_run_end_to_end(tmp_path, capsys):
         assert load["errors"] == 0 and load["mixed_up"] == 0 and load["answered"] == load["requests"]
         assert load["server_cpu_ms_per_request"] > 0  # the servers really were measured
     assert report["app"]["soak_rss_after_mb"] > 0
+    assert [(r["where"], r["n"] > 0) for r in report["app"]["step_change"]] == [("translate", True), ("explorer", True)]
     assert "classroom load" in capsys.readouterr().out
