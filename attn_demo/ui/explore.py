@@ -175,9 +175,10 @@ class ExploreSection:
         gr.Markdown("#### Step by step: the hypothesis (left) and the what-if (right)")
         with gr.Column(elem_id=STEPS.element_id):
             slider = STEPS.scrubber("explore_")
-            with gr.Row():
-                step_slot("explore-hypothesis-step")
-                step_slot("explore-what-if-step")
+            with gr.Row():  # columns: side by side on a wide screen, one under the other on a phone
+                for slot in ("explore-hypothesis-step", "explore-what-if-step"):
+                    with gr.Column():
+                        step_slot(slot)
         steps_json = gr.JSON(visible=False)  # the step views' payload, kept in the browser for step_views.js
 
         def then_load(event, name: str):
