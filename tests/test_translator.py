@@ -5,6 +5,7 @@ import shutil
 import subprocess
 import sys
 
+import huggingface_hub.constants
 import numpy as np
 import pytest
 import torch
@@ -126,6 +127,25 @@ def test_loads_by_repo_id_from_an_offline_hub_cache(toy_checkpoint, tmp_path):
     assert out.returncode == 0, out.stderr
     folder, ok = out.stdout.split()
     assert folder.endswith(commit) and ok == "True"
+
+
+SHIPPED = sorted(path.name for path in (ROOT / "checkpoints").iterdir() if (path / "config.json").exists())
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_every_shipped_checkpoint_loads_as_a_hub_id_offline_and_translates_as_its_folder(name, tmp_path, monkeypatch):
+    commit = "89abcdef0123456789abcdef0123456789abcdef"
+    repo = tmp_path / "hub" / f"models--attn-demo--{name}"
+    (repo / "snapshots").mkdir(parents=True)
+    (repo / "snapshots" / commit).symlink_to(ROOT / "checkpoints" / name)  # a Hub cache links its files likewise
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    from_hub = load_translator(f"attn-demo/{name}", device="cpu").translate(SENTENCE, beam_size=2)
+    from_folder = load_translator(ROOT / "checkpoints" / name, device="cpu").translate(SENTENCE, beam_size=2)
+    same_translation(from_hub, from_folder)
+    assert from_hub.text and (from_hub.attention is None) == (name.startswith("no-attention"))
 
 
 def test_an_unreachable_hub_checkpoint_is_named_with_the_reason(offline_hub):
