@@ -41,9 +41,9 @@ class Translation:
                 value.flags.writeable = False
 
     def to_dict(self) -> dict:
-        """Plain JSON-ready lists, for downloads and API clients; what a model without attention
-        lacks (query, e, α) is left out rather than written as null."""
-        return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items() if v is not None}
+        """Its fields, arrays as the model holds them (float32 numpy), for the trace download; what a
+        model without attention lacks (query, e, α) is left out rather than written as null."""
+        return {k: v for k, v in self.__dict__.items() if v is not None}
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,6 +1,8 @@
 """The page's sections over a catalogue of tiny checkpoints, one of every attention type: every view
 works for every type, the no-attention baseline included, and says plainly what it lacks."""
 import json
+import os
+import time
 
 import gradio as gr
 import numpy as np
@@ -16,7 +18,7 @@ from attn_demo.ui.compare import CompareSection
 from attn_demo.ui.explore import ExploreSection
 from attn_demo.ui.export import ExportSection
 from attn_demo.ui.quiz import QuizSection
-from attn_demo.ui.translate import NO_GRID, TranslateSection, client_reply, equations_markdown
+from attn_demo.ui.translate import NO_GRID, TRACE_MAX_AGE_S, TranslateSection, client_reply, equations_markdown, remove_expired
 from attn_demo.ui.why_attention import WhyAttentionSection
 from conftest import tiny_model, untyped
 
@@ -80,6 +82,18 @@ def test_every_view_works_for_every_attention_type_beside_bahdanau(section, atte
     trace = json.loads(open(section.trace_file(state)).read())
     assert set(trace["models"]) == {key, "tiny-bahdanau"} and trace["source"] == SENTENCE
     assert ("attention" in trace["models"][key]) == (attention != "none")  # the baseline's trace has no α
+
+
+def test_expired_trace_files_go_and_one_gone_meanwhile_is_passed_over(tmp_path, monkeypatch):
+    old, new = tmp_path / "attention-trace-old.json", tmp_path / "attention-trace-new.json"
+    for path in (old, new):
+        path.write_text("{}")
+    os.utime(old, (time.time() - TRACE_MAX_AGE_S - 1,) * 2)
+    gone = tmp_path / "attention-trace-x.123.456.part"  # renamed by another request between glob and stat
+    listed = [gone, old, new]
+    monkeypatch.setattr(type(tmp_path), "glob", lambda self, pattern: iter(listed))
+    remove_expired(tmp_path)
+    assert not old.exists() and new.exists()
 
 
 def test_the_same_checkpoint_on_both_sides_works(section):
