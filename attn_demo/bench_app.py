@@ -202,6 +202,10 @@ def step_change_ms(url: str, presses: int, picks, words: int = 15) -> list[dict]
             page.get_by_role("option", name=key, exact=False).first.click()
         page.get_by_role("textbox", name="English sentence").fill(SENTENCES[words])
         page.get_by_role("button", name="Translate").click()
+        # the step views of this sentence, not of the opening example (which shows step 1 too)
+        word = max(SENTENCES[words].strip(".,!?").split(), key=len)
+        page.wait_for_function(f"() => (window.attnSteps.group('translate-steps').payload?.views[0].source.join('') || '')"
+                               f".includes({json.dumps(word)})", timeout=60_000)
         page.wait_for_function(shows_step_one(TRANSLATE_SLOTS), timeout=60_000)
         translate = time_presses(page, "translate-steps-slider", TRANSLATE_SLOTS, presses)
         page.get_by_role("button", name="Show the beam").click()
