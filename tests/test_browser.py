@@ -384,10 +384,10 @@ def test_a_shared_link_opens_the_same_view_and_its_qr_code_decodes_to_it(browser
     page.keyboard.press("ArrowRight")
     page.wait_for_function(caption_shows("right", "Step 3 of"), timeout=60_000)
     page.get_by_role("button", name="Share this view: link and QR code").click()
-    page.locator("#share-qr svg").wait_for(timeout=60_000)
+    page.locator("#share-qr svg.segno").wait_for(timeout=60_000)
     url = page.locator("#share-link textarea").input_value()
     assert url.startswith(app_url) and "step=3" in url and "unit=words" in url and f"left={other}" in url
-    scanned = zxingcpp.read_barcodes(Image.open(io.BytesIO(page.locator("#share-qr svg").screenshot())))
+    scanned = zxingcpp.read_barcodes(Image.open(io.BytesIO(page.locator("#share-qr svg.segno").screenshot())))
     assert [code.text for code in scanned] == [url]  # what a phone at the back of the room reads
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT_DIR / "share-1440.png"), full_page=False)
