@@ -493,9 +493,6 @@ def test_attribution_beside_alpha_on_demand(browser, app_url, width, height):
     page.get_by_role("textbox", name="English sentence").fill("I don't like coffee.")
     page.get_by_role("button", name="Translate").click()  # another sentence: its step views have no attribution yet
     page.wait_for_function("() => document.querySelectorAll('#left-step .attn-bars').length === 2", timeout=60_000)
-    for side in SIDES:  # and the grids and agreements of the sentence before are gone
-        page.locator(f"#{side}-attribution .js-plotly-plot").wait_for(state="detached", timeout=30_000)
-        assert "Spearman" not in page.locator(f"#{side}-agreement").inner_text()
     page.close()
 
 

@@ -84,8 +84,6 @@ class AttributionSection:
                     outputs += [gr.Plot(show_label=False, elem_id=f"{side}-attribution", elem_classes="attn-wide"),
                                 gr.Markdown(elem_id=f"{side}-agreement")]
         bars = gr.JSON(visible=False)  # kept in the browser for the step views (step_views.js)
-        # a new translation makes the attributions on screen stale: they go (the step views drop theirs themselves)
-        controls.session.change(lambda: [None, ""] * len(SIDES), None, outputs, api_name="attribution_clear")
         button.click(self.show, [controls.session, method, large_text, controls.unit], [*outputs, bars],
                      api_name="attribute").then(None, bars, None, js=f"(bars) => {{ if (bars) {STEPS.call('attribute(bars)')}; }}",
                                                 api_name="attribute_steps")
