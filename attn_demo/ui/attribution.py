@@ -7,6 +7,7 @@ Attribution runs only when asked: a button, never on every translation (it costs
 translation), and each result is kept for the next user who asks about the same sentence."""
 import functools
 import html
+import json
 
 import gradio as gr
 
@@ -84,6 +85,10 @@ class AttributionSection:
                     outputs += [gr.Plot(show_label=False, elem_id=f"{side}-attribution", elem_classes="attn-wide"),
                                 gr.Markdown(elem_id=f"{side}-agreement")]
         bars = gr.JSON(visible=False)  # kept in the browser for the step views (step_views.js)
+        # another translation on screen: its grids and notes would not be this section's any more. Cleared in the
+        # browser (no server event, so a full class costs nothing), when the translation's step data arrives.
+        controls.steps.change(None, None, outputs, js=f"() => {json.dumps([None, ''] * len(SIDES))}",
+                              api_name="clear_attribution")
         button.click(self.show, [controls.session, method, large_text, controls.unit], [*outputs, bars],
                      api_name="attribute").then(None, bars, None, js=f"(bars) => {{ if (bars) {STEPS.call('attribute(bars)')}; }}",
                                                 api_name="attribute_steps")

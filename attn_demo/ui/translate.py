@@ -322,14 +322,15 @@ class TranslateSection:
             gr.on([translate_button.click, source_box.submit, *(picker.input for picker in pickers)], None, None,
                   cancels=[opening, steps, trace], api_name="open_page_cancel")
 
-        return TranslateControls(session, source_box, beam_slider, unit, pickers, step_slider, translate_after, open_page)
+        return TranslateControls(session, source_box, beam_slider, unit, pickers, step_slider, steps_json, translate_after, open_page)
 
 
 @dataclass(frozen=True)
 class TranslateControls:
     """What later sections and the page use of this one: its session state and inputs, its step
-    slider, translate_after(event, api_name), which translates what the inputs hold once the event
-    has run, and open_page(demo)."""
+    slider, its step data (in the browser; it changes with every translation shown),
+    translate_after(event, api_name), which translates what the inputs hold once the event has run,
+    and open_page(demo)."""
 
     session: gr.State
     source: gr.Textbox
@@ -337,5 +338,6 @@ class TranslateControls:
     unit: gr.Radio
     pickers: list
     step: gr.Slider
+    steps: gr.JSON
     translate_after: Callable
     open_page: Callable  # open_page(demo): the page opens on its link's view, or on the first example
