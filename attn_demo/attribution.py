@@ -11,7 +11,8 @@ E x_j, summed over the embedding dimensions into one number per source piece j:
     input × gradient       A_tj = Σ_d x_jd ∂f_t(x) / ∂x_jd
 
 All T steps are attributed in one batch (the sentence repeated T times, copy t asking about y_t),
-and the points of the integration path are batched as well (Captum's internal_batch_size)."""
+and the points of the integration path are batched as well (Captum's internal_batch_size); a step
+whose integral needs more points is computed again alone."""
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +26,7 @@ METHODS = ("integrated-gradients", "input-x-gradient")
 # either model. A longer sentence may take 40 or 80.
 IG_STEPS = (20, 40, 80)
 MAX_GAP = 0.05
-IG_BATCH_ROWS = 1024  # path points × steps evaluated in one forward pass, at most
+STEPS_PER_PASS = 8  # steps attributed together, their target cut after the last: the decoder runs ~T²/2 steps, not T²
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,7 +39,7 @@ class Attribution:
     scores: np.ndarray  # A_tj (T, S), float32
     log_probs: np.ndarray  # f_t(x) (T,)
     completeness_gap: np.ndarray | None  # integrated gradients: |Σ_j A_tj − (f_t(x) − f_t(x'))| / |f_t(x) − f_t(x')| (T,)
-    path_points: int | None  # integrated gradients: the points of the integration path it took
+    path_points: int | None  # integrated gradients: the most points of the integration path a step took
 
 
 def log_likelihood(model, src, lengths, y_in, y_out, steps) -> torch.Tensor:
@@ -56,7 +57,8 @@ def log_likelihood(model, src, lengths, y_in, y_out, steps) -> torch.Tensor:
 
 def attribute(model, source_ids: list[int], target_ids: list[int], method: str) -> tuple:
     """A_tj (T, S), f_t(x) (T,) and, for integrated gradients, the completeness gap (T,) and the
-    number of path points that brought every step's gap under MAX_GAP (else the most tried)."""
+    most path points any step took (each step takes the fewest of IG_STEPS that bring its gap under
+    MAX_GAP, else the most tried)."""
     if method not in METHODS:
         raise ValueError(f"unknown attribution method {method!r}; valid: {', '.join(METHODS)}")
     device, T = next(model.parameters()).device, len(target_ids)
@@ -71,16 +73,33 @@ def attribute(model, source_ids: list[int], target_ids: list[int], method: str) 
         if method == "input-x-gradient":
             scores = LayerGradientXActivation(forward, model.encoder.embed).attribute(src, additional_forward_args=args)
             return scores.sum(-1).detach().float().cpu().numpy(), log_probs.detach().float().cpu().numpy(), None, None
-        ig = LayerIntegratedGradients(forward, model.encoder.embed)
-        baseline = torch.full_like(src, model.config.pad_id)  # the padding row of the embedding is 0
-        change = (log_probs - forward(baseline, *args)).abs().clamp_min(1e-12)  # |f_t(x) − f_t(x')|
-        for points in IG_STEPS:
-            scores, delta = ig.attribute(src, baseline, additional_forward_args=args, n_steps=points,
-                                         internal_batch_size=max(T, IG_BATCH_ROWS // T * T), return_convergence_delta=True)
-            gap = (delta.abs() / change).detach().cpu().numpy()
-            if gap.max() <= MAX_GAP:
-                break
-    return scores.sum(-1).detach().float().cpu().numpy(), log_probs.detach().float().cpu().numpy(), gap, points
+        scores, gap, points = integrated_gradients(LayerIntegratedGradients(forward, model.encoder.embed), src, args, log_probs,
+                                                   model.config.pad_id)
+    return scores, log_probs.detach().float().cpu().numpy(), gap, points
+
+
+def integrated_gradients(ig, src, args, log_probs, pad_id: int) -> tuple:
+    """Integrated gradients of every step with the fewest of IG_STEPS path points that bring its gap
+    under MAX_GAP: a step that needs more points is attributed again alone, with the target cut after it
+    (steps beyond it cannot change its log-probability), so one hard step does not redo the sentence.
+    Returns A (T, S), the completeness gap (T,) and the most points taken."""
+    lengths, y_in, y_out, steps = args
+    baseline = torch.full_like(src, pad_id)  # the padding row of the embedding is 0
+    change = (log_probs - ig.forward_func(baseline, *args)).abs().clamp_min(1e-12)  # |f_t(x) − f_t(x')|
+    scores, gap = np.zeros(tuple(src.shape), dtype=np.float32), np.full(src.size(0), np.inf)
+    todo = np.arange(src.size(0))  # the steps still to attribute
+    for points in IG_STEPS:
+        for block in np.array_split(todo, -(-len(todo) // STEPS_PER_PASS)):
+            rows, end = torch.as_tensor(block, device=src.device), int(block.max()) + 1
+            attributed, delta = ig.attribute(src[rows], baseline[rows], n_steps=points, return_convergence_delta=True,
+                                             additional_forward_args=(lengths[rows], y_in[rows, :end], y_out[rows, :end], steps[rows]),
+                                             internal_batch_size=len(block) * points)
+            scores[block] = attributed.sum(-1).detach().float().cpu().numpy()
+            gap[block] = (delta.abs() / change[rows]).detach().cpu().numpy()
+        todo = todo[gap[todo] > MAX_GAP]
+        if len(todo) == 0:
+            break
+    return scores, gap, points
 
 
 def ranks(values: np.ndarray) -> np.ndarray:

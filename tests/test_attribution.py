@@ -73,3 +73,21 @@ def test_more_path_points_are_taken_only_where_sixteen_leave_a_gap(translator, m
     assert translator.attribute(SENTENCE).path_points == attribution.IG_STEPS[-1]
     monkeypatch.setattr(attribution, "MAX_GAP", float("inf"))
     assert translator.attribute(SENTENCE).path_points == attribution.IG_STEPS[0]
+
+
+def test_a_step_that_needs_more_points_is_attributed_again_alone(translator, monkeypatch):
+    """Steps over MAX_GAP at the first number of points get the next one's integral (their target cut after them), the others keep the first's."""
+    monkeypatch.setattr(attribution, "MAX_GAP", float("inf"))
+    at = {}
+    for points in (1, 3):  # few points: on a tiny random model 20 and 40 give the same integral
+        monkeypatch.setattr(attribution, "IG_STEPS", (points,))
+        at[points] = translator.attribute(SENTENCE)
+    monkeypatch.setattr(attribution, "IG_STEPS", (1, 3))
+    monkeypatch.setattr(attribution, "MAX_GAP", float(np.median(at[1].completeness_gap)))
+    mixed = translator.attribute(SENTENCE)
+    again = at[1].completeness_gap > attribution.MAX_GAP
+    assert again.any() and not again.all() and mixed.path_points == 3
+    assert np.abs(at[3].scores - at[1].scores).max() > 1e-4  # the two integrals tell apart
+    for points, steps in ((1, ~again), (3, again)):
+        np.testing.assert_allclose(mixed.scores[steps], at[points].scores[steps], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(mixed.completeness_gap[steps], at[points].completeness_gap[steps], rtol=0.05)  # a ratio of float32 differences
