@@ -10,9 +10,10 @@ E x_j, summed over the embedding dimensions into one number per source piece j:
                            baseline x' = 0 (the padding embedding); completeness: Σ_j A_tj = f_t(x) − f_t(x')
     input × gradient       A_tj = Σ_d x_jd ∂f_t(x) / ∂x_jd
 
-All T steps are attributed in one batch (the sentence repeated T times, copy t asking about y_t),
-and the points of the integration path are batched as well (Captum's internal_batch_size); a step
-whose integral needs more points is computed again alone."""
+The steps are attributed in batches (the sentence repeated, copy t asking about y_t): all T at once
+for input × gradient; for integrated gradients blocks of STEPS_PER_PASS steps, each with the points
+of the integration path batched too (Captum's internal_batch_size), and a step whose integral needs
+more points is computed again alone."""
 from dataclasses import dataclass
 
 import numpy as np

@@ -494,7 +494,7 @@ def test_attribution_beside_alpha_on_demand(browser, app_url, width, height):
     page.get_by_role("button", name="Translate").click()  # another sentence: its step views have no attribution yet
     page.wait_for_function("() => document.querySelectorAll('#left-step .attn-bars').length === 2", timeout=60_000)
     for side in SIDES:  # nor do its grids: the last sentence's are gone
-        page.wait_for_function(f"() => !document.querySelector('#{side}-attribution .js-plotly-plot')", timeout=30_000)
+        page.locator(f"#{side}-attribution .js-plotly-plot").wait_for(state="detached", timeout=30_000)
         assert page.locator(f"#{side}-agreement").inner_text().strip() == ""
     page.close()
 
