@@ -490,6 +490,12 @@ def test_attribution_beside_alpha_on_demand(browser, app_url, width, height):
     page.screenshot(path=str(SCREENSHOT_DIR / f"attribution-{width}.png"), full_page=False)
     page.locator("#left-step .attn-bars").nth(2).scroll_into_view_if_needed()
     page.screenshot(path=str(SCREENSHOT_DIR / f"attribution-steps-{width}.png"), full_page=False)
+    page.locator("#attribution-method").get_by_label("integrated gradients").check()  # not asked for: not drawn
+    page.locator("#grid-unit").get_by_label("words").check()  # the attribution grids follow, with their method
+    for side in SIDES:
+        page.wait_for_function(f"() => document.querySelector('#{side}-attribution .gtitle')?.textContent"
+                               ".endsWith('input × gradient by word')", timeout=30_000)
+    page.locator("#grid-unit").get_by_label("pieces").check()
     page.get_by_role("textbox", name="English sentence").fill("I don't like coffee.")
     page.get_by_role("button", name="Translate").click()  # another sentence: its step views have no attribution yet
     page.wait_for_function("() => document.querySelectorAll('#left-step .attn-bars').length === 2", timeout=60_000)

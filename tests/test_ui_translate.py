@@ -11,6 +11,7 @@ import pytest
 from attn_demo.catalogue import load_models
 from attn_demo.checkpoint import save_checkpoint
 from attn_demo.config import ATTENTION_TYPES
+from attn_demo.alignment import words_view
 from attn_demo.figures import label
 from attn_demo.ui.alignment_check import AlignmentCheckSection
 from attn_demo.ui.attribution import AttributionSection
@@ -204,6 +205,22 @@ def test_attribution_is_drawn_for_every_model_and_compared_with_alpha_where_ther
         state, "integrated-gradients", False, "pieces")[1]
     nothing = AttributionSection(section).show(None, "input-x-gradient", False, "pieces")
     assert nothing[1] == "Translate a sentence first." and nothing[-1] is None
+
+
+@pytest.mark.parametrize("attention", ATTENTION_TYPES)
+def test_attribution_on_screen_is_redrawn_by_word_with_the_method_it_was_drawn_with(section, attention):
+    state = section.translate(SENTENCE, 1, False, "pieces", f"tiny-{attention}", "tiny-bahdanau")[0]
+    attribution = AttributionSection(section)
+    *_, bars = attribution.show(state, "input-x-gradient", False, "pieces")
+    grid, note, other_grid, other_note = attribution.redraw(state, bars, True, "words")  # the method radio may differ
+    left = state["views"]["left"]["result"]
+    scores = attribution.attribution(f"tiny-{attention}", SENTENCE, tuple(left.target_tokens), "input-x-gradient").scores
+    source, target, by_word = words_view(left.source_tokens, left.target_tokens, scores)
+    np.testing.assert_allclose(grid.data[0].z, by_word, rtol=1e-6)
+    assert list(grid.layout.yaxis.ticktext) == [label(word) for word in target]
+    assert list(grid.layout.xaxis.ticktext) == [label(word) for word in source]
+    assert "input × gradient by word" in grid.layout.title.text and "Spearman" in other_note
+    assert attribution.redraw(state, None, False, "words") == [gr.skip()] * 4  # none on screen: nothing drawn
 
 
 @pytest.mark.parametrize("attention", ATTENTION_TYPES)

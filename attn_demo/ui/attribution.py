@@ -48,8 +48,8 @@ class AttributionSection:
             source, target, scores = words_view(source, target, scores)
         figure = attribution_figure(source, target, scores, f"{model.title}: {METHOD_LABELS[method]} by {unit[:-1]}",
                                     large, unit)
-        bars = {"label": METHOD_LABELS[method], "source": result.source_tokens, "target": result.target_tokens,
-                "scores": typed(result.scores)}
+        bars = {"method": method, "label": METHOD_LABELS[method], "source": result.source_tokens,
+                "target": result.target_tokens, "scores": typed(result.scores)}
         return [figure, self.agreement_markdown(model, view, result)], bars
 
     def agreement_markdown(self, model, view, result) -> str:
@@ -71,6 +71,13 @@ class AttributionSection:
         sides = [self.side(state, side, method, large, unit) for side in SIDES]
         return [output for outputs, _ in sides for output in outputs] + [[bars for _, bars in sides]]
 
+    def redraw(self, state, bars, large: bool, unit: str) -> list:
+        """The grids and notes on screen again, by another unit or text size: the same method and sentence (bars
+        say which; None when no attribution is on screen, and nothing is drawn). The attributions are kept."""
+        if not (state and bars):
+            return [gr.skip()] * (2 * len(SIDES))
+        return [output for side in SIDES for output in self.side(state, side, bars[0]["method"], large, unit)[0]]
+
     def render(self, controls, large_text: gr.Checkbox):
         """The section, under the translate section; controls are that section's."""
         gr.Markdown(EXPLANATION)
@@ -85,10 +92,12 @@ class AttributionSection:
                     outputs += [gr.Plot(show_label=False, elem_id=f"{side}-attribution", elem_classes="attn-wide"),
                                 gr.Markdown(elem_id=f"{side}-agreement")]
         bars = gr.JSON(visible=False)  # kept in the browser for the step views (step_views.js)
-        # another translation on screen: its grids and notes would not be this section's any more. Cleared in the
-        # browser (no server event, so a full class costs nothing), when the translation's step data arrives.
-        controls.steps.change(None, None, outputs, js=f"() => {json.dumps([None, ''] * len(SIDES))}",
+        # another translation on screen: its grids, notes and bars would not be this section's any more. Cleared in
+        # the browser (no server event, so a full class costs nothing), when the translation's step data arrives.
+        controls.steps.change(None, None, [*outputs, bars], js=f"() => {json.dumps([None, ''] * len(SIDES) + [None])}",
                               api_name="clear_attribution")
+        gr.on([controls.unit.input, large_text.input], self.redraw, [controls.session, bars, large_text, controls.unit],
+              outputs, api_name="redraw_attribution")
         button.click(self.show, [controls.session, method, large_text, controls.unit], [*outputs, bars],
                      api_name="attribute").then(None, bars, None, js=f"(bars) => {{ if (bars) {STEPS.call('attribute(bars)')}; }}",
                                                 api_name="attribute_steps")
