@@ -7,9 +7,9 @@
 --init-from starts from a checkpoint's weights and tokenizers instead of from scratch (the model
 card then records both trainings); the optimizer and the learning-rate schedule start afresh. The
 checkpoint may have another --attention: every other weight is taken and the attention module
-starts afresh (checkpoint.warm_start), e.g. the no-attention baseline from bahdanau-en-fr:
+starts afresh (checkpoint.warm_start), e.g. Luong's dot score from luong-en-fr:
 
-    python -m attn_demo.train --attention none --out checkpoints/no-attention-en-fr --init-from checkpoints/bahdanau-en-fr \
+    python -m attn_demo.train --attention luong-dot --out checkpoints/luong-dot-en-fr --init-from checkpoints/luong-en-fr \
         --target-tokens 8000000 --lr 1e-3
 
 The budget is --target-tokens target pieces when given (a run's result then does not depend on
