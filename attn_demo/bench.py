@@ -2,10 +2,11 @@
 batched throughput and figure cost of the picked models, then the app as its users meet it
 (attn_demo.bench_app: cold start, a classroom load test, a step change in the browser).
 
-    python -m attn_demo.bench [--quick] [--json OUT] [--models LEFT RIGHT]
+    python -m attn_demo.bench [--quick] [--json OUT] [--models LEFT RIGHT] [--sections NAME ...]
 
 Prints a table per section and writes every figure, with the machine, to --json. --quick runs
 each section small (a smoke test for CI, well under a minute of work); its numbers mean nothing.
+--sections runs only those (e.g. `--sections attribution` to restate one target after a change).
 """
 import argparse
 import json
@@ -259,32 +260,42 @@ def print_rows(title: str, rows: list[dict]):
         print("| " + " | ".join(str(row[k]) for k in keys) + " |")
 
 
+def print_app(app: dict):
+    print(f"\n### app\n\ncold start {app['cold_start_s']} s, RSS after start {app['rss_after_start_mb']} MB, peak {app['peak_rss_mb']} MB")
+    print_rows("step change in the browser", app["step_change"])
+    print_rows("classroom load", [{"app": "bare", **app["bare_load"]}, {"app": "attn-demo", **app["app_load"]}])
+    print(f"p95 ratio app/bare: {app.get('p95_ratio_app_to_bare')}; RSS over {app['soak_requests']} requests: "
+          f"{app['soak_rss_before_mb']} → {app['soak_rss_after_mb']} MB")
+
+
+SECTIONS = {"latency": ("translate() latency", bench_latency), "naive": ("ours vs naive reference, greedy", bench_naive),
+            "roofline": ("decode step against the memory roofline", bench_roofline),
+            "throughput": ("batched throughput", bench_throughput), "figures": ("figures per request", bench_figures),
+            "explore": ("the explorer's server work, 20 words", bench_explore),
+            "attribution": ("attribution of a 20-word sentence", bench_attribution)}  # then "app": attn_demo.bench_app
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--quick", action="store_true", help="tiny counts: a smoke test, not a measurement")
     parser.add_argument("--json", type=Path, help="write all results here")
     parser.add_argument("--models", nargs=2, default=MODELS, metavar=("LEFT", "RIGHT"),
                         help="the two checkpoints in checkpoints/ to time, and to pick on the page for the app benchmarks")
+    parser.add_argument("--sections", nargs="+", choices=[*SECTIONS, "app"], default=[*SECTIONS, "app"],
+                        help="run only these sections, in this order")
     args = parser.parse_args(argv)
     p = QUICK if args.quick else FULL
     translators = {name: load_translator(CHECKPOINTS / name) for name in args.models}
     report = {"machine": machine(), "quick": args.quick, "command": " ".join(["python -m attn_demo.bench", *(argv or sys.argv[1:])])}
     print(json.dumps(report["machine"]))
-    sections = [("latency", "translate() latency", bench_latency), ("naive", "ours vs naive reference, greedy", bench_naive),
-                ("roofline", "decode step against the memory roofline", bench_roofline),
-                ("throughput", "batched throughput", bench_throughput), ("figures", "figures per request", bench_figures),
-                ("explore", "the explorer's server work, 20 words", bench_explore),
-                ("attribution", "attribution of a 20-word sentence", bench_attribution)]
-    for key, title, fn in sections:
-        report[key] = fn(translators, p)
-        print_rows(title, report[key])
-    report["app"] = bench_app(tuple(args.models), p)
-    app = report["app"]
-    print(f"\n### app\n\ncold start {app['cold_start_s']} s, RSS after start {app['rss_after_start_mb']} MB, peak {app['peak_rss_mb']} MB")
-    print_rows("step change in the browser", app["step_change"])
-    print_rows("classroom load", [{"app": "bare", **app["bare_load"]}, {"app": "attn-demo", **app["app_load"]}])
-    print(f"p95 ratio app/bare: {app.get('p95_ratio_app_to_bare')}; RSS over {app['soak_requests']} requests: "
-          f"{app['soak_rss_before_mb']} → {app['soak_rss_after_mb']} MB")
+    for key in args.sections:
+        if key == "app":
+            report["app"] = bench_app(tuple(args.models), p)
+            print_app(report["app"])
+        else:
+            title, fn = SECTIONS[key]
+            report[key] = fn(translators, p)
+            print_rows(title, report[key])
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n")
 

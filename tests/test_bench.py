@@ -57,3 +57,10 @@ def test_quick_run_end_to_end(tmp_path, capsys):
     assert report["app"]["soak_rss_after_mb"] > 0
     assert [(r["where"], r["n"] > 0) for r in report["app"]["step_change"]] == [("translate", True), ("explorer", True)]
     assert "classroom load" in capsys.readouterr().out
+
+
+def test_sections_runs_only_the_ones_named(tmp_path, capsys):
+    main(["--quick", "--sections", "attribution", "--json", str(tmp_path / "bench.json")])
+    report = json.loads((tmp_path / "bench.json").read_text())
+    assert set(report) == {"machine", "quick", "command", "attribution"} and len(report["attribution"]) == 2 * len(METHODS)
+    assert "attribution of a 20-word sentence" in capsys.readouterr().out
