@@ -8,10 +8,10 @@ import gradio as gr
 import numpy as np
 import pytest
 
+from attn_demo.alignment import words_view
 from attn_demo.catalogue import load_models
 from attn_demo.checkpoint import save_checkpoint
 from attn_demo.config import ATTENTION_TYPES
-from attn_demo.alignment import words_view
 from attn_demo.figures import label
 from attn_demo.ui.alignment_check import AlignmentCheckSection
 from attn_demo.ui.attribution import AttributionSection

@@ -76,7 +76,7 @@ class AttributionSection:
         say which; None when no attribution is on screen, and nothing is drawn). The attributions are kept."""
         if not (state and bars):
             return [gr.skip()] * (2 * len(SIDES))
-        return [output for side in SIDES for output in self.side(state, side, bars[0]["method"], large, unit)[0]]
+        return self.show(state, bars[0]["method"], large, unit)[:-1]  # not the bars: the step views have them
 
     def render(self, controls, large_text: gr.Checkbox):
         """The section, under the translate section; controls are that section's."""
