@@ -541,4 +541,12 @@ def test_explore_the_beam_change_a_word_and_move_the_attention(browser, app_url,
     page.screenshot(path=str(SCREENSHOT_DIR / f"explore-{width}.png"), full_page=False)
     page.locator("#explore-steps").scroll_into_view_if_needed()
     page.screenshot(path=str(SCREENSHOT_DIR / f"explore-steps-{width}.png"), full_page=False)
+    page.get_by_role("textbox", name="English sentence").fill("I don't like coffee.")
+    page.get_by_role("button", name="Translate").click()  # another sentence: the old one's beam and what-if go
+    page.wait_for_function("() => !document.querySelector('#explore-table').innerText.trim()", timeout=60_000)
+    for gone in ("#explore-search .js-plotly-plot", "#explore-hypothesis-step .attn-step-view",
+                 "#explore-what-if-step .attn-step-view", "#explore-result-grid .js-plotly-plot"):
+        page.locator(gone).wait_for(state="detached", timeout=30_000)
+    assert page.locator("#explore-result").inner_text().strip() == ""
+    assert page.locator("#explore-rank label").count() == 0
     page.close()

@@ -262,3 +262,20 @@ def test_the_explorer_shows_the_beam_and_answers_what_if_with_the_models_numbers
         np.testing.assert_array_equal(untyped(payload["views"][1]["weights"])[1], alpha[1])  # the step view shows this α
         assert [view["forced"] for view in payload["views"]] == [[], [2]]  # and says where it was set by hand
     assert explore.beam(None, key, 4, 3, False)[1] == "Translate a sentence first."
+
+
+@pytest.mark.parametrize("attention", ATTENTION_TYPES)
+def test_the_explorer_forgets_its_beam_when_another_sentence_is_translated(section, attention):
+    explore, key = ExploreSection(section), f"tiny-{attention}"
+    state = section.translate(SENTENCE, 1, False, "pieces", "tiny-bahdanau", "tiny-luong-general")[0]
+    explored = explore.beam(state, key, 4, 3, False)[0]
+    repicked = section.translate(SENTENCE, 1, False, "pieces", key, "tiny-bahdanau")[0]
+    assert explore.forget(repicked, explored) == [gr.skip()] * 8  # the same sentence, other models: kept
+    other = section.translate("The dog sleeps.", 1, False, "pieces", "tiny-bahdanau", "tiny-luong-general")[0]
+    for state_now in (other, None):  # another sentence, or a refused one
+        gone, table, search, rank, piece, result, result_grid, result_note = explore.forget(state_now, explored)
+        assert (gone, table, search, result) == (None, "", None, "")
+        assert rank == piece == gr.update(choices=[], value=None)  # no hypothesis picked: pick clears what hangs on it
+        assert result_grid["visible"] is False and result_note["visible"] is False
+        assert explore.pick(gone, rank["value"], False)[4] is None  # ... its step view too
+    assert explore.forget(other, None) == [gr.skip()] * 8  # nothing explored: nothing to clear

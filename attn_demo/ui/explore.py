@@ -105,6 +105,16 @@ class ExploreSection:
     def move(self, explored, rank, t, piece, typed, source_piece, large: bool) -> list:
         return self.what_if(explored, rank, t, piece, typed, source_piece, "move", large)
 
+    def forget(self, state, explored) -> list:
+        """The beam on screen and all that follows from it, gone once another sentence is translated
+        (their numbers are the old sentence's); another model pair on the same sentence keeps them.
+        Clearing the hypothesis picked clears its grid, step choices and step view (pick)."""
+        if not explored or (state and state["text"] == explored["text"]):
+            return [gr.skip()] * 8
+        hidden = gr.update(value=None, visible=False)
+        return [None, "", None, gr.update(choices=[], value=None), gr.update(choices=[], value=None), "", hidden,
+                gr.update(visible=False)]
+
     def what_if(self, explored, rank, t, piece: str | None, typed: str, source_piece, how: str, large: bool) -> list:
         """Change the piece at step t (a choice, or typed French that replaces it), or move step t's α
         onto one English piece; the model goes on with the same beam size. Its text and cost, its grid
@@ -188,6 +198,11 @@ class ExploreSection:
                    api_name="explore_beam")
         then_load(rank.change(self.pick, [explored, rank, large_text], [grid, note, step, source_piece, steps_json, slider],
                               api_name="explore_pick"), "explore_pick")
+        # after every translation shown; off the queue and without a spinner: it decodes nothing, and a full class
+        # waiting for translations must not hold it up
+        controls.steps.change(self.forget, [controls.session, explored],
+                              [explored, table, search, rank, piece, result, result_grid, result_note],
+                              queue=False, show_progress="hidden", api_name="explore_forget")
         ask.click(self.choices, [explored, rank, step], piece, api_name="explore_choices")
         inputs = [explored, rank, step, piece, typed, source_piece]
         outputs = [result, result_grid, result_note, steps_json, slider]
