@@ -248,7 +248,8 @@ def _run_text(t: dict) -> str:
     tokens = f", {t['target_tokens']:,} target pieces" if "target_tokens" in t else ""
     joins = (f", {t['join_prob']:.0%} of each epoch's examples replaced by 2–{t['join_max']} pairs joined in order"
              if t.get("join_prob") else "")
-    return (f"{t['minutes']} minutes on {t['threads']} CPU thread(s), {t['steps']} updates{tokens}{joins}, "
+    dropout = f", dropout {t['dropout']:g}" if "dropout" in t else ""
+    return (f"{t['minutes']} minutes on {t['threads']} CPU thread(s), {t['steps']} updates{tokens}{joins}{dropout}, "
             f"{t['epochs']} epochs over {t['training_pairs']:,} pairs; best greedy validation BLEU {t['valid_bleu_greedy']} "
             f"(chrF {t['valid_chrf_greedy']}).\n\n   ```\n   {t['command']}\n   ```")
 

@@ -180,7 +180,7 @@ def main(argv=None):
                 "epochs": round(state["target_tokens"] / epoch_tokens, 2), "parameters": n_params,
                 "threads": args.threads, "valid_bleu_greedy": round(scores["bleu"], 2),
                 "valid_chrf_greedy": round(scores["chrf"], 2), "training_pairs": len(train),
-                "join_prob": args.join_prob, "join_max": args.join_max,
+                "join_prob": args.join_prob, "join_max": args.join_max, "dropout": args.dropout,
                 **({"continued_from": {**warm, "training": earlier}} if args.init_from else {}),
             })
         save_state(elapsed)

@@ -93,3 +93,13 @@ def test_training_summary_reads_every_run_first_to_last():
     assert training_summary(third) == ("55.0 min from scratch → 8.0M pieces, 66.1 min → attention replaced, then "
                                        "8.0M pieces, 25.3 min")
     assert training_summary({}) == "not recorded"
+
+
+def test_training_summary_says_where_dropout_changed():
+    first = {"minutes": 160.2, "target_tokens": 34_282_971, "dropout": 0.2}
+    second = {"minutes": 25.8, "target_tokens": 8_000_502, "dropout": 0.2, "continued_from": {"checkpoint": "a", "training": first}}
+    third = {"minutes": 25.4, "target_tokens": 8_000_502, "dropout": 0.0, "continued_from": {"checkpoint": "b", "training": second}}
+    assert training_summary(third) == ("34.3M pieces, 160.2 min from scratch → 8.0M pieces, 25.8 min → "
+                                       "8.0M pieces, 25.4 min, dropout 0")
+    unrecorded = {**third, "continued_from": {"checkpoint": "b", "training": {"minutes": 25.8}}}
+    assert training_summary(unrecorded) == "25.8 min from scratch → 8.0M pieces, 25.4 min"  # nothing to compare with

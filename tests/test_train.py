@@ -80,13 +80,16 @@ def test_init_from_continues_a_checkpoint_and_its_card_keeps_both_trainings(tmp_
     before, src_tok, tgt_tok = load_checkpoint(first)
     continued = train_args(tmp_path, toy_tsv, "luong-general", minutes=10)
     continued[continued.index("--run-dir") + 1] = str(tmp_path / "continued-run")  # a new run: no tokenizers of its own
-    main(continued + ["--target-tokens", "5000", "--init-from", str(first)])
+    main(continued + ["--target-tokens", "5000", "--init-from", str(first), "--dropout", "0"])
     after, src_after, _ = load_checkpoint(tmp_path / "out")
     assert src_after.model_file.read_bytes() == src_tok.model_file.read_bytes()  # the same vocabulary
     assert loss_on_toy(after, src_tok, tgt_tok) < loss_on_toy(before, src_tok, tgt_tok)  # it went on learning
     facts = ModelCard.load(tmp_path / "out" / "README.md").data.training
     assert facts["continued_from"]["checkpoint"] == str(first)
     assert facts["continued_from"]["training"] == ModelCard.load(first / "README.md").data.training
+    assert (facts["continued_from"]["training"]["dropout"], facts["dropout"]) == (0.2, 0.0)  # each run's own
+    card = (tmp_path / "out" / "README.md").read_text()
+    assert "dropout 0.2," in card and "dropout 0," in card
 
 
 def test_precision_auto_uses_bf16_only_where_the_hardware_has_it(monkeypatch):
