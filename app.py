@@ -43,6 +43,10 @@ body.attn-large label span { font-size: 1.4rem !important; }
 body.attn-large .katex { font-size: 1.6em; }
 /* grids keep readable cells and labels: a wide one scrolls sideways (a long sentence on a phone) */
 .attn-wide { overflow-x: auto; }
+/* tables break lines between words only, never inside a number: one wider than a phone scrolls sideways */
+.prose table { display: block; overflow-x: auto; }
+.prose th, .prose td { overflow-wrap: normal; word-break: normal; }
+#compare-table td:last-child { min-width: 15em; }  /* "how it was trained" reads as lines, not a word a line */
 """ + STEP_VIEWS_CSS
 TOGGLE_LARGE_TEXT = "(large) => { document.body.classList.toggle('attn-large', large); }"
 

@@ -346,6 +346,28 @@ def test_the_baseline_beside_attention_on_a_long_sentence_then_dot_on_both_sides
     page.close()
 
 
+# Every table cell on the page whose text is one number, and how many lines the browser drew it on.
+NUMBER_CELL_LINES = """() => [...document.querySelectorAll('.prose td')].filter((td) => /^[-0-9.,]+$/.test(td.innerText.trim()))
+    .map((td) => { const range = document.createRange(); range.selectNodeContents(td);
+                   return [td.innerText.trim(), new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size]; })"""
+
+
+@pytest.mark.parametrize("width, height", [(1440, 900), (390, 844)])
+def test_tables_keep_every_number_on_one_line_and_scroll_sideways_on_a_phone(browser, app_url, width, height):
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(app_url, wait_until="load")
+    table = page.locator("#compare-table table")
+    table.wait_for(timeout=60_000)
+    cells = page.evaluate(NUMBER_CELL_LINES)
+    assert len(cells) > 10 and [cell for cell in cells if cell[1] != 1] == []  # "5,532,832", not "5,532,8" over "32"
+    scrolls = page.evaluate("(t) => t.scrollWidth > t.clientWidth", table.element_handle())
+    assert scrolls == (width < 800)  # on a projector the whole table is in view
+    table.scroll_into_view_if_needed()
+    SCREENSHOT_DIR.mkdir(exist_ok=True)
+    table.screenshot(path=str(SCREENSHOT_DIR / f"compare-{width}.png"))
+    page.close()
+
+
 @pytest.mark.parametrize("width, height", [(1440, 900), (390, 844)])
 def test_the_page_opens_on_a_translated_example(browser, app_url, width, height):
     page = browser.new_page(viewport={"width": width, "height": height})
