@@ -13,12 +13,16 @@ E x_j, summed over the embedding dimensions into one number per source piece j:
 The steps are attributed in batches (the sentence repeated, copy t asking about y_t): all T at once
 for input × gradient; for integrated gradients blocks of STEPS_PER_PASS steps, each with the points
 of the integration path batched too (Captum's internal_batch_size), and a step whose integral needs
-more points is computed again alone."""
+more points is computed again alone.
+
+The embeddings are looked up once and handed to the model as an input (Encoder.annotate), so no
+hook is set on the model: many requests attribute with the one shared model at once, each on its
+own tensors."""
 from dataclasses import dataclass
 
 import numpy as np
 import torch
-from captum.attr import LayerGradientXActivation, LayerIntegratedGradients
+from captum.attr import InputXGradient, IntegratedGradients
 
 METHODS = ("integrated-gradients", "input-x-gradient")
 # Points of the Gauss–Legendre rule, tried in turn until every step's completeness gap is ≤ MAX_GAP.
@@ -43,15 +47,15 @@ class Attribution:
     path_points: int | None  # integrated gradients: the most points of the integration path a step took
 
 
-def log_likelihood(model, src, lengths, y_in, y_out, steps) -> torch.Tensor:
-    """log p(y_t | y_<t, x) of a teacher-forced target at one step t per row, steps (B,) from 0: (B,).
-    Only that step goes through the output layer (a vocabulary-wide softmax at every step of every
-    row would cost T times as much). The source mask comes from the lengths, not from the ids, so
-    that an all-padding baseline still reads as a sentence of that length."""
-    annotations, backward_first = model.encoder(src, lengths)
-    mask = torch.arange(src.size(1), device=src.device)[None, :] < lengths[:, None]  # (B, S)
+def log_likelihood(model, embedded, lengths, y_in, y_out, steps) -> torch.Tensor:
+    """log p(y_t | y_<t, x) of a teacher-forced target at one step t per row, from the source
+    embeddings (B, S, E), steps (B,) from 0: (B,). Only that step goes through the output layer (a
+    vocabulary-wide softmax at every step of every row would cost T times as much). The source mask
+    comes from the lengths, so that the all-zero baseline still reads as a sentence of that length."""
+    annotations, backward_first = model.encoder.annotate(embedded, lengths)
+    mask = torch.arange(embedded.size(1), device=embedded.device)[None, :] < lengths[:, None]  # (B, S)
     readouts = model.decoder.readouts(y_in, model.decoder.memory(annotations, backward_first, mask))  # (B, T, E)
-    rows = torch.arange(src.size(0), device=src.device)
+    rows = torch.arange(embedded.size(0), device=embedded.device)
     logits = model.decoder.logits(readouts[rows, steps])  # (B, V)
     return logits.log_softmax(-1).gather(-1, y_out[rows, steps][:, None])[:, 0]
 
@@ -64,35 +68,35 @@ def attribute(model, source_ids: list[int], target_ids: list[int], method: str) 
         raise ValueError(f"unknown attribution method {method!r}; valid: {', '.join(METHODS)}")
     device, T = next(model.parameters()).device, len(target_ids)
     src = torch.tensor([source_ids] * T, device=device)  # (T, S): copy t asks about y_t
+    embedded = model.encoder.embed(src).detach().requires_grad_()  # E x_j (T, S, E), what is attributed to
     lengths = torch.full((T,), len(source_ids), device=device)
     y_in = torch.tensor([[model.config.bos_id, *target_ids[:-1]]] * T, device=device)  # (T, T)
     y_out = torch.tensor([target_ids] * T, device=device)
     forward = lambda *inputs: log_likelihood(model, *inputs)  # noqa: E731
     args = (lengths, y_in, y_out, torch.arange(T, device=device))  # Captum repeats them along the path
     with torch.enable_grad(), torch.backends.cudnn.flags(enabled=False):  # cuDNN's GRU backward needs training mode
-        log_probs = forward(src, *args)  # f_t(x) (T,)
+        log_probs = forward(embedded, *args)  # f_t(x) (T,)
         if method == "input-x-gradient":
-            scores = LayerGradientXActivation(forward, model.encoder.embed).attribute(src, additional_forward_args=args)
+            scores = InputXGradient(forward).attribute(embedded, additional_forward_args=args)
             return scores.sum(-1).detach().float().cpu().numpy(), log_probs.detach().float().cpu().numpy(), None, None
-        scores, gap, points = integrated_gradients(LayerIntegratedGradients(forward, model.encoder.embed), src, args, log_probs,
-                                                   model.config.pad_id)
+        scores, gap, points = integrated_gradients(IntegratedGradients(forward), embedded, args, log_probs)
     return scores, log_probs.detach().float().cpu().numpy(), gap, points
 
 
-def integrated_gradients(ig, src, args, log_probs, pad_id: int) -> tuple:
+def integrated_gradients(ig, embedded, args, log_probs) -> tuple:
     """Integrated gradients of every step with the fewest of IG_STEPS path points that bring its gap
     under MAX_GAP: a step that needs more points is attributed again alone, with the target cut after it
     (steps beyond it cannot change its log-probability), so one hard step does not redo the sentence.
     Returns A (T, S), the completeness gap (T,) and the most points taken."""
     lengths, y_in, y_out, steps = args
-    baseline = torch.full_like(src, pad_id)  # the padding row of the embedding is 0
+    baseline = torch.zeros_like(embedded)  # x' = 0: the padding piece's embedding
     change = (log_probs - ig.forward_func(baseline, *args)).abs().clamp_min(1e-12)  # |f_t(x) − f_t(x')|
-    scores, gap = np.zeros(tuple(src.shape), dtype=np.float32), np.full(src.size(0), np.inf)
-    todo = np.arange(src.size(0))  # the steps still to attribute
+    scores, gap = np.zeros(tuple(embedded.shape[:2]), dtype=np.float32), np.full(embedded.size(0), np.inf)
+    todo = np.arange(embedded.size(0))  # the steps still to attribute
     for points in IG_STEPS:
         for block in np.array_split(todo, -(-len(todo) // STEPS_PER_PASS)):
-            rows, end = torch.as_tensor(block, device=src.device), int(block.max()) + 1
-            attributed, delta = ig.attribute(src[rows], baseline[rows], n_steps=points, return_convergence_delta=True,
+            rows, end = torch.as_tensor(block, device=embedded.device), int(block.max()) + 1
+            attributed, delta = ig.attribute(embedded[rows], baseline[rows], n_steps=points, return_convergence_delta=True,
                                              additional_forward_args=(lengths[rows], y_in[rows, :end], y_out[rows, :end], steps[rows]),
                                              internal_batch_size=len(block) * points)
             scores[block] = attributed.sum(-1).detach().float().cpu().numpy()

@@ -56,10 +56,14 @@ class Encoder(nn.Module):
 
     def forward(self, src, lengths):
         """src (B, S) ids, lengths (B,) → annotations (B, S, D), ←h_1 (B, D/2)."""
-        x = self.dropout(self.embed(src))  # (B, S, E)
+        return self.annotate(self.embed(src), lengths)
+
+    def annotate(self, x, lengths):
+        """The same from the source embeddings E x_j (B, S, E): what gradient attribution varies."""
+        x = self.dropout(x)  # (B, S, E)
         packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
         out, last = self.rnn(packed)  # last: (2, B, D/2); last[1] is the backward GRU at j = 1
-        annotations, _ = pad_packed_sequence(out, batch_first=True, total_length=src.size(1))
+        annotations, _ = pad_packed_sequence(out, batch_first=True, total_length=x.size(1))
         return annotations, last[1]
 
 

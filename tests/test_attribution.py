@@ -1,3 +1,5 @@
+import threading
+
 import numpy as np
 import pytest
 import torch
@@ -33,7 +35,7 @@ def test_input_x_gradient_is_the_embedding_times_its_gradient(translator):
         embedded = model.encoder.embed(source).detach().requires_grad_()
         with torch.enable_grad():
             original = model.encoder.embed.forward
-            model.encoder.embed.forward = lambda ids: embedded  # the layer's output, as Captum hooks it
+            model.encoder.embed.forward = lambda ids: embedded  # the embeddings, as attribution hands them in
             try:
                 log_p = model(source, torch.tensor([source.size(1)]), y_in).log_softmax(-1)[0, t, target[t]]  # the training pass
             finally:
@@ -91,3 +93,27 @@ def test_a_step_that_needs_more_points_is_attributed_again_alone(translator, mon
     for points, steps in ((1, ~again), (3, again)):
         np.testing.assert_allclose(mixed.scores[steps], at[points].scores[steps], rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(mixed.completeness_gap[steps], at[points].completeness_gap[steps], rtol=0.05)  # a ratio of float32 differences
+
+
+def test_attributions_running_at_once_on_the_shared_model_each_equal_their_own_result(translator):
+    """A class presses the button together: several sentences and both methods in threads on the one
+    model, started at once, each as computed alone (a hook on the shared model mixed them up)."""
+    jobs = [(sentence, method) for sentence in (SENTENCE, "the blue dog", "I see the green truck.", "the white boat")
+            for method in METHODS]
+    alone = {job: translator.attribute(job[0], method=job[1]) for job in jobs}
+    together, start = {}, threading.Barrier(len(jobs))
+
+    def run(job):
+        start.wait()
+        together[job] = [translator.attribute(job[0], method=job[1]) for _ in range(3)]
+
+    threads = [threading.Thread(target=run, args=(job,)) for job in jobs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for job in jobs:
+        assert len(together[job]) == 3, job  # a thread that raised left nothing
+        for result in together[job]:
+            assert result.target_tokens == alone[job].target_tokens
+            np.testing.assert_allclose(result.scores, alone[job].scores, rtol=1e-6, atol=1e-7, err_msg=str(job))

@@ -205,6 +205,8 @@ def test_attribution_is_drawn_for_every_model_and_compared_with_alpha_where_ther
         state, "integrated-gradients", False, "pieces")[1]
     nothing = AttributionSection(section).show(None, "input-x-gradient", False, "pieces")
     assert nothing[1] == "Translate a sentence first." and nothing[-1] is None
+    refused = AttributionSection(section).show(state, "lime", False, "pieces")  # through the API: said in words
+    assert "unknown attribution method" in refused[1] and refused[0] is None and refused[-1] is None
 
 
 @pytest.mark.parametrize("attention", ATTENTION_TYPES)

@@ -4,12 +4,12 @@ forcing); a model's word-level α is drawn with the human links outlined, beside
 alignment error rate, and every model's AER on the whole test set is tabled next to a word
 aligner's (from the model cards, measured by evaluate --alignments). A model without attention has
 no α to check: its side says so."""
-import functools
 from pathlib import Path
 
 import gradio as gr
 
 from attn_demo.alignment import GOLD_DIR, alignment_error, argmax_links, links_source, read_gold, sentence_word_attention
+from attn_demo.computed_once import ComputedOnce
 from attn_demo.figures import gold_check_figure
 from attn_demo.ui.translate import SIDES
 
@@ -36,7 +36,7 @@ class AlignmentCheckSection:
     def __init__(self, models: list, gold_dir: Path = GOLD_DIR):
         self.models = {model.key: model for model in models}
         self.gold = read_gold(gold_dir) if (Path(gold_dir) / "test.wa.nonullalign").is_file() else None
-        self.word_alpha = functools.lru_cache(maxsize=256)(self._word_alpha)
+        self.word_alpha = ComputedOnce(self._word_alpha, 256)
 
     def sentence_choices(self) -> list[tuple[str, int]]:
         """(label, 1-based number) of every test sentence, the examples first."""

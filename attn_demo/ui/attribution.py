@@ -5,7 +5,6 @@ its grid is drawn, and the agreement says there is nothing to compare with.
 
 Attribution runs only when asked: a button, never on every translation (it costs ~100 times a
 translation), and each result is kept for the next user who asks about the same sentence."""
-import functools
 import html
 import json
 
@@ -13,6 +12,7 @@ import gradio as gr
 
 from attn_demo.alignment import words_view
 from attn_demo.attribution import METHODS, agreement
+from attn_demo.computed_once import ComputedOnce
 from attn_demo.figures import attribution_figure
 from attn_demo.steps import typed
 from attn_demo.ui.translate import SIDES, STEPS
@@ -26,13 +26,13 @@ is its one-point shortcut. Blue raised the French piece's probability, red lower
 attribution point at the same English pieces, attention is a fair account of this sentence; where they
 do not, α showed where the model looked, not what it used."""
 METHOD_LABELS = {"integrated-gradients": "integrated gradients", "input-x-gradient": "input × gradient"}
-CACHED = 64  # attributions kept (model, sentence, method): a class asking about the same example computes one
+CACHED = 64  # attributions kept (model, sentence, pieces, method): a class asking about one sentence computes it once
 
 
 class AttributionSection:
     def __init__(self, translate_section):
         self.translate = translate_section
-        self.attribution = functools.lru_cache(maxsize=CACHED)(self._attribution)
+        self.attribution = ComputedOnce(self._attribution, CACHED)
 
     def _attribution(self, key: str, text: str, pieces: tuple[str, ...], method: str):
         return self.translate.models[key].translator.attribute(text, list(pieces), method)
@@ -68,7 +68,10 @@ class AttributionSection:
         """Each side's grid and agreement, then every side's bars for the step views (JSON)."""
         if not state:
             return [None, "Translate a sentence first."] * len(SIDES) + [None]
-        sides = [self.side(state, side, method, large, unit) for side in SIDES]
+        try:
+            sides = [self.side(state, side, method, large, unit) for side in SIDES]
+        except ValueError as error:  # e.g. a method the page does not offer, asked for through the API
+            return [None, f"⚠️ {html.escape(str(error))}"] * len(SIDES) + [None]
         return [output for outputs, _ in sides for output in outputs] + [[bars for _, bars in sides]]
 
     def redraw(self, state, bars, large: bool, unit: str) -> list:

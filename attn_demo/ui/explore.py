@@ -11,6 +11,7 @@ import html
 import gradio as gr
 import numpy as np
 
+from attn_demo.computed_once import ComputedOnce
 from attn_demo.figures import alignment_figure, beam_search_figure
 from attn_demo.steps import VECTOR_COLORSCALE, pca_projection, step_payload
 from attn_demo.ui.step_group import StepGroup, step_slot
@@ -30,6 +31,7 @@ STEPS = StepGroup("explore-steps")  # the picked hypothesis's step view and the 
 NO_MOVE = ("This model has no attention: there is no α to move (it reads one fixed c at every step). "
            "Changing a piece works for it as for the others.")
 TOP_CHOICES = 5
+BEAMS_KEPT = 64  # searches kept (model, sentence, k, n), shared by every session
 
 
 def hypothesis_table(hypotheses) -> str:
@@ -54,6 +56,10 @@ def slider_for(payload: dict) -> dict:
 class ExploreSection:
     def __init__(self, translate_section):
         self.translate = translate_section
+        self.searched = ComputedOnce(self._beam, BEAMS_KEPT)  # a class exploring one sentence searches it once
+
+    def _beam(self, key: str, text: str, k: int, n: int):
+        return self.model(key).translator.beam(text, k, n)
 
     def model(self, key: str):
         return self.translate.models[key]
@@ -70,7 +76,7 @@ class ExploreSection:
         if not state:
             return [None, "Translate a sentence first.", None, gr.update(choices=[], value=None)]
         k, n = int(beam_size), min(int(n_best), int(beam_size))
-        beam = self.model(key).translator.beam(state["text"], k, n)
+        beam = self.searched(key, state["text"], k, n)
         hypotheses = beam.translations
         explored = {"key": key, "text": state["text"], "beam_size": k, "hypotheses": hypotheses}
         figure = beam_search_figure(beam.weighed, beam.pieces, [h.target_tokens for h in hypotheses], large)
