@@ -1,7 +1,8 @@
 """Tatoeba pairs: reading, test-set exclusion, the validation split, joined long examples
-(for training and for the long-sentence test set), length-bucketed batches."""
+(for training and for the long-sentence test set), clause-level joins, length-bucketed batches."""
 import gzip
 import random
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -102,6 +103,81 @@ def join_examples(examples, prob: float, max_pairs: int, max_len: int, seed: int
             src, tgt = src + [eos], tgt + [eos]
         epoch.append((src, tgt))
     return epoch
+
+
+# Connectives that join two statements into one sentence in both languages without changing the
+# second clause's tense or mood ("when" / "quand" is left out: French puts a future after it where
+# English keeps the present, and "although" / "bien que" takes the subjunctive).
+CONNECTIVES = ((", and", ", et"), (", but", ", mais"), (", so", ", alors"), (" because", " parce que"))
+FRENCH_VOWELS = "aeiouyàâäéèêëîïôöùûü"
+
+
+def always_capitalised(sentences) -> set[str]:
+    """Words written with a capital inside sentences and never in lower case ("Tom", "I", "Paris"):
+    the words a clause may start with that must keep their capital after a connective."""
+    upper, lower = set(), set()
+    for sentence in sentences:
+        for word in re.findall(r"[^\W\d_]+", sentence)[1:]:
+            (upper if word[0].isupper() else lower).add(word)
+    return {w for w in upper if w[0].lower() + w[1:] not in lower}
+
+
+def clause_joinable(en: str, fr: str) -> bool:
+    """One plain statement a side: ends with a full stop, no other sentence end inside, no quote."""
+    return all(text.endswith(".") and not re.search(r"[.!?…]\s", text[:-1]) and not re.search("[\"«»“”]", text)
+               for text in (en, fr))
+
+
+def continue_clause(text: str, names: set[str]) -> str:
+    """A sentence as a clause after a connective: its first letter in lower case unless its first
+    word is always capitalised."""
+    first = re.match(r"[^\W\d_]+", text)
+    if first is None or first.group() in names:
+        return text
+    return text[0].lower() + text[1:]
+
+
+def clause_join(pairs, connectives, names_en: set[str], names_fr: set[str]) -> tuple[str, str]:
+    """Pairs of plain statements made into one sentence a side: "A, and b, but c." / "A, et b, mais c."
+    (each pair's full stop but the last dropped; "parce que" elides to "parce qu'" before a vowel)."""
+    en, fr = pairs[0]
+    for (next_en, next_fr), (word_en, word_fr) in zip(pairs[1:], connectives):
+        next_fr, space = continue_clause(next_fr, names_fr), " "
+        if word_fr.endswith(" que") and next_fr[0].lower() in FRENCH_VOWELS:
+            word_fr, space = word_fr[:-1] + "'", ""
+        en = f"{en[:-1]}{word_en} {continue_clause(next_en, names_en)}"
+        fr = f"{fr[:-1]}{word_fr}{space}{next_fr}"
+    return en, fr
+
+
+class ClauseJoiner:
+    """Training examples that are two or three Tatoeba statements joined into one sentence with a
+    connective both languages share (CONNECTIVES). Sentence-after-sentence joins (join_examples)
+    teach a model to keep going on long inputs, but not the shape of one long sentence: its clauses,
+    their commas and connectives, which is what a teacher types."""
+
+    def __init__(self, pairs, src_tok, tgt_tok, max_len: int):
+        self.pairs = [p for p in pairs if clause_joinable(*p)]
+        self.names_en = always_capitalised(en for en, _ in pairs)
+        self.names_fr = always_capitalised(fr for _, fr in pairs)
+        self.src_tok, self.tgt_tok, self.max_len = src_tok, tgt_tok, max_len
+
+    def sentence(self, rng: random.Random) -> tuple[str, str]:
+        """Two or three random statements joined by random connectives."""
+        chosen = [self.pairs[rng.randrange(len(self.pairs))] for _ in range(rng.randint(2, 3))]
+        return clause_join(chosen, [rng.choice(CONNECTIVES) for _ in chosen[1:]], self.names_en, self.names_fr)
+
+    def example(self, rng: random.Random):
+        """One encoded joined example (ids + EOS a side), or None if a side passes max_len pieces."""
+        en, fr = self.sentence(rng)
+        eos = self.src_tok.sp.eos_id()
+        src, tgt = self.src_tok.encode(en) + [eos], self.tgt_tok.encode(fr) + [eos]
+        return (src, tgt) if len(src) <= self.max_len and len(tgt) <= self.max_len else None
+
+    def replace(self, examples, prob: float, seed: int) -> list:
+        """One epoch's examples, each replaced with probability prob by a clause-joined one."""
+        rng = random.Random(seed)
+        return [(rng.random() < prob and self.example(rng)) or example for example in examples]
 
 
 def batches(examples, max_tokens: int, shuffle: bool, seed: int = 0):

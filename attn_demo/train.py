@@ -25,6 +25,11 @@ words (the long-sentence test set goes to 60). With 0.1 of the examples joined, 
 target pieces come from joins: enough that every length up to 60 words is seen thousands of
 times per epoch, while most updates stay on the single sentences the Tatoeba test set is made of.
 0.1 is reasoned, not measured; 0 trains on single pairs only, as before.
+
+Long sentences: a --clause-join-prob fraction of the examples is first replaced by two or three
+statements joined into one sentence with a connective both languages share ("A, and b because c."
+/ "A, et b parce que c.", data.ClauseJoiner): the shape of one long sentence, which the
+sentence-after-sentence joins do not teach.
 """
 import argparse
 import math
@@ -42,13 +47,14 @@ from tqdm import tqdm
 
 from attn_demo.checkpoint import save_checkpoint, warm_start, warm_start_text, write_model_card
 from attn_demo.config import ATTENTION_TYPES, ModelConfig
-from attn_demo.data import TEST_SET, TRAIN_POOL, batches, encode_pairs, join_examples, read_pairs, train_valid_split
+from attn_demo.data import (TEST_SET, TRAIN_POOL, ClauseJoiner, batches, encode_pairs, join_examples, read_pairs,
+                             train_valid_split)
 from attn_demo.model import Seq2Seq
 from attn_demo.search import greedy_search, max_target_length
 from attn_demo.tokenizer import Tokenizer, train_tokenizer
 
 DEFAULTS = dict(
-    minutes=60.0, target_tokens=0, join_prob=0.1, join_max=10, join_max_len=150, vocab_size=4000, emb_size=256, enc_hidden_size=256, dec_hidden_size=512, attn_hidden_size=256, attn_rank=64,
+    minutes=60.0, target_tokens=0, join_prob=0.1, clause_join_prob=0.0, join_max=10, join_max_len=150, vocab_size=4000, emb_size=256, enc_hidden_size=256, dec_hidden_size=512, attn_hidden_size=256, attn_rank=64,
     dropout=0.2, max_tokens=3000, max_len=50, lr=2e-3, warmup_steps=300, final_lr_fraction=0.02,
     label_smoothing=0.1, clip=1.0, n_valid=2000, valid_minutes=5.0, save_minutes=10.0, seed=1, threads=2,
 )
@@ -72,7 +78,8 @@ def parse_args(argv=None):
     helps = {"minutes": "wall-clock budget, used when --target-tokens is 0",
              "target_tokens": "budget in target pieces trained on (0: use --minutes instead)",
              "join_prob": "fraction of each epoch's examples replaced by joined pairs", "join_max": "most pairs in one join",
-             "join_max_len": "most pieces a side in a joined example", "max_len": "most pieces a side in a single pair",
+             "join_max_len": "most pieces a side in a joined example",
+             "clause_join_prob": "fraction of each epoch's examples replaced by statements joined into one sentence", "max_len": "most pieces a side in a single pair",
              "valid_minutes": "score on the validation split (and keep the best model) this often",
              "save_minutes": "save the resume state (runs/<name>/last.pt) at least this often"}
     for name, value in DEFAULTS.items():
@@ -102,7 +109,8 @@ def native_bf16(device: torch.device) -> bool:
 
 
 def prepare_data(args, run_dir: Path):
-    """Splits, tokenizers (trained on the training split only, kept in run_dir), encoded pairs."""
+    """Splits, tokenizers (trained on the training split only, kept in run_dir), encoded pairs, and
+    the clause joiner over the training split."""
     train, valid = train_valid_split(read_pairs(args.train_pool), read_pairs(args.test_set), args.n_valid, args.seed)
     tokenizers = []
     for side, name in ((0, "source"), (1, "target")):
@@ -112,7 +120,8 @@ def prepare_data(args, run_dir: Path):
         else:
             tokenizers.append(train_tokenizer((p[side] for p in train), run_dir / name, args.vocab_size))
     src_tok, tgt_tok = tokenizers
-    return src_tok, tgt_tok, encode_pairs(train, src_tok, tgt_tok, args.max_len), valid
+    joiner = ClauseJoiner(train, src_tok, tgt_tok, args.join_max_len)
+    return src_tok, tgt_tok, encode_pairs(train, src_tok, tgt_tok, args.max_len), valid, joiner
 
 
 @torch.inference_mode()
@@ -145,7 +154,7 @@ def main(argv=None):
         earlier = ModelCard.load(args.init_from / "README.md").data.to_dict().get("training")
         for name in ("source.model", "target.model"):
             shutil.copyfile(args.init_from / name, run_dir / name)
-    src_tok, tgt_tok, train, valid = prepare_data(args, run_dir)
+    src_tok, tgt_tok, train, valid, joiner = prepare_data(args, run_dir)
     config = ModelConfig(
         attention=args.attention, src_vocab_size=len(src_tok), tgt_vocab_size=len(tgt_tok), emb_size=args.emb_size,
         enc_hidden_size=args.enc_hidden_size, dec_hidden_size=args.dec_hidden_size,
@@ -180,7 +189,8 @@ def main(argv=None):
                 "epochs": round(state["target_tokens"] / epoch_tokens, 2), "parameters": n_params,
                 "threads": args.threads, "valid_bleu_greedy": round(scores["bleu"], 2),
                 "valid_chrf_greedy": round(scores["chrf"], 2), "training_pairs": len(train),
-                "join_prob": args.join_prob, "join_max": args.join_max, "dropout": args.dropout,
+                "join_prob": args.join_prob, "join_max": args.join_max, "clause_join_prob": args.clause_join_prob,
+                "dropout": args.dropout,
                 **({"continued_from": {**warm, "training": earlier}} if args.init_from else {}),
             })
         save_state(elapsed)
@@ -202,7 +212,8 @@ def main(argv=None):
     model.train()
     while spent(time.time() - start) < 1:
         seed = args.seed + state["epoch"]
-        epoch = join_examples(train, args.join_prob, args.join_max, args.join_max_len, seed)
+        epoch = joiner.replace(train, args.clause_join_prob, seed) if args.clause_join_prob else train
+        epoch = join_examples(epoch, args.join_prob, args.join_max, args.join_max_len, seed)
         for i, (src, lengths, y_in, y_out) in enumerate(batches(epoch, args.max_tokens, shuffle=True, seed=seed)):
             if i < state["batch"]:  # trained on before --resume
                 continue

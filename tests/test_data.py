@@ -1,8 +1,10 @@
 import gzip
 
 from attn_demo.config import ModelConfig
-from attn_demo.data import (LONG_BUCKETS, TEST_SET, batches, collate, encode_pairs, join_examples, long_test_set, read_pairs,
-                            train_valid_split)
+import random
+
+from attn_demo.data import (CONNECTIVES, LONG_BUCKETS, TEST_SET, ClauseJoiner, always_capitalised, batches, clause_join,
+                            clause_joinable, collate, encode_pairs, join_examples, long_test_set, read_pairs, train_valid_split)
 from attn_demo.tokenizer import Tokenizer, check_text
 from conftest import ROOT, toy_pairs
 
@@ -91,3 +93,49 @@ def test_joining_ids_is_encoding_the_joined_text(toy_tokenizers):
     for (en, fr), (src, tgt) in zip(pairs, epoch):
         texts = [(en + " " + other_en, fr + " " + other_fr) for other_en, other_fr in pairs]
         assert (src, tgt) in [(src_tok.encode(e) + [3], tgt_tok.encode(f) + [3]) for e, f in texts]
+
+
+def test_always_capitalised_words_are_those_never_written_in_lower_case_inside_a_sentence():
+    sentences = ["Tom and I saw the film.", "The film bored Tom.", "She said the truth.", "Where is Paris?", "I like paris hats."]
+    assert always_capitalised(sentences) == {"Tom", "I"}  # "The" is lower case inside a sentence, "Paris" once too
+
+
+def test_statements_are_joined_into_one_sentence_with_names_kept_and_que_elided():
+    names_en, names_fr = {"Tom", "I"}, {"Tom"}
+    pairs = [("It is late.", "Il est tard."), ("Tom is tired.", "Tom est fatigué."), ("I stay home.", "Je reste chez moi."),
+             ("He left.", "Il est parti.")]
+    because, but, so = (next(c for c in CONNECTIVES if c[0] == word) for word in (" because", ", but", ", so"))
+    assert clause_join(pairs[:3], [but, so], names_en, names_fr) == (
+        "It is late, but Tom is tired, so I stay home.", "Il est tard, mais Tom est fatigué, alors je reste chez moi.")
+    assert clause_join([pairs[0], pairs[3]], [because], names_en, names_fr) == (
+        "It is late because he left.", "Il est tard parce qu'il est parti.")
+    assert clause_join([pairs[3], pairs[1]], [because], names_en, names_fr)[1] == "Il est parti parce que Tom est fatigué."
+
+
+def test_only_single_plain_statements_are_joined_as_clauses():
+    assert clause_joinable("It is late.", "Il est tard.")
+    for en, fr in [("Is it late?", "Est-il tard ?"), ("Stop. Go.", "Arrête. Va."), ('He said "no".', "Il a dit « non »."),
+                   ("Run!", "Cours !"), ("It is late.", "Il est tard !")]:
+        assert not clause_joinable(en, fr), en
+
+
+def test_clause_joined_examples_replace_a_seeded_share_of_an_epoch(toy_tokenizers):
+    pairs = toy_pairs()
+    src_tok, tgt_tok = toy_tokenizers
+    joiner = ClauseJoiner(pairs, src_tok, tgt_tok, max_len=60)
+    assert joiner.pairs == [p for p in pairs if p[0].endswith(".")]  # "the red cat" has no full stop: not a statement
+    examples = encode_pairs(pairs, src_tok, tgt_tok, 60)
+    epoch = joiner.replace(examples, 0.5, seed=2)
+    assert epoch == joiner.replace(examples, 0.5, seed=2) != joiner.replace(examples, 0.5, seed=3)
+    assert joiner.replace(examples, 0.0, seed=2) == examples
+    longest = max(len(s) for s, _ in examples)
+    joined = [(s, t) for s, t in epoch if (s, t) not in examples]
+    assert 0.3 * len(examples) < len(joined) < 0.7 * len(examples)
+    assert all(len(s) > longest and s[-1] == t[-1] == src_tok.sp.eos_id() and s.count(s[-1]) == 1 for s, t in joined)
+    rng = random.Random(0)
+    for en, fr in (joiner.sentence(rng) for _ in range(20)):
+        assert en.startswith("I see the ") and en.endswith(".") and en.count(".") == 1
+        used = [c for c in CONNECTIVES if c[0] + " " in en]
+        assert used and all(c[1] in fr for c in used) and fr.startswith("je vois") and " Je " not in fr, (en, fr)
+    short = ClauseJoiner(pairs, src_tok, tgt_tok, max_len=12)  # no two statements fit
+    assert short.replace(examples, 1.0, seed=2) == examples

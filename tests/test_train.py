@@ -60,7 +60,8 @@ def test_a_token_budget_with_joined_examples_gives_the_same_run_whatever_the_mac
     def run(name, tokens, *extra):
         (tmp_path / name).mkdir(exist_ok=True)
         args = train_args(tmp_path / name, toy_tsv, "none", minutes=10) + ["--target-tokens", str(tokens),
-                                                                           "--join-prob", "0.5", "--join-max", "3"]
+                                                                           "--join-prob", "0.5", "--join-max", "3",
+                                                                           "--clause-join-prob", "0.3"]
         main(args + list(extra))
         return torch.load(tmp_path / name / "run" / "last.pt", weights_only=True)
 
@@ -71,7 +72,7 @@ def test_a_token_budget_with_joined_examples_gives_the_same_run_whatever_the_mac
     resumed = run("a", 3000, "--resume")
     assert resumed["state"]["target_tokens"] >= 3000 and resumed["state"]["step"] > first["state"]["step"]
     facts = ModelCard.load(tmp_path / "a" / "out" / "README.md").data.training
-    assert facts["target_tokens"] > 0 and "--join-prob 0.5" in facts["command"]
+    assert facts["target_tokens"] > 0 and "--join-prob 0.5" in facts["command"] and facts["clause_join_prob"] == 0.3
 
 
 def test_init_from_continues_a_checkpoint_and_its_card_keeps_both_trainings(tmp_path, toy_tsv):
