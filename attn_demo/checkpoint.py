@@ -5,7 +5,9 @@
     source.model         SentencePiece model for English
     target.model         SentencePiece model for French
     README.md            model card: Hub YAML metadata, training command, measured scores
+    training-data.json   what it learned from (attn_demo.coverage), optional
 """
+import json
 import shutil
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from attn_demo.model import Seq2Seq
 from attn_demo.tokenizer import Tokenizer
 
 CHECKPOINT_FILES = ("config.json", "model.safetensors", "source.model", "target.model")
+TRAINING_DATA = "training-data.json"
 
 
 def save_checkpoint(folder: Path, model: Seq2Seq, src_tok: Tokenizer, tgt_tok: Tokenizer) -> None:
@@ -44,6 +47,16 @@ def load_checkpoint(folder: Path, device="cpu") -> tuple[Seq2Seq, Tokenizer, Tok
     model = Seq2Seq(config)
     model.load_state_dict(_read_weights(folder / "model.safetensors", model))
     return model.to(device).eval(), Tokenizer(folder / "source.model"), Tokenizer(folder / "target.model")
+
+
+def read_training_data(folder: Path) -> dict | None:
+    """The checkpoint's TRAINING_DATA (see attn_demo.coverage), its english_words as a set; None for
+    a checkpoint without one."""
+    path = Path(folder) / TRAINING_DATA
+    if not path.is_file():
+        return None
+    facts = json.loads(path.read_text(encoding="utf-8"))
+    return {**facts, "english_words": frozenset(facts["english_words"])}
 
 
 def warm_start(model: Seq2Seq, folder: Path) -> dict:
@@ -140,6 +153,9 @@ every step can be drawn and inspected. It is not a production translator.
 ### By sentence length
 {length_text}
 
+### Long natural sentences (development set)
+{dev_text}
+
 ## Does attention align words?
 {alignment_text}
 
@@ -152,7 +168,7 @@ split holds out whole English sentences.
 """
 
 def write_model_card(folder: Path, training: dict | None = None, results: dict | None = None,
-                     length_curve: dict | None = None, alignment: dict | None = None) -> None:
+                     length_curve: dict | None = None, alignment: dict | None = None, dev_results: dict | None = None) -> None:
     """(Re)write README.md from the facts already in it plus new training facts, test results,
     scores by sentence length or alignment scores.
 
@@ -162,6 +178,7 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
     app reads it without running anything, and in the model-index as one dataset per bucket.
     alignment: {"aer": {rule: …}, "precision": {…}, "recall": {…}, "aligner": {name: {"aer": …, …}},
                 "n": …, "skipped": …, "dataset": …, "command": …}
+    dev_results: like results, on the long natural sentences of the validation split (evaluate --dev), with "min_words"
     """
     folder = Path(folder)
     card_path = folder / "README.md"
@@ -170,6 +187,7 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
     results = results or old.get("test_results")
     length_curve = length_curve or old.get("length_curve")
     alignment = alignment or old.get("alignment_results")
+    dev_results = dev_results or old.get("dev_results")
     config = ModelConfig.from_json(folder / "config.json")
     kind = KINDS[config.attention]
     eval_results = []
@@ -194,7 +212,7 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
         language=["en", "fr"], license="cc-by-2.0", library_name="pytorch", pipeline_tag="translation",
         tags=["translation", "attention", "gru", config.attention], datasets=["tatoeba"], metrics=["bleu", "chrf"],
         model_name=folder.name, eval_results=eval_results or None, training=training, test_results=results,
-        length_curve=length_curve,
+        length_curve=length_curve, dev_results=dev_results,
         alignment_results=alignment,
     )
     card = CARD_TEMPLATE.format(
@@ -202,7 +220,7 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
         equation=_equation_text(kind), emb=config.emb_size, enc=config.enc_hidden_size,
         ann=config.annotation_size, dec=config.dec_hidden_size, parameters=f"{training.get('parameters', 0):,}",
         vocab=config.src_vocab_size, training_text=_training_text(training), results_text=_results_text(results),
-        length_text=_length_text(length_curve),
+        length_text=_length_text(length_curve), dev_text=_dev_text(dev_results),
         alignment_text=_alignment_text(alignment),
     )
     card_path.write_text(card)
@@ -248,6 +266,8 @@ def _run_text(t: dict) -> str:
     tokens = f", {t['target_tokens']:,} target pieces" if "target_tokens" in t else ""
     joins = (f", {t['join_prob']:.0%} of each epoch's examples replaced by 2–{t['join_max']} pairs joined in order"
              if t.get("join_prob") else "")
+    if t.get("clause_join_prob"):
+        joins += f", {t['clause_join_prob']:.0%} by 2–3 statements joined into one sentence by a connective"
     dropout = f", dropout {t['dropout']:g}" if "dropout" in t else ""
     return (f"{t['minutes']} minutes on {t['threads']} CPU thread(s), {t['steps']} updates{tokens}{joins}{dropout}, "
             f"{t['epochs']} epochs over {t['training_pairs']:,} pairs; best greedy validation BLEU {t['valid_bleu_greedy']} "
@@ -275,6 +295,15 @@ def _length_text(curve: dict | None) -> str:
     return (f"Long-sentence test set: pairs of {curve['dataset']} joined in order into inputs of each length (seeded, "
             f"never trained on; see `attn_demo.data.long_test_set`), beam {curve['beam']}, sacreBLEU:\n\n"
             f"| English words | inputs | BLEU | chrF |\n|---|---|---|---|\n{rows}\n\n```\n{curve['command']}\n```")
+
+
+def _dev_text(d: dict | None) -> str:
+    if not d:
+        return "Not evaluated yet."
+    rows = "\n".join(f"| {bucket} | {v['n']} | {v['bleu']} |" for bucket, v in d["by_length"].items())
+    return (f"The validation split's {d['n']} pairs of {d['min_words']} or more English words, sentences written as one "
+            f"and never trained on (`attn_demo.data.long_dev_set`), beam {d['beam']}, sacreBLEU: **BLEU {d['bleu']}**, "
+            f"chrF {d['chrf']}.\n\n| source words | sentences | BLEU |\n|---|---|---|\n{rows}\n\n```\n{d['command']}\n```")
 
 
 def _alignment_text(a: dict | None) -> str:

@@ -45,6 +45,17 @@ def train_valid_split(pool, test, n_valid: int, seed: int):
     return train, valid
 
 
+DEV_MIN_WORDS = 11  # the long natural sentences of the validation split
+
+
+def long_dev_set(pool, test, n_valid: int = 2000, seed: int = 1) -> list[tuple[str, str]]:
+    """The validation split's pairs of DEV_MIN_WORDS or more English words: long sentences written
+    as one, never trained on by any model trained with that split (train's defaults: every shipped
+    one). Holding out the pool's longest pairs instead would score the shipped models, and every
+    model continued from them, on sentences they were trained on."""
+    return [p for p in train_valid_split(pool, test, n_valid, seed)[1] if len(p[0].split()) >= DEV_MIN_WORDS]
+
+
 def long_test_set(test_pairs, per_bucket: int = 200, seed: int = 0) -> dict[str, list[tuple[str, str]]]:
     """Inputs of every length bucket of LONG_BUCKETS, built from test pairs only.
 
@@ -69,15 +80,17 @@ def long_test_set(test_pairs, per_bucket: int = 200, seed: int = 0) -> dict[str,
     return buckets
 
 
-def encode_pairs(pairs, src_tok, tgt_tok, max_len: int):
-    """Pairs → (src ids + EOS, tgt ids + EOS), dropping pairs longer than max_len pieces."""
+def encode_pairs(pairs, src_tok, tgt_tok, max_len: int) -> tuple[list, list]:
+    """Pairs → the pairs trained on and their (src ids + EOS, tgt ids + EOS): pairs longer than
+    max_len pieces are dropped."""
     eos = src_tok.sp.eos_id()
-    out = []
+    kept, encoded = [], []
     for en, fr in pairs:
         s, t = src_tok.encode(en) + [eos], tgt_tok.encode(fr) + [eos]
         if len(s) <= max_len and len(t) <= max_len:
-            out.append((s, t))
-    return out
+            kept.append((en, fr))
+            encoded.append((s, t))
+    return kept, encoded
 
 
 def join_examples(examples, prob: float, max_pairs: int, max_len: int, seed: int) -> list:

@@ -3,13 +3,16 @@ alignment against gold links.
 
     python -m attn_demo.evaluate checkpoints/luong-en-fr --data ../shared/data/tatoeba-fra-eng/tatoeba-test-v2020-07-28.eng-fra.tsv --beam 5
     python -m attn_demo.evaluate checkpoints/luong-en-fr --long --beam 5
+    python -m attn_demo.evaluate checkpoints/luong-en-fr --dev --beam 5
     python -m attn_demo.evaluate checkpoints/luong-en-fr --alignments ../shared/data/hansards-wpt03
 
 BLEU and chrF are corpus-level, default tokeniser, on detokenised output. An input is read as
 the app reads it (a few characters the model never saw become its unknown piece); one the model
 refuses (mostly such characters, or too many pieces) counts as an empty translation and is
 reported. --long scores the long-sentence test set instead (test pairs joined into inputs of
-1–10 … 51–60 English words, see data.long_test_set): one BLEU and chrF per length bucket.
+1–10 … 51–60 English words, see data.long_test_set): one BLEU and chrF per length bucket. --dev
+scores the development set of long natural sentences (data.long_dev_set: the validation split's
+sentences of 11 or more English words, never trained on).
 
 Alignment: the gold French is teacher-forced through the model and every rule of
 attn_demo.alignment.ALIGNERS draws links from its α; AER, precision and recall are corpus-level
@@ -30,7 +33,7 @@ from attn_demo.alignment import alignment_error, attention_alignments, attributi
 from attn_demo.attribution import METHODS
 from attn_demo.timing import SENTENCES, timed
 from attn_demo.checkpoint import write_model_card
-from attn_demo.data import TEST_SET, TRAIN_POOL, long_test_set, read_pairs
+from attn_demo.data import DEV_MIN_WORDS, TEST_SET, TRAIN_POOL, long_dev_set, long_test_set, read_pairs
 from attn_demo.translator import Translator, load_translator
 
 LENGTH_BUCKETS = ((1, 5), (6, 10), (11, 15), (16, 20), (21, 10_000))  # English words
@@ -122,9 +125,15 @@ def main(argv=None):
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--long", action="store_true",
                       help="score the long-sentence test set built from --data: BLEU and chrF per bucket of English words")
+    mode.add_argument("--dev", action="store_true",
+                      help=f"score the validation split's sentences of {DEV_MIN_WORDS}+ English words (never trained on) "
+                           "instead of --data")
     mode.add_argument("--alignments", type=Path,
                       help="folder of gold word alignments (test.e, test.f, test.wa.nonullalign, dev.*): report AER")
     p.add_argument("--per-bucket", type=int, default=200, help="inputs per length bucket with --long")
+    p.add_argument("--train-pool", type=Path, default=TRAIN_POOL,
+                   help="with --dev: the pairs the models were trained on, split as train splits them (--data is the test set it excluded)")
+    p.add_argument("--n-valid", type=int, default=2000, help="with --dev: the size of the validation split, as train made it")
     p.add_argument("--aligner-pairs", type=Path, default=TRAIN_POOL,
                    help="english<TAB>french pairs the reference aligner also trains on")
     p.add_argument("--attribution", nargs="+", choices=METHODS, default=[],
@@ -152,6 +161,8 @@ def main(argv=None):
             write_model_card(translator.folder, alignment={**result, "dataset": args.alignments.name, "command": command})
         return
     pairs = read_pairs(args.data)
+    if args.dev:
+        pairs = long_dev_set(read_pairs(args.train_pool), pairs, args.n_valid)
     if args.long:
         return main_long(args, translator, pairs, command)
     sources, references = [en for en, _ in pairs], [fr for _, fr in pairs]
@@ -166,7 +177,10 @@ def main(argv=None):
         print(f"BLEU {result['bleu']}  chrF {result['chrf']}")
         for name, bucket in result["by_length"].items():
             print(f"  {name:>6} words  n={bucket['n']:5d}  BLEU {bucket['bleu']}")
-    if args.card:
+    if args.card and args.dev:
+        write_model_card(translator.folder, dev_results={**result, "beam": args.beam, "min_words": DEV_MIN_WORDS,
+                                                         "command": command})
+    elif args.card:
         latency = timed(lambda: translator.translate(SENTENCES[15]), runs=30, warmup=5)
         write_model_card(translator.folder, results={
             **result, "beam": args.beam, "dataset": args.data.name,

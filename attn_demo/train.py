@@ -45,8 +45,9 @@ from huggingface_hub import ModelCard
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from attn_demo.checkpoint import save_checkpoint, warm_start, warm_start_text, write_model_card
+from attn_demo.checkpoint import TRAINING_DATA, save_checkpoint, warm_start, warm_start_text, write_model_card
 from attn_demo.config import ATTENTION_TYPES, ModelConfig
+from attn_demo.coverage import write_training_data
 from attn_demo.data import (TEST_SET, TRAIN_POOL, ClauseJoiner, batches, encode_pairs, join_examples, read_pairs,
                              train_valid_split)
 from attn_demo.model import Seq2Seq
@@ -109,8 +110,8 @@ def native_bf16(device: torch.device) -> bool:
 
 
 def prepare_data(args, run_dir: Path):
-    """Splits, tokenizers (trained on the training split only, kept in run_dir), encoded pairs, and
-    the clause joiner over the training split."""
+    """Splits, tokenizers (trained on the training split only, kept in run_dir, as is what the split
+    holds: coverage.TRAINING_DATA), encoded pairs, and the clause joiner over the training split."""
     train, valid = train_valid_split(read_pairs(args.train_pool), read_pairs(args.test_set), args.n_valid, args.seed)
     tokenizers = []
     for side, name in ((0, "source"), (1, "target")):
@@ -120,8 +121,9 @@ def prepare_data(args, run_dir: Path):
         else:
             tokenizers.append(train_tokenizer((p[side] for p in train), run_dir / name, args.vocab_size))
     src_tok, tgt_tok = tokenizers
-    joiner = ClauseJoiner(train, src_tok, tgt_tok, args.join_max_len)
-    return src_tok, tgt_tok, encode_pairs(train, src_tok, tgt_tok, args.max_len), valid, joiner
+    kept, encoded = encode_pairs(train, src_tok, tgt_tok, args.max_len)
+    write_training_data(run_dir, [en for en, _ in kept], args.train_pool.name)
+    return src_tok, tgt_tok, encoded, valid, ClauseJoiner(kept, src_tok, tgt_tok, args.join_max_len)
 
 
 @torch.inference_mode()
@@ -183,6 +185,7 @@ def main(argv=None):
         if scores["bleu"] > state["best_bleu"]:
             state["best_bleu"] = scores["bleu"]
             save_checkpoint(args.out, model, src_tok, tgt_tok)
+            shutil.copyfile(run_dir / TRAINING_DATA, args.out / TRAINING_DATA)
             write_model_card(args.out, training={
                 "command": "python -m attn_demo.train " + " ".join(sys.argv[1:] if argv is None else argv),
                 "minutes": round(elapsed / 60, 1), "steps": state["step"], "target_tokens": state["target_tokens"],

@@ -8,7 +8,7 @@ from huggingface_hub import ModelCard, snapshot_download
 from huggingface_hub.errors import LocalEntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
 
 from attn_demo.attribution import Attribution, attribute
-from attn_demo.checkpoint import load_checkpoint
+from attn_demo.checkpoint import load_checkpoint, read_training_data
 from attn_demo.data import pad
 from attn_demo.search import NO_STEER, Candidate, Hypothesis, Steer, beam_search_n_best, forced_search, greedy_search, max_target_length
 from attn_demo.tokenizer import check_known, check_length, check_text, read_english
@@ -99,6 +99,7 @@ class Translator:
         self.model, self.source_tokenizer, self.target_tokenizer = load_checkpoint(self.folder, self.device)
         self.config = self.model.config
         self.card, self.metrics, self.length_curve, self.alignment_scores = _read_card(self.folder / "README.md")
+        self.training_data = read_training_data(self.folder)  # what it learned from; None if not recorded
 
     def read(self, text: str) -> tuple[list[int], list[str]]:
         """Source ids with EOS and the characters read as the unknown piece (see read_english), or a

@@ -89,7 +89,7 @@ def test_joining_ids_is_encoding_the_joined_text(toy_tokenizers):
     """So training joins encoded pairs and the test set joins texts, and both mean the same input."""
     src_tok, tgt_tok = toy_tokenizers
     pairs = toy_pairs()[::7]
-    epoch = join_examples(encode_pairs(pairs, src_tok, tgt_tok, 50), prob=1.0, max_pairs=2, max_len=50, seed=0)
+    epoch = join_examples(encode_pairs(pairs, src_tok, tgt_tok, 50)[1], prob=1.0, max_pairs=2, max_len=50, seed=0)
     for (en, fr), (src, tgt) in zip(pairs, epoch):
         texts = [(en + " " + other_en, fr + " " + other_fr) for other_en, other_fr in pairs]
         assert (src, tgt) in [(src_tok.encode(e) + [3], tgt_tok.encode(f) + [3]) for e, f in texts]
@@ -124,7 +124,7 @@ def test_clause_joined_examples_replace_a_seeded_share_of_an_epoch(toy_tokenizer
     src_tok, tgt_tok = toy_tokenizers
     joiner = ClauseJoiner(pairs, src_tok, tgt_tok, max_len=60)
     assert joiner.pairs == [p for p in pairs if p[0].endswith(".")]  # "the red cat" has no full stop: not a statement
-    examples = encode_pairs(pairs, src_tok, tgt_tok, 60)
+    examples = encode_pairs(pairs, src_tok, tgt_tok, 60)[1]
     epoch = joiner.replace(examples, 0.5, seed=2)
     assert epoch == joiner.replace(examples, 0.5, seed=2) != joiner.replace(examples, 0.5, seed=3)
     assert joiner.replace(examples, 0.0, seed=2) == examples

@@ -6,7 +6,7 @@ import pytest
 from huggingface_hub import ModelCard
 
 from attn_demo.alignment import ALIGNERS
-from attn_demo.data import LONG_BUCKETS
+from attn_demo.data import LONG_BUCKETS, long_dev_set, read_pairs, train_valid_split
 from attn_demo.evaluate import main, score
 from attn_demo.translator import load_translator
 
@@ -42,6 +42,32 @@ def test_cli_long_scores_every_bucket_and_the_card_keeps_the_curve_apart(toy_che
     results = ModelCard.load(toy_checkpoint / "README.md").data.eval_results
     assert {(r.dataset_args["english_words"], r.metric_type, r.metric_value) for r in results} == {
         (bucket, metric, v[metric]) for bucket, v in curve["buckets"].items() for metric in ("bleu", "chrf")}
+
+
+def test_the_dev_set_is_the_validation_split_s_long_sentences():
+    pool = [(" ".join(["word"] * (1 + i % 15)) + f" {i}.", f"mot {i}.") for i in range(300)]  # 2–16 words each
+    test = [pool[0]]
+    dev = long_dev_set(pool, test, n_valid=60, seed=2)
+    valid = train_valid_split(pool, test, 60, 2)[1]
+    assert dev and dev == [p for p in valid if len(p[0].split()) >= 11]  # never in the training split
+
+
+@pytest.mark.parametrize("attention", ["none"])  # the CLI and the card do not depend on the model type
+def test_cli_dev_scores_the_long_validation_sentences_and_the_card_keeps_them_apart(toy_checkpoint, toy_tsv, tmp_path, capsys):
+    pool = tmp_path / "pool.tsv"
+    long = [(f"I see the red cat and the blue dog and the {c} boat {i}.", f"je vois le chat rouge {i}.") for i, c in
+            enumerate(("green", "black", "white") * 10)]
+    pool.write_text(toy_tsv.read_text(encoding="utf-8") + "".join(f"{en}\t{fr}\n" for en, fr in long), encoding="utf-8")
+    test = tmp_path / "test.tsv"
+    test.write_text("the red cat\tle chat rouge\n", encoding="utf-8")
+    main([str(toy_checkpoint), "--dev", "--data", str(test), "--train-pool", str(pool), "--n-valid", "40", "--beam", "1",
+          "--json", "--card"])
+    result = json.loads(capsys.readouterr().out.splitlines()[-1])
+    expected = long_dev_set(read_pairs(pool), read_pairs(test), n_valid=40)
+    assert result["n"] == len(expected) > 0 and list(result["by_length"]) == ["11-15"]
+    card = ModelCard.load(toy_checkpoint / "README.md")
+    assert card.data.dev_results["bleu"] == result["bleu"] and "test_results" not in card.data.to_dict()
+    assert "pairs of 11 or more English words" in card.text
 
 
 def write_gold(folder):

@@ -12,7 +12,7 @@ from conftest import toy_pairs
 
 
 def loss_on_toy(model, src_tok, tgt_tok):
-    src, lengths, y_in, y_out = collate(encode_pairs(toy_pairs(), src_tok, tgt_tok, max_len=50))
+    src, lengths, y_in, y_out = collate(encode_pairs(toy_pairs(), src_tok, tgt_tok, max_len=50)[1])
     with torch.no_grad():
         logits = model(src, lengths, y_in)
     return float(F.cross_entropy(logits.flatten(0, 1), y_out.flatten(), ignore_index=0))

@@ -19,7 +19,8 @@ from attn_demo.ui.compare import CompareSection
 from attn_demo.ui.explore import ExploreSection
 from attn_demo.ui.export import ExportSection
 from attn_demo.ui.quiz import QuizSection
-from attn_demo.ui.translate import NO_GRID, TRACE_MAX_AGE_S, TranslateSection, client_reply, equations_markdown, remove_expired
+from attn_demo.ui.translate import (NO_GRID, TRACE_MAX_AGE_S, TranslateSection, client_reply, data_line, equations_markdown,
+                                   remove_expired)
 from attn_demo.ui.why_attention import WhyAttentionSection
 from conftest import tiny_model, untyped
 
@@ -117,6 +118,25 @@ def test_before_any_translation_a_pick_shows_its_equations_and_nothing_else(sect
     shown = sides(outputs)
     assert outputs[0] is None and shown["left"]["text"] == "" and "No attention" in shown["left"]["heading"]
     assert "s_t^\\top h_j" in shown["right"]["equations"]
+
+
+def test_words_never_seen_in_training_are_named_and_what_the_models_learned_from_is_one_line(section, models, monkeypatch):
+    facts = {"dataset": "toy.tsv", "pairs": 1120, "mean_english_words": 3.52, "pairs_16_plus_words": 0,
+             "english_words": frozenset(["i", "see", "the", "red", "cat"])}
+    for model in models:
+        monkeypatch.setattr(model.translator, "training_data", facts)
+    status = section.translate("I see the red boat and the pen and the boat.", 1, False, "pieces", "tiny-none", "tiny-bahdanau")[1]
+    assert status == ("ℹ️ Never seen in training: **boat**, **and**, **pen**. No English sentence the models learned from "
+                      "contains any of them, so they can only guess them from pieces.")
+    assert "contains it, so they can only guess it" in section.translate("I see the pen.", 1, False, "pieces", "tiny-none",
+                                                                          "tiny-bahdanau")[1]
+    assert section.translate(SENTENCE, 1, False, "pieces", "tiny-none", "tiny-bahdanau")[1] == ""
+    assert data_line(models) == ("These models learned from 1,120 everyday sentence pairs of Tatoeba (toy.tsv), 3.5 English "
+                                 "words on average and 0 of 16 words or more: expect less of long, technical or rare-word sentences.")
+    monkeypatch.setattr(models[0].translator, "training_data", None)  # a checkpoint that does not say
+    assert "model card" in data_line(models)
+    status = section.translate("I see the red boat.", 1, False, "pieces", models[0].key, models[0].key)[1]
+    assert status == ""  # no training data recorded: nothing is claimed
 
 
 def test_a_pick_that_does_not_exist_gets_a_message(section):

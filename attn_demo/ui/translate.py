@@ -20,6 +20,7 @@ import numpy as np
 import orjson
 
 from attn_demo.alignment import words_view
+from attn_demo.coverage import LONG_WORDS, unseen_words
 from attn_demo.figures import alignment_figure
 from attn_demo.steps import VECTOR_COLORSCALE, step_payload
 from attn_demo.ui.share import read_link
@@ -30,7 +31,7 @@ EXAMPLES = [
     "The red car is in front of the house.",
     "I don't like coffee.",
     "I have never seen such a beautiful sunset.",
-    "We are going to the cinema tomorrow evening.",
+    "We are going to the movies tomorrow evening.",
     "She gave the book to her little brother yesterday.",
     "If you have any questions, please don't hesitate to ask me after the lesson.",
 ]
@@ -82,6 +83,30 @@ def unknown_notice(views) -> str:
     if not unknown:
         return ""
     return "ℹ️ " + html.escape(f"Not in the models' vocabulary, read as <unk>: {named(unknown)}")
+
+
+def unseen_notice(text: str, models) -> str:
+    """The status line for the input's words that the picked models never saw in training (they
+    can only guess them from their pieces), or nothing."""
+    unseen = list(dict.fromkeys(word for model in models if model.translator.training_data
+                                for word in unseen_words(text, model.translator.training_data["english_words"])))
+    if not unseen:
+        return ""
+    it, them = ("it", "it") if len(unseen) == 1 else ("any of them", "them")
+    return ("ℹ️ Never seen in training: " + ", ".join(f"**{html.escape(word)}**" for word in unseen) +
+            f". No English sentence the models learned from contains {it}, so they can only guess {them} from pieces.")
+
+
+def data_line(models) -> str:
+    """One line under the input: what the models learned from, so a long or technical sentence is
+    met with the right expectations."""
+    facts = {d and (d["dataset"], d["pairs"], d["mean_english_words"], d["pairs_16_plus_words"])
+             for d in (model.translator.training_data for model in models)}
+    if len(facts) != 1 or None in facts:  # unrecorded, or models that learned from different data: their cards say
+        return "What each model learned from: see its model card (Compare them all)."
+    dataset, pairs, mean, long = facts.pop()
+    return (f"These models learned from {pairs:,} everyday sentence pairs of Tatoeba ({dataset}), {mean:.1f} English words "
+            f"on average and {long:,} of {LONG_WORDS} words or more: expect less of long, technical or rare-word sentences.")
 
 
 def client_reply(reply) -> dict:
@@ -196,7 +221,8 @@ class TranslateSection:
         except ValueError as error:
             return self.outputs(None, picks, f"⚠️ {html.escape(str(error))}", large, unit)
         state = {"text": text, "beam_size": int(beam_size), "picks": picks, "views": views}
-        return self.outputs(state, picks, unknown_notice(views), large, unit)
+        notices = (unknown_notice(views), unseen_notice(text, [self.models[key] for key in picks.values()]))
+        return self.outputs(state, picks, "\n\n".join(notice for notice in notices if notice), large, unit)
 
     def repick(self, state, large: bool, unit: str, left: str, right: str):
         """A picker changed: the session's sentence with the new pair of models. The model kept on
@@ -248,6 +274,7 @@ class TranslateSection:
                                     scale=5, max_length=5000, autofocus=True, min_width=300)  # a phone: the row wraps
             beam_slider = gr.Slider(1, 8, value=1, step=1, label="Beam size (1 = greedy)", scale=2)
             translate_button = gr.Button("Translate", variant="primary", scale=1)
+        gr.Markdown(data_line(self.models.values()), elem_id="training-data")
         status = gr.Markdown(elem_id="status")
         opening = self.translate_nothing(False, "pieces", self.picks["left"], self.picks["right"])[2:-1]
         pickers, sides = [], {}
