@@ -156,6 +156,9 @@ every step can be drawn and inspected. It is not a production translator.
 ### Long natural sentences (development set)
 {dev_text}
 
+### The page's examples
+{examples_text}
+
 ## Does attention align words?
 {alignment_text}
 
@@ -168,7 +171,8 @@ split holds out whole English sentences.
 """
 
 def write_model_card(folder: Path, training: dict | None = None, results: dict | None = None,
-                     length_curve: dict | None = None, alignment: dict | None = None, dev_results: dict | None = None) -> None:
+                     length_curve: dict | None = None, alignment: dict | None = None, dev_results: dict | None = None,
+                     examples: dict | None = None) -> None:
     """(Re)write README.md from the facts already in it plus new training facts, test results,
     scores by sentence length or alignment scores.
 
@@ -179,6 +183,7 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
     alignment: {"aer": {rule: …}, "precision": {…}, "recall": {…}, "aligner": {name: {"aer": …, …}},
                 "n": …, "skipped": …, "dataset": …, "command": …}
     dev_results: like results, on the long natural sentences of the validation split (evaluate --dev), with "min_words"
+    examples: {"beam": …, "translations": [{"source", "greedy", "beam"}], "command": …}, the page's sentences (evaluate --examples)
     """
     folder = Path(folder)
     card_path = folder / "README.md"
@@ -188,6 +193,7 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
     length_curve = length_curve or old.get("length_curve")
     alignment = alignment or old.get("alignment_results")
     dev_results = dev_results or old.get("dev_results")
+    examples = examples or old.get("examples")
     config = ModelConfig.from_json(folder / "config.json")
     kind = KINDS[config.attention]
     eval_results = []
@@ -212,7 +218,7 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
         language=["en", "fr"], license="cc-by-2.0", library_name="pytorch", pipeline_tag="translation",
         tags=["translation", "attention", "gru", config.attention], datasets=["tatoeba"], metrics=["bleu", "chrf"],
         model_name=folder.name, eval_results=eval_results or None, training=training, test_results=results,
-        length_curve=length_curve, dev_results=dev_results,
+        length_curve=length_curve, dev_results=dev_results, examples=examples,
         alignment_results=alignment,
     )
     card = CARD_TEMPLATE.format(
@@ -220,7 +226,7 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
         equation=_equation_text(kind), emb=config.emb_size, enc=config.enc_hidden_size,
         ann=config.annotation_size, dec=config.dec_hidden_size, parameters=f"{training.get('parameters', 0):,}",
         vocab=config.src_vocab_size, training_text=_training_text(training), results_text=_results_text(results),
-        length_text=_length_text(length_curve), dev_text=_dev_text(dev_results),
+        length_text=_length_text(length_curve), dev_text=_dev_text(dev_results), examples_text=_examples_text(examples),
         alignment_text=_alignment_text(alignment),
     )
     card_path.write_text(card)
@@ -304,6 +310,14 @@ def _dev_text(d: dict | None) -> str:
     return (f"The validation split's {d['n']} pairs of {d['min_words']} or more English words, sentences written as one "
             f"and never trained on (`attn_demo.data.long_dev_set`), beam {d['beam']}, sacreBLEU: **BLEU {d['bleu']}**, "
             f"chrF {d['chrf']}.\n\n| source words | sentences | BLEU |\n|---|---|---|\n{rows}\n\n```\n{d['command']}\n```")
+
+
+def _examples_text(e: dict | None) -> str:
+    if not e:
+        return "Not translated yet."
+    rows = "\n".join(f"| {row['source']} | {row['greedy']} | {row['beam']} |" for row in e["translations"])
+    return (f"What the model writes for the sentences the app offers (`attn_demo.examples`), greedy as the page opens "
+            f"and with beam {e['beam']}:\n\n| English | greedy | beam {e['beam']} |\n|---|---|---|\n{rows}\n\n```\n{e['command']}\n```")
 
 
 def _alignment_text(a: dict | None) -> str:

@@ -4,6 +4,7 @@ alignment against gold links.
     python -m attn_demo.evaluate checkpoints/luong-en-fr --data ../shared/data/tatoeba-fra-eng/tatoeba-test-v2020-07-28.eng-fra.tsv --beam 5
     python -m attn_demo.evaluate checkpoints/luong-en-fr --long --beam 5
     python -m attn_demo.evaluate checkpoints/luong-en-fr --dev --beam 5
+    python -m attn_demo.evaluate checkpoints/luong-en-fr --examples --card
     python -m attn_demo.evaluate checkpoints/luong-en-fr --alignments ../shared/data/hansards-wpt03
 
 BLEU and chrF are corpus-level, default tokeniser, on detokenised output. An input is read as
@@ -12,7 +13,8 @@ refuses (mostly such characters, or too many pieces) counts as an empty translat
 reported. --long scores the long-sentence test set instead (test pairs joined into inputs of
 1–10 … 51–60 English words, see data.long_test_set): one BLEU and chrF per length bucket. --dev
 scores the development set of long natural sentences (data.long_dev_set: the validation split's
-sentences of 11 or more English words, never trained on).
+sentences of 11 or more English words, never trained on). --examples translates the sentences the
+page offers (attn_demo.examples), greedy as the page opens and with --beam, for a reader to judge.
 
 Alignment: the gold French is teacher-forced through the model and every rule of
 attn_demo.alignment.ALIGNERS draws links from its α; AER, precision and recall are corpus-level
@@ -34,6 +36,7 @@ from attn_demo.attribution import METHODS
 from attn_demo.timing import SENTENCES, timed
 from attn_demo.checkpoint import write_model_card
 from attn_demo.data import DEV_MIN_WORDS, TEST_SET, TRAIN_POOL, long_dev_set, long_test_set, read_pairs
+from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
 from attn_demo.translator import Translator, load_translator
 
 LENGTH_BUCKETS = ((1, 5), (6, 10), (11, 15), (16, 20), (21, 10_000))  # English words
@@ -128,6 +131,8 @@ def main(argv=None):
     mode.add_argument("--dev", action="store_true",
                       help=f"score the validation split's sentences of {DEV_MIN_WORDS}+ English words (never trained on) "
                            "instead of --data")
+    mode.add_argument("--examples", action="store_true",
+                      help="translate the page's example sentences, greedy and with --beam")
     mode.add_argument("--alignments", type=Path,
                       help="folder of gold word alignments (test.e, test.f, test.wa.nonullalign, dev.*): report AER")
     p.add_argument("--per-bucket", type=int, default=200, help="inputs per length bucket with --long")
@@ -160,6 +165,8 @@ def main(argv=None):
         if args.card:
             write_model_card(translator.folder, alignment={**result, "dataset": args.alignments.name, "command": command})
         return
+    if args.examples:
+        return main_examples(args, translator, command)
     pairs = read_pairs(args.data)
     if args.dev:
         pairs = long_dev_set(read_pairs(args.train_pool), pairs, args.n_valid)
@@ -187,6 +194,20 @@ def main(argv=None):
             "latency_15_words_greedy": {**latency, "device": str(translator.device), "torch_threads": torch.get_num_threads()},
             "command": command,
         })
+
+
+def main_examples(args, translator: Translator, command: str):
+    sources = [*EXAMPLES, LONG_EXAMPLE]
+    greedy, beam = (translate_all(translator, sources, k)[0] for k in (1, args.beam))
+    examples = {"beam": args.beam, "command": command,
+                "translations": [{"source": s, "greedy": g, "beam": b} for s, g, b in zip(sources, greedy, beam)]}
+    if args.json:
+        print(json.dumps(examples, ensure_ascii=False))
+    else:
+        for row in examples["translations"]:
+            print(f"{row['source']}\n  greedy:  {row['greedy']}\n  beam {args.beam}:  {row['beam']}")
+    if args.card:
+        write_model_card(translator.folder, examples=examples)
 
 
 def main_long(args, translator: Translator, pairs, command: str):

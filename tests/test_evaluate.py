@@ -8,6 +8,7 @@ from huggingface_hub import ModelCard
 from attn_demo.alignment import ALIGNERS
 from attn_demo.data import LONG_BUCKETS, long_dev_set, read_pairs, train_valid_split
 from attn_demo.evaluate import main, score
+from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
 from attn_demo.translator import load_translator
 
 
@@ -68,6 +69,19 @@ def test_cli_dev_scores_the_long_validation_sentences_and_the_card_keeps_them_ap
     card = ModelCard.load(toy_checkpoint / "README.md")
     assert card.data.dev_results["bleu"] == result["bleu"] and "test_results" not in card.data.to_dict()
     assert "pairs of 11 or more English words" in card.text
+
+
+@pytest.mark.parametrize("attention", ["bahdanau"])  # the CLI and the card do not depend on the model type
+def test_cli_examples_translates_what_the_page_offers_greedy_and_with_the_beam_into_the_card(toy_checkpoint, capsys):
+    main([str(toy_checkpoint), "--examples", "--beam", "3", "--json", "--card"])
+    examples = json.loads(capsys.readouterr().out.splitlines()[-1])
+    translator = load_translator(toy_checkpoint)
+    rows = examples["translations"]
+    assert [row["source"] for row in rows] == [*EXAMPLES, LONG_EXAMPLE] and examples["beam"] == 3
+    assert rows[0]["greedy"] == translator.translate(EXAMPLES[0]).text
+    assert rows[0]["beam"] == translator.translate(EXAMPLES[0], beam_size=3).text
+    card = ModelCard.load(toy_checkpoint / "README.md")
+    assert card.data.examples == examples and f"| {EXAMPLES[1]} | {rows[1]['greedy']} | {rows[1]['beam']} |" in card.text
 
 
 def write_gold(folder):

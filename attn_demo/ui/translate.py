@@ -21,20 +21,13 @@ import orjson
 
 from attn_demo.alignment import words_view
 from attn_demo.coverage import LONG_WORDS, unseen_words
+from attn_demo.examples import EXAMPLES
 from attn_demo.figures import alignment_figure
 from attn_demo.steps import VECTOR_COLORSCALE, step_payload
 from attn_demo.ui.share import read_link
 from attn_demo.ui.step_group import StepGroup, step_slot
 from attn_demo.tokenizer import named, normalise_english
 
-EXAMPLES = [
-    "The red car is in front of the house.",
-    "I don't like coffee.",
-    "I have never seen such a beautiful sunset.",
-    "We are going to the movies tomorrow evening.",
-    "She gave the book to her little brother yesterday.",
-    "If you have any questions, please don't hesitate to ask me after the lesson.",
-]
 SIDES = ("left", "right")  # the page's two columns; each shows the model picked for it
 FIELDS = ("heading", "equations", "text", "grid", "note")  # what translate sends for each side, in this order
 UNITS = ("pieces", "words")  # what the alignment grids show: SentencePiece pieces, or whole words

@@ -4,6 +4,7 @@ their RNNenc and RNNsearch; and one click that puts the no-attention baseline be
 model on a long sentence."""
 import gradio as gr
 
+from attn_demo.examples import LONG_EXAMPLE
 from attn_demo.figures import length_figure
 
 EXPLANATION = """## Why attention?
@@ -13,9 +14,6 @@ way. Attention lets every decoder step look back at all the encoder annotations 
 $c_t$. The chart shows each model's BLEU on English inputs of growing length (Tatoeba test pairs joined
 into 1–10 … 51–60-word inputs, never seen in training): a model that keeps its line flat as sentences
 grow is one that does not depend on a single summary."""
-LONG_EXAMPLE = ("When I was a child, my grandmother lived in a small house near the sea, and every summer we went to "
-                "visit her with my parents and my little brother, who always wanted to swim in the cold water before "
-                "breakfast.")  # 41 words: the 41–50 bucket of the chart
 
 
 class WhyAttentionSection:
