@@ -130,8 +130,8 @@ def length_figure(curves: dict, large: bool = False) -> go.Figure:
             for title, buckets in curves.items()]
     layout = _layout("Translation quality by sentence length (long-sentence test set, beam 5)", 420, large)
     layout.update(showlegend=True, legend=dict(orientation="h", y=-0.25),
-                  xaxis=dict(title=dict(text="English words"), type="category"),
-                  yaxis=dict(title=dict(text="BLEU"), rangemode="tozero"))
+                  xaxis=dict(title=dict(text="English words"), type="category", automargin=True),
+                  yaxis=dict(title=dict(text="BLEU"), rangemode="tozero", automargin=True))  # room for "40", not "0"
     return _figure(data, layout)
 
 

@@ -17,6 +17,10 @@ from plotly.colors import diverging, make_colorscale
 # signed vector entries, centred on 0 (red < 0 < blue); ColorBrewer's RdBu, whose middle is white
 # (plotly.js's own "RdBu" is grey there): 0 should look like nothing
 VECTOR_COLORSCALE = make_colorscale(diverging.RdBu)
+# What the step view says where a step's most-attended piece is the end-of-sentence piece: what is
+# seen, not a mechanism anyone has shown
+EOS_NOTE = ("attention often rests on </s> when the piece being written depends on no single English piece "
+            "(a first article, punctuation): an observation across many sentences, not a rule")
 
 
 def pca_projection(encoder_states):
@@ -54,6 +58,7 @@ def step_payload(title: str, result, projection, forced: tuple[int, ...] = ()) -
     return {
         "title": title, "source": list(result.source_tokens), "target": list(result.target_tokens),
         "forced": list(forced),
+        "eos_note": EOS_NOTE if result.attention is not None else None,  # the source's last piece is </s>
         "query": symbol_parts(result.query_symbol),  # ["s", "t−1"] or ["s", "t"], or None
         "queries": typed(result.queries),  # (T, H)
         "scores": typed(result.scores),  # (T, S): e_tj

@@ -11,7 +11,7 @@ import numpy as np
 
 import app
 from attn_demo.bench_app import CHROMIUM, CHROMIUM_FLAGS
-from attn_demo.steps import VECTOR_COLORSCALE, project
+from attn_demo.steps import EOS_NOTE, VECTOR_COLORSCALE, project
 from attn_demo.ui.translate import EXAMPLES, SIDES, STEPS
 from attn_demo.ui.why_attention import LONG_EXAMPLE
 from conftest import ROOT, untyped
@@ -378,6 +378,10 @@ def test_the_page_opens_on_a_translated_example(browser, app_url, width, height)
     state = app.TRANSLATE.translate(EXAMPLES[0], 1, False)[0]
     assert page.locator("#left-text textarea").input_value() == state["views"]["left"]["result"].text
     assert page.get_by_role("textbox", name="English sentence").input_value() == EXAMPLES[0]
+    for side in SIDES:  # a first step whose attention rests on </s> says what is known about it, and only such a step
+        alpha = state["views"][side]["result"].attention
+        resting = alpha is not None and alpha[0].argmax() == alpha.shape[1] - 1
+        assert (EOS_NOTE in caption(page, side)) == resting, side
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT_DIR / f"first-view-{width}.png"), full_page=False)
     page.close()

@@ -99,6 +99,7 @@ def test_length_figure_draws_one_line_per_model_from_the_card_numbers():
     assert list(luong.x) == ["1–10", "41–50"] and list(luong.y) == [35.2, 2.1] and list(luong.customdata) == [200, 198]
     assert list(bahdanau.y) == [35.0, 3.9] and luong.name == "Luong &lt;general&gt;"
     assert "<general>" not in all_strings(fig)
+    assert fig.layout.xaxis.automargin and fig.layout.yaxis.automargin  # the margin grows to the tick labels ("40", not "0")
 
 
 def test_comparison_figure_draws_each_models_test_and_long_input_bleu_and_leaves_gaps_unmeasured():

@@ -5,7 +5,7 @@ import pytest
 
 from attn_demo.attention import KINDS
 from attn_demo.config import ATTENTION_TYPES
-from attn_demo.steps import VECTOR_COLORSCALE, pca_projection, project, step_payload, symbol_parts
+from attn_demo.steps import EOS_NOTE, VECTOR_COLORSCALE, pca_projection, project, step_payload, symbol_parts
 from attn_demo.translator import Translation
 from conftest import untyped
 
@@ -51,6 +51,7 @@ def test_step_payload_sends_the_models_float32_numbers_and_plain_pieces(attends)
     assert sent["source"] == SOURCE and sent["target"] == TARGET and sent["title"] == "Luong <general>"
     assert sent["query"] == (["s", "t"] if attends else None)
     assert sent["forced"] == []  # no α set by hand: the page may say α = softmax(e) at every step
+    assert sent["eos_note"] == (EOS_NOTE if attends else None)  # a model without α never rests on </s>
     assert step_payload("what if", result, projection, forced=(2,))["forced"] == [2]
     np.testing.assert_allclose(sent["points"], project(result.encoder_states, projection), rtol=1e-6, atol=1e-6)
     if attends:  # each step's star is the α-weighted centroid of the projected annotations (float32 c_t, so ≈ 1e-6)

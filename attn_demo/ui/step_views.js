@@ -346,8 +346,9 @@
       weights.forEach((w, j) => { if (w > weights[best]) best = j; });
       const S = this.source.length, forced = (this.model.forced || []).includes(i + 1);
       write(this.title, `${this.model.title}: how `, ["c", String(i + 1)], " is formed");
-      this.writeCaption(i, T, t, ["; most attention on ", this.source[best], ` (α = ${weights[best].toFixed(2)})`,
-                                  ...(forced ? ["; α set by hand at this step"] : [])]);
+      const resting = best === S - 1 && this.model.eos_note;  // the most-attended piece is </s>
+      this.writeCaption(i, T, t, ["; most attention on ", this.source[best], ` (α = ${weights[best].toFixed(2)})` +
+                                  (resting ? `: ${this.model.eos_note}` : "") + (forced ? "; α set by hand at this step" : "")]);
       if (forced) write(this.weightTitle, "3. weights ", ["α", "tj"], ` set by hand (what if?), not softmax(`, ["e", "t·"],
                         `): (B, 1, S) = (1, 1, ${S})`);
       else write(this.weightTitle, "3. weights ", ["α", "tj"], " = softmax(", ["e", "t·"], `): (B, 1, S) = (1, 1, ${S})`);
