@@ -1,7 +1,8 @@
 """App benchmarks: app.py run as a server, measured as its users meet it. Cold start and memory,
 a classroom of gradio_client users loading the page's own requests (translate, then the step data,
-then the trace file) with the picked models, against a bare app of the same endpoints, a soak, and
-a step change in headless Chromium. The Server helper also starts the app for the tests.
+then the trace file) with the picked models, against a bare app of the same endpoints, a class
+pressing one button together on a shared sentence (attribution, the beam, the alignment check), a
+soak, and a step change in headless Chromium. The Server helper also starts the app for the tests.
 Run by `python -m attn_demo.bench`."""
 import json
 import os
@@ -136,6 +137,59 @@ def pooled(rounds: list[dict]) -> dict:
             "first_errors": errors[:3]}
 
 
+# The buttons a teacher has a whole class press at once, after everyone translated the same sentence:
+# each as gradio_client calls it (the session's sentence travels in the session, not in the call).
+CLASS_PRESSES = {
+    "attribution": lambda client, picks: client.predict("integrated-gradients", False, "pieces", api_name="/attribute"),
+    "beam": lambda client, picks: client.predict(picks[0], 5, 5, False, api_name="/explore_beam"),
+    "alignment check": lambda client, picks: client.predict(1, False, *picks, api_name="/alignment_check"),
+}
+
+
+def class_press(url: str, sentence: str, clients: int, picks, press) -> dict:
+    """`clients` gradio_client users translate the same sentence with the picked models, wait for
+    each other, then press one button together (press(client, picks), one of CLASS_PRESSES): the
+    latency of that press, its errors, and whether every client got the same reply (they asked the
+    same question of the same models)."""
+    from gradio_client import Client
+
+    latencies, errors, replies, lock = [], [], [], threading.Lock()
+    barrier = threading.Barrier(clients)
+
+    def student():
+        try:
+            client = Client(url, verbose=False, download_files=False)
+            client.predict(sentence, 1, False, "pieces", *picks, api_name="/translate")
+        except Exception as error:
+            with lock:
+                errors.append(repr(error)[:200])
+            barrier.abort()
+            return
+        try:
+            barrier.wait(timeout=300)
+        except threading.BrokenBarrierError:
+            pass
+        start = time.perf_counter()
+        try:
+            reply = press(client, picks)
+        except Exception as error:
+            with lock:
+                errors.append(repr(error)[:200])
+            return
+        with lock:
+            latencies.append(1000 * (time.perf_counter() - start))
+            replies.append(json.dumps(reply, sort_keys=True, default=str))
+
+    threads = [threading.Thread(target=student) for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=1800)
+    return {"clients": clients, "answered": len(latencies), "errors": len(errors), "first_errors": errors[:3],
+            "distinct_replies": len(set(replies)), **({k.replace("median", "p50"): v for k, v in percentiles(latencies).items()}
+                                                    if latencies else {})}
+
+
 def soak(url: str, sentences: list[str], requests: int, picks) -> int:
     from gradio_client import Client
 
@@ -246,6 +300,8 @@ def bench_app(picks: tuple[str, str], p: dict) -> dict:
         result["cold_start_s"] = round(app.startup_s, 2)
         result["rss_after_start_mb"] = app.rss_mb()
         result["step_change"] = step_change_ms(app.url, p["step_presses"], picks)
+        result["class_press"] = [{"button": name, **class_press(app.url, SENTENCES[20], p["press_clients"], picks, press)}
+                                 for name, press in CLASS_PRESSES.items()]  # a fresh 20-word sentence: nothing cached
         cpu = {"bare": 0.0, "app": 0.0}
         for r in range(p["rounds"]):  # alternated, so both apps see the same drift of this shared machine
             batch = sentences[r * n:(r + 1) * n]  # new sentences each round: none is in the app's cache yet

@@ -86,6 +86,12 @@ def test_bad_input_gives_a_message_and_clears_the_page(text):
     assert shown["status"].startswith("⚠️") and "<" not in shown["status"].removeprefix("⚠️")
 
 
+def test_a_word_the_shipped_models_never_saw_is_named_and_an_example_chip_has_none():
+    status = reply(app.TRANSLATE.translate("We are going to the cinema tomorrow evening.", 1, False))["status"]
+    assert status.startswith("ℹ️ Never seen in training: **cinema**.")  # the pairs say "movies"
+    assert all(reply(app.TRANSLATE.translate(example, 1, False))["status"] == "" for example in translate.EXAMPLES)
+
+
 @pytest.mark.parametrize("text, unknown", [("I love crème brûlée.", "'è', 'û'"), ("It's “smart” — isn't it?", "'—'"),
                                            ("<img src=x onerror=alert(1)>", "'<', '=', '(', ')', '>'")])
 def test_a_few_unknown_characters_are_translated_and_named_in_a_notice(text, unknown):
@@ -94,7 +100,7 @@ def test_a_few_unknown_characters_are_translated_and_named_in_a_notice(text, unk
     assert shown["left"]["text"].strip() and shown["right"]["text"].strip()
     assert "<unk>" in state["views"]["right"]["result"].source_tokens
     assert shown["status"].startswith("ℹ️") and "<" not in shown["status"]  # the markup's characters are shown as text
-    assert html.unescape(shown["status"]).endswith(f"read as <unk>: {unknown}")
+    assert html.unescape(shown["status"]).split("\n\n")[0].endswith(f"read as <unk>: {unknown}")  # then any unseen words
     assert "&lt;unk&gt;" in shown["left"]["grid"]["value"].layout.xaxis.ticktext
 
 

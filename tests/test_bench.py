@@ -55,6 +55,9 @@ def test_quick_run_end_to_end(tmp_path, capsys):
         assert load["errors"] == 0 and load["mixed_up"] == 0 and load["answered"] == load["requests"]
         assert load["server_cpu_ms_per_request"] > 0  # the servers really were measured
     assert report["app"]["soak_rss_after_mb"] > 0
+    for press in report["app"]["class_press"]:  # every client answered, all alike: one shared computation, nothing mixed
+        assert (press["answered"], press["errors"], press["distinct_replies"]) == (3, 0, 1), press
+    assert [press["button"] for press in report["app"]["class_press"]] == ["attribution", "beam", "alignment check"]
     assert [(r["where"], r["n"] > 0) for r in report["app"]["step_change"]] == [("translate", True), ("explorer", True)]
     assert "classroom load" in capsys.readouterr().out
 

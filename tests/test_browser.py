@@ -85,8 +85,9 @@ def assert_page_draws_the_models_step(page, sentence, t):
         drawn = json.loads(page.evaluate(DRAWN_STEP, side))
         weights, best = result.attention[i], int(result.attention[i].argmax())
         assert f"how c{t} is formed" in drawn["title"]
+        resting = f": {EOS_NOTE}" if best == len(weights) - 1 else ""  # the source's last piece is </s>
         assert drawn["caption"] == (f"Step {t} of {len(result.target_tokens)} — emitted {result.target_tokens[i]}; most attention "
-                                    f"on {result.source_tokens[best]} (α = {weights[best]:.2f})")
+                                    f"on {result.source_tokens[best]} (α = {weights[best]:.2f}){resting}")
         np.testing.assert_array_equal(np.float32(drawn["scores"]), result.scores[i])
         np.testing.assert_array_equal(np.float32(drawn["weights"]), weights)
         np.testing.assert_array_equal(np.float32(drawn["dots"]), weights)
