@@ -12,6 +12,7 @@ import numpy as np
 import app
 from attn_demo.bench_app import CHROMIUM, CHROMIUM_FLAGS
 from attn_demo.steps import EOS_NOTE, VECTOR_COLORSCALE, project
+from attn_demo.ui import attribution, explore
 from attn_demo.ui.translate import EXAMPLES, SIDES, STEPS
 from attn_demo.ui.why_attention import LONG_EXAMPLE
 from conftest import ROOT, untyped
@@ -44,6 +45,15 @@ def open_app(page, url: str):
     page.goto(url, wait_until="load")
     for side in SIDES:
         page.wait_for_function(caption_shows(side, "Step 1 of"), timeout=60_000)
+
+
+# the ids of the plots drawn empty on the page (Gradio's empty-plot icon, which reads as a broken image)
+EMPTY_FRAMES = """() => [...document.querySelectorAll('.empty[aria-label="Empty value"]')]
+    .filter((e) => e.offsetParent !== null).map((e) => e.closest('.block')?.id)"""
+
+
+def strip_markdown(text: str) -> str:
+    return text.replace("**", "")
 
 
 def caption(page, side) -> str:
@@ -379,6 +389,7 @@ def test_the_page_opens_on_a_translated_example(browser, app_url, width, height)
     state = app.TRANSLATE.translate(EXAMPLES[0], 1, False)[0]
     assert page.locator("#left-text textarea").input_value() == state["views"]["left"]["result"].text
     assert page.get_by_role("textbox", name="English sentence").input_value() == EXAMPLES[0]
+    assert page.evaluate(EMPTY_FRAMES) == []  # a section not yet asked for says what to press instead
     for side in SIDES:  # a first step whose attention rests on </s> says what is known about it, and only such a step
         alpha = state["views"][side]["result"].attention
         resting = alpha is not None and alpha[0].argmax() == alpha.shape[1] - 1
@@ -528,7 +539,8 @@ def test_attribution_beside_alpha_on_demand(browser, app_url, width, height):
     page.wait_for_function("() => document.querySelectorAll('#left-step .attn-bars').length === 2", timeout=60_000)
     for side in SIDES:  # nor do its grids: the last sentence's are gone
         page.locator(f"#{side}-attribution .js-plotly-plot").wait_for(state="detached", timeout=30_000)
-        assert page.locator(f"#{side}-agreement").inner_text().strip() == ""
+        assert page.locator(f"#{side}-agreement").inner_text().strip() == strip_markdown(attribution.NOT_SHOWN)
+    assert page.evaluate(EMPTY_FRAMES) == []  # no empty plot drawn in place of the grids: the instruction is
     page.close()
 
 
@@ -570,7 +582,8 @@ def test_explore_the_beam_change_a_word_and_move_the_attention(browser, app_url,
     page.screenshot(path=str(SCREENSHOT_DIR / f"explore-steps-{width}.png"), full_page=False)
     page.get_by_role("textbox", name="English sentence").fill("I don't like coffee.")
     page.get_by_role("button", name="Translate").click()  # another sentence: the old one's beam and what-if go
-    page.wait_for_function("() => !document.querySelector('#explore-table').innerText.trim()", timeout=60_000)
+    page.wait_for_function(f"() => document.querySelector('#explore-table').innerText.trim() === {strip_markdown(explore.NOT_SHOWN)!r}",
+                           timeout=60_000)
     for gone in ("#explore-search .js-plotly-plot", "#explore-hypothesis-step .attn-step-view",
                  "#explore-what-if-step .attn-step-view", "#explore-result-grid .js-plotly-plot"):
         page.locator(gone).wait_for(state="detached", timeout=30_000)

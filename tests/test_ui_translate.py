@@ -16,7 +16,7 @@ from attn_demo.figures import label
 from attn_demo.ui.alignment_check import AlignmentCheckSection
 from attn_demo.ui.attribution import AttributionSection
 from attn_demo.ui.compare import CompareSection
-from attn_demo.ui.explore import ExploreSection
+from attn_demo.ui.explore import NOT_SHOWN, ExploreSection
 from attn_demo.ui.export import ExportSection
 from attn_demo.ui.quiz import QuizSection
 from attn_demo.ui.translate import (NO_GRID, TRACE_MAX_AGE_S, TranslateSection, client_reply, data_line, equations_markdown,
@@ -296,7 +296,7 @@ def test_the_explorer_forgets_its_beam_when_another_sentence_is_translated(secti
     other = section.translate("The dog sleeps.", 1, False, "pieces", "tiny-bahdanau", "tiny-luong-general")[0]
     for state_now in (other, None):  # another sentence, or a refused one
         gone, table, search, rank, piece, result, result_grid, result_note = explore.forget(state_now, explored)
-        assert (gone, table, search, result) == (None, "", None, "")
+        assert (gone, table, search, result) == (None, NOT_SHOWN, None, "")  # the instruction, in place of the table
         assert rank == piece == gr.update(choices=[], value=None)  # no hypothesis picked: pick clears what hangs on it
         assert result_grid["visible"] is False and result_note["visible"] is False
         assert explore.pick(gone, rank["value"], False)[4] is None  # ... its step view too

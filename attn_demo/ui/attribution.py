@@ -26,6 +26,7 @@ is its one-point shortcut. Blue raised the French piece's probability, red lower
 attribution point at the same English pieces, attention is a fair account of this sentence; where they
 do not, α showed where the model looked, not what it used."""
 METHOD_LABELS = {"integrated-gradients": "integrated gradients", "input-x-gradient": "input × gradient"}
+NOT_SHOWN = "Press **What did each model rely on?** to draw it for the sentence on screen."  # in place of a grid
 CACHED = 64  # attributions kept (model, sentence, pieces, method): a class asking about one sentence computes it once
 
 
@@ -93,11 +94,11 @@ class AttributionSection:
             for side in SIDES:
                 with gr.Column():
                     outputs += [gr.Plot(show_label=False, elem_id=f"{side}-attribution", elem_classes="attn-wide"),
-                                gr.Markdown(elem_id=f"{side}-agreement")]
+                                gr.Markdown(NOT_SHOWN, elem_id=f"{side}-agreement")]
         bars = gr.JSON(visible=False)  # kept in the browser for the step views (step_views.js)
         # another translation on screen: its grids, notes and bars would not be this section's any more. Cleared in
         # the browser (no server event, so a full class costs nothing), when the translation's step data arrives.
-        controls.steps.change(None, None, [*outputs, bars], js=f"() => {json.dumps([None, ''] * len(SIDES) + [None])}",
+        controls.steps.change(None, None, [*outputs, bars], js=f"() => {json.dumps([None, NOT_SHOWN] * len(SIDES) + [None])}",
                               api_name="clear_attribution")
         gr.on([controls.unit.input, large_text.input], self.redraw, [controls.session, bars, large_text, controls.unit],
               outputs, api_name="redraw_attribution")

@@ -31,6 +31,7 @@ STEPS = StepGroup("explore-steps")  # the picked hypothesis's step view and the 
 NO_MOVE = ("This model has no attention: there is no α to move (it reads one fixed c at every step). "
            "Changing a piece works for it as for the others.")
 TOP_CHOICES = 5
+NOT_SHOWN = "Press **Show the beam** to lay open the beam search of the sentence on screen."  # in place of a table
 BEAMS_KEPT = 64  # searches kept (model, sentence, k, n), shared by every session
 
 
@@ -118,7 +119,7 @@ class ExploreSection:
         if not explored or (state and state["text"] == explored["text"]):
             return [gr.skip()] * 8
         hidden = gr.update(value=None, visible=False)
-        return [None, "", None, gr.update(choices=[], value=None), gr.update(choices=[], value=None), "", hidden,
+        return [None, NOT_SHOWN, None, gr.update(choices=[], value=None), gr.update(choices=[], value=None), "", hidden,
                 gr.update(visible=False)]
 
     def what_if(self, explored, rank, t, piece: str | None, typed: str, source_piece, how: str, large: bool) -> list:
@@ -168,7 +169,7 @@ class ExploreSection:
             beam_size = gr.Slider(2, 8, value=5, step=1, label="Beam size k")
             n_best = gr.Slider(1, 8, value=5, step=1, label="Hypotheses shown (at most k)")
             show = gr.Button("Show the beam", variant="secondary", elem_id="explore-beam")
-        table = gr.Markdown(elem_id="explore-table")
+        table = gr.Markdown(NOT_SHOWN, elem_id="explore-table")
         search = gr.Plot(show_label=False, elem_id="explore-search", elem_classes="attn-wide")
         gr.Markdown(SEARCH_CAPTION, latex_delimiters=LATEX)
         rank = gr.Radio([], label="Hypothesis", elem_id="explore-rank")
