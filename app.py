@@ -41,8 +41,9 @@ body.attn-large label span { font-size: 1.4rem !important; }
 .translation textarea { font-size: 1.25rem !important; }
 .katex { font-size: 1.2em; }
 body.attn-large .katex { font-size: 1.6em; }
-/* grids keep readable cells and labels: a wide one scrolls sideways (a long sentence on a phone) */
-.attn-wide { overflow-x: auto; }
+/* grids keep readable cells and labels: a wide one scrolls sideways in its own box (a long sentence on a
+   phone); !important over the overflow Gradio writes on each block's style attribute */
+.block:has(.js-plotly-plot) { overflow-x: auto !important; }
 /* tables break lines between words only, never inside a number: one wider than a phone scrolls sideways */
 .prose table { display: block; overflow-x: auto; }
 .prose th, .prose td { overflow-wrap: normal; word-break: normal; }

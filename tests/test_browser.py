@@ -52,6 +52,13 @@ EMPTY_FRAMES = """() => [...document.querySelectorAll('.empty[aria-label="Empty 
     .filter((e) => e.offsetParent !== null).map((e) => e.closest('.block')?.id)"""
 
 
+# the ids of the plots wider than their box where that box does not scroll sideways: labels out of reach
+UNREACHABLE_FIGURES = """() => [...document.querySelectorAll('.js-plotly-plot')].filter((plot) => plot.offsetParent !== null)
+    .map((plot) => [plot.closest('.block'), plot.querySelector('.main-svg').getBoundingClientRect().width])
+    .filter(([block, width]) => width > block.clientWidth + 1 && !['auto', 'scroll'].includes(getComputedStyle(block).overflowX))
+    .map(([block]) => block.id)"""
+
+
 def strip_markdown(text: str) -> str:
     return text.replace("**", "")
 
@@ -390,6 +397,7 @@ def test_the_page_opens_on_a_translated_example(browser, app_url, width, height)
     assert page.locator("#left-text textarea").input_value() == state["views"]["left"]["result"].text
     assert page.get_by_role("textbox", name="English sentence").input_value() == EXAMPLES[0]
     assert page.evaluate(EMPTY_FRAMES) == []  # a section not yet asked for says what to press instead
+    assert page.evaluate(UNREACHABLE_FIGURES) == []  # a grid wider than a phone scrolls sideways in its own box
     for side in SIDES:  # a first step whose attention rests on </s> says what is known about it, and only such a step
         alpha = state["views"][side]["result"].attention
         resting = alpha is not None and alpha[0].argmax() == alpha.shape[1] - 1

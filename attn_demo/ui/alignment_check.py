@@ -109,7 +109,7 @@ class AlignmentCheckSection:
                     with gr.Column():
                         score = gr.Markdown(first[2 * i + 1], elem_id=f"{side}-gold-score")
                         grid = gr.Plot(first[2 * i]["value"], show_label=False, elem_id=f"{side}-gold-grid",
-                                       elem_classes="attn-wide", visible=first[2 * i]["visible"])
+                                       visible=first[2 * i]["visible"])
                         outputs += [grid, score]
             gr.on([sentence.change, large_text.change, *(picker.change for picker in pickers)], self.show,
                   [sentence, large_text, *pickers], outputs, api_name="alignment_check")

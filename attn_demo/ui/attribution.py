@@ -93,7 +93,7 @@ class AttributionSection:
         with gr.Row():
             for side in SIDES:
                 with gr.Column():
-                    outputs += [gr.Plot(show_label=False, elem_id=f"{side}-attribution", elem_classes="attn-wide"),
+                    outputs += [gr.Plot(show_label=False, elem_id=f"{side}-attribution"),
                                 gr.Markdown(NOT_SHOWN, elem_id=f"{side}-agreement")]
         bars = gr.JSON(visible=False)  # kept in the browser for the step views (step_views.js)
         # another translation on screen: its grids, notes and bars would not be this section's any more. Cleared in

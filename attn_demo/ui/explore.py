@@ -170,10 +170,10 @@ class ExploreSection:
             n_best = gr.Slider(1, 8, value=5, step=1, label="Hypotheses shown (at most k)")
             show = gr.Button("Show the beam", variant="secondary", elem_id="explore-beam")
         table = gr.Markdown(NOT_SHOWN, elem_id="explore-table")
-        search = gr.Plot(show_label=False, elem_id="explore-search", elem_classes="attn-wide")
+        search = gr.Plot(show_label=False, elem_id="explore-search")
         gr.Markdown(SEARCH_CAPTION, latex_delimiters=LATEX)
         rank = gr.Radio([], label="Hypothesis", elem_id="explore-rank")
-        grid = gr.Plot(show_label=False, elem_id="explore-grid", elem_classes="attn-wide", visible=False)
+        grid = gr.Plot(show_label=False, elem_id="explore-grid", visible=False)
         note = gr.Markdown(visible=False, latex_delimiters=LATEX)
         gr.Markdown("### What if?")
         with gr.Row():
@@ -187,7 +187,7 @@ class ExploreSection:
             source_piece = gr.Dropdown([], label="Put all of step t's attention on", elem_id="explore-source")
             move_button = gr.Button("Move the attention and go on", elem_id="explore-move")
         result = gr.Markdown(elem_id="explore-result")
-        result_grid = gr.Plot(show_label=False, elem_id="explore-result-grid", elem_classes="attn-wide", visible=False)
+        result_grid = gr.Plot(show_label=False, elem_id="explore-result-grid", visible=False)
         result_note = gr.Markdown(visible=False, latex_delimiters=LATEX)
         gr.Markdown("#### Step by step: the hypothesis (left) and the what-if (right)")
         with gr.Column(elem_id=STEPS.element_id):

@@ -265,7 +265,8 @@ class TranslateSection:
         with gr.Row(equal_height=True):
             source_box = gr.Textbox(EXAMPLES[0], label="English sentence", placeholder="Type a sentence and press Enter",
                                     scale=5, max_length=5000, autofocus=True, min_width=300)  # a phone: the row wraps
-            beam_slider = gr.Slider(1, 8, value=1, step=1, label="Beam size (1 = greedy)", scale=2)
+            beam_slider = gr.Slider(1, 8, value=1, step=1, label="Beam size (1 = greedy)", scale=2,
+                                    info="The page opens greedy; the models' scores (cards, Compare) use beam 5.")
             translate_button = gr.Button("Translate", variant="primary", scale=1)
         gr.Markdown(data_line(self.models.values()), elem_id="training-data")
         status = gr.Markdown(elem_id="status")
@@ -280,7 +281,7 @@ class TranslateSection:
                         "heading": gr.Markdown(heading, elem_id=f"{side}-heading"),
                         "text": gr.Textbox(label="French", interactive=False, elem_classes="translation", elem_id=f"{side}-text"),
                         "grid": gr.Plot(label="Alignment grid", show_label=False, elem_id=f"{side}-grid",
-                                        elem_classes="attn-wide", visible=grid["visible"]),
+                                        visible=grid["visible"]),
                         "note": gr.Markdown(elem_id=f"{side}-grid-note", visible=False, latex_delimiters=LATEX),
                         "equations": equation}
         # under the translations, so that a phone's first screen shows one (the page opens translated)
