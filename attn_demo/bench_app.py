@@ -76,29 +76,39 @@ class Server:
         self.process.wait(timeout=30)
 
 
+def arrive(url: str, barrier: threading.Barrier, errors: list, lock: threading.Lock, ready=lambda client: None):
+    """A gradio_client user connects (a page shows the link: nothing is downloaded), does ready(client),
+    and waits for the whole class; None, with the error kept and the class let go, if it could not."""
+    from gradio_client import Client
+
+    try:
+        client = Client(url, verbose=False, download_files=False)
+        ready(client)
+    except Exception as error:  # a client that cannot even connect is an error of the run
+        with lock:
+            errors.append(repr(error)[:200])
+        barrier.abort()
+        return None
+    try:
+        barrier.wait(timeout=300)
+    except threading.BrokenBarrierError:
+        pass
+    return client
+
+
 def classroom_load(url: str, sentences: list[str], expected: dict, clients: int, per_client: int, picks=(),
                    answer=lambda reply: reply) -> dict:
     """`clients` gradio_client users at once, each loading `per_client` different sentences as the
     page does (translate with the picked models, then the step data, then the trace file) and
     checking that every translation is that of the sentence it sent: answer(reply) must equal
     expected[text]. A request's latency is the three calls together."""
-    from gradio_client import Client
-
     latencies, errors, mixed, lock = [], [], [], threading.Lock()
     barrier = threading.Barrier(clients)
 
     def student(k: int):
-        try:
-            client = Client(url, verbose=False, download_files=False)  # a page shows the link; nothing is downloaded
-        except Exception as error:  # a client that cannot even connect is an error of the run
-            with lock:
-                errors.append(repr(error))
-            barrier.abort()
+        client = arrive(url, barrier, errors, lock)
+        if client is None:
             return
-        try:
-            barrier.wait(timeout=300)
-        except threading.BrokenBarrierError:
-            pass
         for i in range(per_client):
             text = sentences[(k * per_client + i) % len(sentences)]
             start = time.perf_counter()
@@ -151,24 +161,14 @@ def class_press(url: str, sentence: str, clients: int, picks, press) -> dict:
     each other, then press one button together (press(client, picks), one of CLASS_PRESSES): the
     latency of that press, its errors, and whether every client got the same reply (they asked the
     same question of the same models)."""
-    from gradio_client import Client
-
     latencies, errors, replies, lock = [], [], [], threading.Lock()
     barrier = threading.Barrier(clients)
 
     def student():
-        try:
-            client = Client(url, verbose=False, download_files=False)
-            client.predict(sentence, 1, False, "pieces", *picks, api_name="/translate")
-        except Exception as error:
-            with lock:
-                errors.append(repr(error)[:200])
-            barrier.abort()
+        translate = lambda client: client.predict(sentence, 1, False, "pieces", *picks, api_name="/translate")  # noqa: E731
+        client = arrive(url, barrier, errors, lock, translate)
+        if client is None:
             return
-        try:
-            barrier.wait(timeout=300)
-        except threading.BrokenBarrierError:
-            pass
         start = time.perf_counter()
         try:
             reply = press(client, picks)

@@ -283,15 +283,19 @@ def _run_text(t: dict) -> str:
 def _results_text(r: dict | None) -> str:
     if not r:
         return "Not evaluated yet."
-    rows = "\n".join(f"| {bucket} | {v['n']} | {v['bleu']} |" for bucket, v in r["by_length"].items())
     latency = r.get("latency_15_words_greedy")
     speed = (f"\n\nSpeed: `translate()` of a 15-word sentence, greedy, on {latency['device']} "
              f"({latency['torch_threads']} threads): median {latency['median_ms']} ms, p95 {latency['p95_ms']} ms "
              f"over {latency['n']} runs after warm-up." if latency else "")
     return (f"{r['dataset']}, {r['n']} sentences, beam {r['beam']}, sacreBLEU (default tokeniser, detokenised output):\n"
             f"**BLEU {r['bleu']}**, **chrF {r['chrf']}**; an input the model refuses (mostly characters never seen in "
-            f"training) counts as an empty translation: {r.get('refused', 0)} here.\n\n| source words | sentences | BLEU |\n|---|---|---|\n{rows}"
+            f"training) counts as an empty translation: {r.get('refused', 0)} here.\n\n{_by_length_table(r['by_length'])}"
             f"{speed}\n\n```\n{r['command']}\n```")
+
+
+def _by_length_table(by_length: dict) -> str:
+    rows = "\n".join(f"| {bucket} | {v['n']} | {v['bleu']} |" for bucket, v in by_length.items())
+    return f"| source words | sentences | BLEU |\n|---|---|---|\n{rows}"
 
 
 def _length_text(curve: dict | None) -> str:
@@ -306,10 +310,9 @@ def _length_text(curve: dict | None) -> str:
 def _dev_text(d: dict | None) -> str:
     if not d:
         return "Not evaluated yet."
-    rows = "\n".join(f"| {bucket} | {v['n']} | {v['bleu']} |" for bucket, v in d["by_length"].items())
     return (f"The validation split's {d['n']} pairs of {d['min_words']} or more English words, sentences written as one "
             f"and never trained on (`attn_demo.data.long_dev_set`), beam {d['beam']}, sacreBLEU: **BLEU {d['bleu']}**, "
-            f"chrF {d['chrf']}.\n\n| source words | sentences | BLEU |\n|---|---|---|\n{rows}\n\n```\n{d['command']}\n```")
+            f"chrF {d['chrf']}.\n\n{_by_length_table(d['by_length'])}\n\n```\n{d['command']}\n```")
 
 
 def _examples_text(e: dict | None) -> str:

@@ -57,7 +57,7 @@ def concept_questions(H: int, D: int) -> list[Question]:
         Question(
             f"The general score uses W with H × D = {H * D:,} numbers. The reduced-rank score writes "
             f"W = UᵀV with U of k × H and V of k × D. With k = 64, what does that save?",
-            (f"Nothing: UᵀV has H × D entries too", f"Parameters: k(H + D) = {64 * (H + D):,} instead of "
+            ("Nothing: UᵀV has H × D entries too", f"Parameters: k(H + D) = {64 * (H + D):,} instead of "
              f"{H * D:,}, at the price of scores limited to rank k", "The softmax", "The encoder"),
             1, f"Only U and V are learned: 64 × ({H} + {D}) = {64 * (H + D):,} numbers, "
                f"{H * D / (64 * (H + D)):.0f}× fewer than W. UᵀV can only express rank-k interactions, "

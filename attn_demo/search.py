@@ -8,7 +8,6 @@ weights; every later step is the model's own). Every number of a steered search 
 model's: the log-probability of a fixed piece is the one the model gives it."""
 from dataclasses import dataclass, field
 
-import numpy as np
 import torch
 
 from attn_demo.data import pad
@@ -139,7 +138,7 @@ def forced_search(model: Seq2Seq, memory: Memory, targets: list[list[int]]) -> l
     stepping on padding; the decoder treats rows independently, so the other rows never see it."""
     y_out = pad(targets, model.config.eos_id).to(memory.mask.device)  # (B, T)
     y = torch.full((y_out.size(0),), model.config.bos_id, device=y_out.device)
-    state, tokens, log_probs, traces = memory.init_state, [], [], []
+    state, log_probs, traces = memory.init_state, [], []
     for t in range(y_out.size(1)):
         step = model.decoder.step(y, state, memory)
         y, state = y_out[:, t], step.state

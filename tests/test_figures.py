@@ -1,5 +1,3 @@
-import json
-
 import numpy as np
 import plotly.graph_objects as go
 import pytest
