@@ -20,9 +20,9 @@ from attn_demo.ui.attribution import AttributionSection
 from attn_demo.ui.compare import CompareSection
 from attn_demo.ui.explore import ExploreSection
 from attn_demo.ui.export import ExportSection
+from attn_demo.ui.page import CSS, PAGE_JS, THEME
 from attn_demo.ui.quiz import QuizSection
 from attn_demo.ui.share import ShareSection
-from attn_demo.ui.step_group import STEP_VIEWS_CSS, STEP_VIEWS_JS
 from attn_demo.ui.translate import CONCURRENCY, TranslateSection
 from attn_demo.ui.why_attention import WhyAttentionSection
 
@@ -35,23 +35,6 @@ QUEUE_SIZE = 100  # requests waiting beyond those running; the next one is told 
 # holds one while it waits for its batch. Without threads to spare, a full class would also stall
 # what needs no decoding, queue joins included (tests/test_app.py).
 MAX_THREADS = CONCURRENCY + 16
-CSS = """
-body.attn-large .prose, body.attn-large textarea, body.attn-large input, body.attn-large button,
-body.attn-large label span { font-size: 1.4rem !important; }
-.translation textarea { font-size: 1.25rem !important; }
-.katex { font-size: 1.2em; }
-body.attn-large .katex { font-size: 1.6em; }
-/* grids keep readable cells and labels: a wide one scrolls sideways in its own box (a long sentence on a
-   phone); !important over the overflow Gradio writes on each block's style attribute */
-.block:has(.js-plotly-plot) { overflow-x: auto !important; }
-/* tables break lines between words only, never inside a number: one wider than a phone scrolls sideways */
-.prose table { display: block; overflow-x: auto; }
-.prose th, .prose td { overflow-wrap: normal; word-break: normal; }
-#compare-table td:last-child { min-width: 15em; }  /* "how it was trained" reads as lines, not a word a line */
-/* a plot with nothing to show yet is not drawn (Gradio's empty-plot icon reads as a broken image); while its
-   event runs it is, for its progress; the section says in words what to press */
-.block:has(> .empty[aria-label="Empty value"]):has(> [data-testid="status-tracker"].hide) { display: none; }
-""" + STEP_VIEWS_CSS
 TOGGLE_LARGE_TEXT = "(large) => { document.body.classList.toggle('attn-large', large); }"
 
 
@@ -122,7 +105,7 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
 demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=2)
 TRANSLATE.warm_up()
 
-LAUNCH = dict(theme=gr.themes.Soft(), css=CSS, js=STEP_VIEWS_JS, max_threads=MAX_THREADS)
+LAUNCH = dict(theme=THEME, css=CSS, js=PAGE_JS, max_threads=MAX_THREADS)
 
 if __name__ == "__main__":
     demo.launch(**LAUNCH)

@@ -5,9 +5,9 @@ import os
 import shutil
 from pathlib import Path
 
-import pytest
-
 import numpy as np
+import pytest
+from axe_playwright_python.sync_playwright import Axe
 
 import app
 from attn_demo.bench_app import CHROMIUM, CHROMIUM_FLAGS
@@ -398,6 +398,10 @@ def test_the_page_opens_on_a_translated_example(browser, app_url, width, height)
     assert page.get_by_role("textbox", name="English sentence").input_value() == EXAMPLES[0]
     assert page.evaluate(EMPTY_FRAMES) == []  # a section not yet asked for says what to press instead
     assert page.evaluate(UNREACHABLE_FIGURES) == []  # a grid wider than a phone scrolls sideways in its own box
+    page.wait_for_timeout(500)  # reachable.js marks what scrolls once a frame: let the page settle
+    violations = Axe().run(page, options={"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}})
+    assert [(v["id"], [n["target"] for n in v["nodes"]]) for v in violations.response["violations"]
+            if v["impact"] in ("serious", "critical")] == []  # contrast on a projector, a keyboard for what scrolls
     for side in SIDES:  # a first step whose attention rests on </s> says what is known about it, and only such a step
         alpha = state["views"][side]["result"].attention
         resting = alpha is not None and alpha[0].argmax() == alpha.shape[1] - 1

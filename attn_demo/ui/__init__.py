@@ -2,6 +2,7 @@
 names a model: each works on the catalogue it is given (attn_demo.catalogue) and reads what it says
 about a model from its attention type's description (attn_demo.attention.KINDS).
 
+    page.py           what the whole page shares: its theme, style rules and browser scripts (reachable.js)
     translate.py      translate with the models picked for the two sides and scrub through the decoder steps
     step_views.js     draws the decoder steps in the browser (translate.py's scrubber; its style in step_views.css)
     why_attention.py  why attention exists: BLEU by sentence length, model by model, and the baseline beside attention

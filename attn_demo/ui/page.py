@@ -1,0 +1,33 @@
+"""What the whole page shares and no section owns: its theme, its style rules and its browser scripts."""
+from pathlib import Path
+
+import gradio as gr
+
+from attn_demo.ui.step_group import STEP_VIEWS_CSS, STEP_VIEWS_JS
+
+# The Soft theme with the colours it gives text and controls darkened to WCAG AA contrast (4.5:1): its indigo
+# labels on light indigo (3.6:1), grey notes (2.5:1) and primary buttons (4.46:1) wash out on a projector
+THEME = gr.themes.Soft().set(
+    block_title_text_color="*primary_700", block_label_text_color="*primary_700", body_text_color_subdued="*neutral_600",
+    input_placeholder_color="*neutral_500", button_primary_background_fill="*primary_600",
+    button_primary_background_fill_hover="*primary_700", checkbox_label_background_fill_selected="*primary_600",
+)
+CSS = """
+body.attn-large .prose, body.attn-large textarea, body.attn-large input, body.attn-large button,
+body.attn-large label span { font-size: 1.4rem !important; }
+.translation textarea { font-size: 1.25rem !important; }
+.katex { font-size: 1.2em; }
+body.attn-large .katex { font-size: 1.6em; }
+/* grids keep readable cells and labels: a wide one scrolls sideways in its own box (a long sentence on a
+   phone); !important over the overflow Gradio writes on each block's style attribute */
+.block:has(.js-plotly-plot) { overflow-x: auto !important; }
+/* tables break lines between words only, never inside a number: one wider than a phone scrolls sideways */
+.prose table { display: block; overflow-x: auto; }
+.prose th, .prose td { overflow-wrap: normal; word-break: normal; }
+#compare-table td:last-child { min-width: 15em; }  /* "how it was trained" reads as lines, not a word a line */
+/* a plot with nothing to show yet is not drawn (Gradio's empty-plot icon reads as a broken image); while its
+   event runs it is, for its progress; the section says in words what to press */
+.block:has(> .empty[aria-label="Empty value"]):has(> [data-testid="status-tracker"].hide) { display: none; }
+""" + STEP_VIEWS_CSS
+REACHABLE_JS = (Path(__file__).parent / "reachable.js").read_text()  # whatever scrolls can be reached by keyboard
+PAGE_JS = f"() => {{ ({STEP_VIEWS_JS})(); ({REACHABLE_JS})(); }}"  # run once, when the page loads
