@@ -20,7 +20,7 @@ from attn_demo.ui.attribution import AttributionSection
 from attn_demo.ui.compare import CompareSection
 from attn_demo.ui.explore import ExploreSection
 from attn_demo.ui.export import ExportSection
-from attn_demo.ui.page import CSS, PAGE_JS, THEME
+from attn_demo.ui.page import CSS, PAGE_JS, THEME, contents
 from attn_demo.ui.quiz import QuizSection
 from attn_demo.ui.share import ShareSection
 from attn_demo.ui.translate import CONCURRENCY, TranslateSection
@@ -35,6 +35,10 @@ QUEUE_SIZE = 100  # requests waiting beyond those running; the next one is told 
 # holds one while it waits for its batch. Without threads to spare, a full class would also stall
 # what needs no decoding, queue joins included (tests/test_app.py).
 MAX_THREADS = CONCURRENCY + 16
+# the page's sections, in order: the element id (section-…) of each and its name in the contents bar
+CONTENTS = (("translate", "Translate"), ("share", "Share"), ("explore", "Explore the decoding"),
+            ("explanation", "Is attention an explanation?"), ("why", "Why attention?"), ("alignment", "Does attention align?"),
+            ("compare", "Compare them all"), ("quiz", "Quiz"))
 TOGGLE_LARGE_TEXT = "(large) => { document.body.classList.toggle('attn-large', large); }"
 
 
@@ -85,15 +89,24 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
         with gr.Column(scale=4, min_width=320):  # a phone puts the switch below the title
             gr.Markdown(header_markdown(), elem_id="header")
         large_text = gr.Checkbox(label="Large text (projector)", value=False, scale=0, min_width=200)
-    controls = TRANSLATE.render(large_text)
-    SHARE.render(controls)
-    EXPORT.render(controls.session)
-    EXPLORE.render(controls, large_text)
-    ATTRIBUTION.render(controls, large_text)
-    WHY_ATTENTION.render(large_text, controls)
-    ALIGNMENT_CHECK.render(large_text, controls.pickers)
-    COMPARE.render(large_text)
-    QUIZ.render(controls.session)
+    gr.HTML(contents(CONTENTS), elem_id="contents")  # every section one click away, kept at the top of the screen
+    with gr.Column(elem_id="section-translate"):
+        controls = TRANSLATE.render(large_text)
+    with gr.Column(elem_id="section-share"):
+        SHARE.render(controls)
+        EXPORT.render(controls.session)
+    with gr.Column(elem_id="section-explore"):
+        EXPLORE.render(controls, large_text)
+    with gr.Column(elem_id="section-explanation"):
+        ATTRIBUTION.render(controls, large_text)
+    with gr.Column(elem_id="section-why"):
+        WHY_ATTENTION.render(large_text, controls)
+    with gr.Column(elem_id="section-alignment"):
+        ALIGNMENT_CHECK.render(large_text, controls.pickers)
+    with gr.Column(elem_id="section-compare"):
+        COMPARE.render(large_text)
+    with gr.Column(elem_id="section-quiz"):
+        QUIZ.render(controls.session)
     gr.Markdown("Every figure has a camera button (top right) that saves it as PNG. Models trained on "
                 "[Tatoeba](https://tatoeba.org) pairs from [manythings.org/anki](https://www.manythings.org/anki/) "
                 "(CC-BY 2.0 FR). The alignment check uses the English–French Hansards word alignments of the "

@@ -411,6 +411,19 @@ def test_the_page_opens_on_a_translated_example(browser, app_url, width, height)
     page.close()
 
 
+@pytest.mark.parametrize("width, height", [(1440, 900), (390, 844)])
+def test_every_section_is_one_click_from_the_contents_bar_which_stays_on_screen(browser, app_url, width, height):
+    page = browser.new_page(viewport={"width": width, "height": height})
+    open_app(page, app_url)
+    for key, name in reversed(app.CONTENTS):  # from the bottom up: each jump goes somewhere else
+        page.locator("#contents").get_by_role("link", name=name, exact=True).click()
+        page.wait_for_function(f"() => Math.abs(document.querySelector('#section-{key}').getBoundingClientRect().top - "
+                               "document.querySelector('#contents').getBoundingClientRect().bottom) < 16", timeout=10_000)
+        assert page.evaluate("() => document.querySelector('#contents').getBoundingClientRect().top") == 0  # still on top
+    assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")  # the bar scrolls in itself
+    page.close()
+
+
 def test_a_shared_link_opens_the_same_view_and_its_qr_code_decodes_to_it(browser, app_url):
     zxingcpp = pytest.importorskip("zxingcpp")
     from PIL import Image

@@ -1,4 +1,6 @@
-"""What the whole page shares and no section owns: its theme, its style rules and its browser scripts."""
+"""What the whole page shares and no section owns: its theme, its style rules, its browser scripts
+and the contents bar that takes a teacher to any section in one click."""
+import html
 from pathlib import Path
 
 import gradio as gr
@@ -28,6 +30,20 @@ body.attn-large .katex { font-size: 1.6em; }
 /* a plot with nothing to show yet is not drawn (Gradio's empty-plot icon reads as a broken image); while its
    event runs it is, for its progress; the section says in words what to press */
 .block:has(> .empty[aria-label="Empty value"]):has(> [data-testid="status-tracker"].hide) { display: none; }
+/* the contents bar stays at the top of the screen, one line that scrolls sideways on a phone; a section it
+   jumps to starts below it. Gradio's container hides its overflow, which would make it the bar's scroller
+   and the bar scroll away with it: clip is the same to the eye and lets the bar stick */
+.gradio-container { overflow-x: clip !important; overflow-y: visible !important; }
+#contents { position: sticky; top: 0; z-index: 100; background: var(--background-fill-primary); padding: 4px 0; }
+#contents nav { display: flex; gap: 0.4em 1.2em; overflow-x: auto; white-space: nowrap; font-weight: 600; }
+#contents a { color: var(--link-text-color); padding: 6px 0; }
+[id^="section-"] { scroll-margin-top: 4rem; }
 """ + STEP_VIEWS_CSS
 REACHABLE_JS = (Path(__file__).parent / "reachable.js").read_text()  # whatever scrolls can be reached by keyboard
 PAGE_JS = f"() => {{ ({STEP_VIEWS_JS})(); ({REACHABLE_JS})(); }}"  # run once, when the page loads
+
+
+def contents(sections) -> str:
+    """The contents bar: a link to each (id, name) section, whose element id is section-<id>."""
+    links = "".join(f'<a href="#section-{html.escape(key)}">{html.escape(name)}</a>' for key, name in sections)
+    return f'<nav aria-label="Sections of the page">{links}</nav>'
