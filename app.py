@@ -35,10 +35,6 @@ QUEUE_SIZE = 100  # requests waiting beyond those running; the next one is told 
 # holds one while it waits for its batch. Without threads to spare, a full class would also stall
 # what needs no decoding, queue joins included (tests/test_app.py).
 MAX_THREADS = CONCURRENCY + 16
-# the page's sections, in order: the element id (section-…) of each and its name in the contents bar
-CONTENTS = (("translate", "Translate"), ("share", "Share"), ("explore", "Explore the decoding"),
-            ("explanation", "Is attention an explanation?"), ("why", "Why attention?"), ("alignment", "Does attention align?"),
-            ("compare", "Compare them all"), ("quiz", "Quiz"))
 TOGGLE_LARGE_TEXT = "(large) => { document.body.classList.toggle('attn-large', large); }"
 
 
@@ -89,7 +85,7 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
         with gr.Column(scale=4, min_width=320):  # a phone puts the switch below the title
             gr.Markdown(header_markdown(), elem_id="header")
         large_text = gr.Checkbox(label="Large text (projector)", value=False, scale=0, min_width=200)
-    gr.HTML(contents(CONTENTS), elem_id="contents")  # every section one click away, kept at the top of the screen
+    gr.HTML(contents(), elem_id="contents")  # every section one click away, kept at the top of the screen
     with gr.Column(elem_id="section-translate"):
         controls = TRANSLATE.render(large_text)
     with gr.Column(elem_id="section-share"):

@@ -13,6 +13,7 @@ import app
 from attn_demo.bench_app import CHROMIUM, CHROMIUM_FLAGS
 from attn_demo.steps import EOS_NOTE, VECTOR_COLORSCALE, project
 from attn_demo.ui import attribution, explore
+from attn_demo.ui import page as page_parts
 from attn_demo.ui.translate import EXAMPLES, SIDES, STEPS
 from attn_demo.ui.why_attention import LONG_EXAMPLE
 from conftest import ROOT, untyped
@@ -415,7 +416,7 @@ def test_the_page_opens_on_a_translated_example(browser, app_url, width, height)
 def test_every_section_is_one_click_from_the_contents_bar_which_stays_on_screen(browser, app_url, width, height):
     page = browser.new_page(viewport={"width": width, "height": height})
     open_app(page, app_url)
-    for key, name in reversed(app.CONTENTS):  # from the bottom up: each jump goes somewhere else
+    for key, name in reversed(page_parts.CONTENTS):  # from the bottom up: each jump goes somewhere else
         page.locator("#contents").get_by_role("link", name=name, exact=True).click()
         page.wait_for_function(f"() => Math.abs(document.querySelector('#section-{key}').getBoundingClientRect().top - "
                                "document.querySelector('#contents').getBoundingClientRect().bottom) < 16", timeout=10_000)
@@ -455,9 +456,17 @@ def test_a_shared_link_opens_the_same_view_and_its_qr_code_decodes_to_it(browser
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT_DIR / "share-1440.png"), full_page=False)
 
+    page.locator("#share-section input").fill("Quiz")  # the teacher's link opens the class on the quiz
+    page.get_by_role("option", name="Quiz", exact=True).click()
+    page.get_by_role("button", name="Share this view: link and QR code").click()
+    page.wait_for_function("() => document.querySelector('#share-link textarea').value.endsWith('#section-quiz')", timeout=60_000)
+    url = page.locator("#share-link textarea").input_value()
+
     phone = browser.new_page(viewport={"width": 390, "height": 844})  # a student opens the link
     phone.goto(url, wait_until="load")
     phone.wait_for_function(caption_shows("left", "Step 3 of"), timeout=60_000)
+    phone.wait_for_function("() => Math.abs(document.querySelector('#section-quiz').getBoundingClientRect().top - "
+                            "document.querySelector('#contents').getBoundingClientRect().bottom) < 16", timeout=30_000)
     assert phone.locator("#left-model input").input_value().endswith(other)
     assert phone.locator("#grid-unit").get_by_label("words").is_checked()
     assert phone.get_by_role("textbox", name="English sentence").input_value() == sentence

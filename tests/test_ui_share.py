@@ -7,7 +7,8 @@ import segno
 import zxingcpp
 from PIL import Image
 
-from attn_demo.ui.share import LINK_FIELDS, link, qr_code, read_link
+from attn_demo.ui.page import CONTENTS
+from attn_demo.ui.share import LINK_FIELDS, ShareSection, link, qr_code, read_link
 from attn_demo.ui.translate import EXAMPLES, UNITS
 
 PICKS = {"left": "bahdanau-en-fr", "right": "luong-en-fr"}
@@ -26,6 +27,15 @@ def test_a_link_written_then_read_gives_back_the_same_view():
     view, problems = read(params)
     assert view == {"q": "The cat's “sofa” & <b>", "left": "no-attention-en-fr", "right": "luong-en-fr", "beam": 3, "step": 7,
                     "unit": "words"} and problems == []
+
+
+def test_a_link_opens_on_its_section_and_the_first_section_needs_no_fragment():
+    view = ("http://127.0.0.1:7860/", "I don't like coffee.", "bahdanau-en-fr", "luong-en-fr", 1, 2, "pieces")
+    assert link(*view, "quiz").endswith("&unit=pieces#section-quiz") and urlsplit(link(*view, "quiz")).fragment == "section-quiz"
+    assert link(*view, CONTENTS[0][0]) == link(*view) and "#" not in link(*view)
+    address, q, left, right, beam, step, unit = view
+    shared = [ShareSection().share(address, key, q, beam, unit, left, right, step)[0]["value"] for key in ("alignment", "<b>")]
+    assert shared == [link(*view, "alignment"), link(*view)]  # a section the page does not have: the first
 
 
 def test_a_page_without_a_link_opens_on_the_first_example():

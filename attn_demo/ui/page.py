@@ -7,6 +7,11 @@ import gradio as gr
 
 from attn_demo.ui.step_group import STEP_VIEWS_CSS, STEP_VIEWS_JS
 
+# the page's sections, in order: the element id (section-…) of each and its name in the contents bar
+CONTENTS = (("translate", "Translate"), ("share", "Share"), ("explore", "Explore the decoding"),
+            ("explanation", "Is attention an explanation?"), ("why", "Why attention?"), ("alignment", "Does attention align?"),
+            ("compare", "Compare them all"), ("quiz", "Quiz"))
+
 # The Soft theme with the colours it gives text and controls darkened to WCAG AA contrast (4.5:1): its indigo
 # labels on light indigo (3.6:1), grey notes (2.5:1) and primary buttons (4.46:1) wash out on a projector
 THEME = gr.themes.Soft().set(
@@ -40,10 +45,23 @@ body.attn-large .katex { font-size: 1.6em; }
 [id^="section-"] { scroll-margin-top: 4rem; }
 """ + STEP_VIEWS_CSS
 REACHABLE_JS = (Path(__file__).parent / "reachable.js").read_text()  # whatever scrolls can be reached by keyboard
-PAGE_JS = f"() => {{ ({STEP_VIEWS_JS})(); ({REACHABLE_JS})(); }}"  # run once, when the page loads
+# A link ending in #section-… (a shared link can) opens on that section. The browser looks for it before
+# Gradio has drawn the page, and what is drawn above it later pushes it down: so the page brings it back
+# under the contents bar whenever the page's height changes, until the reader scrolls or touches it (or 30 s).
+OPEN_ON_SECTION = """() => {
+  const id = decodeURIComponent(window.location.hash.slice(1));
+  if (!id.startsWith("section-")) return;
+  const bring = () => document.getElementById(id)?.scrollIntoView();
+  const keep = new ResizeObserver(bring);
+  keep.observe(document.body);
+  const stop = () => keep.disconnect();
+  for (const event of ["wheel", "touchstart", "keydown", "mousedown"]) window.addEventListener(event, stop, { once: true });
+  setTimeout(stop, 30000);
+}"""
+PAGE_JS = f"() => {{ ({STEP_VIEWS_JS})(); ({REACHABLE_JS})(); ({OPEN_ON_SECTION})(); }}"  # run once, when the page loads
 
 
-def contents(sections) -> str:
-    """The contents bar: a link to each (id, name) section, whose element id is section-<id>."""
-    links = "".join(f'<a href="#section-{html.escape(key)}">{html.escape(name)}</a>' for key, name in sections)
+def contents() -> str:
+    """The contents bar: a link to each section of CONTENTS."""
+    links = "".join(f'<a href="#section-{html.escape(key)}">{html.escape(name)}</a>' for key, name in CONTENTS)
     return f'<nav aria-label="Sections of the page">{links}</nav>'

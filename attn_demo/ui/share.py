@@ -1,14 +1,17 @@
 """Share: a link that opens the same view on every phone, and its QR code for a projector.
 
 The link holds what is on screen: the sentence (?q=), the model on each side, the beam size, the
-output step and the grid unit. Opening it translates that sentence with those models (from the
-cache when a room opens it at once) and shows that step. Whatever a link holds is only ever read
+output step and the grid unit, and the section it opens on (#section-…, a teacher's link can open
+the class on the alignment check or the quiz). Opening it translates that sentence with those
+models (from the cache when a room opens it at once) and shows that step. Whatever a link holds is only ever read
 as text: each value is checked here, and anything off is named in the page's status, escaped.
 """
 from urllib.parse import quote, urlencode
 
 import gradio as gr
 import segno
+
+from attn_demo.ui.page import CONTENTS
 
 LINK_FIELDS = ("q", "left", "right", "beam", "step", "unit")  # the query parameters, in the order links write them
 MAX_BEAM = 8  # the page's beam slider goes to 8
@@ -43,10 +46,12 @@ def read_link(params: dict, defaults: dict, keys: list[str], units: tuple[str, .
     return view, problems
 
 
-def link(address: str, q: str, left: str, right: str, beam, step, unit: str) -> str:
-    """The page's address with the view as query parameters (spaces as %20, as browsers write them)."""
+def link(address: str, q: str, left: str, right: str, beam, step, unit: str, section: str = CONTENTS[0][0]) -> str:
+    """The page's address with the view as query parameters (spaces as %20, as browsers write them), and
+    the section to open on as the fragment where it is not the first."""
     values = dict(zip(LINK_FIELDS, (q, left, right, int(beam), int(step), unit)))
-    return f"{address}?{urlencode(values, quote_via=quote)}"
+    fragment = f"#section-{quote(section)}" if section != CONTENTS[0][0] else ""
+    return f"{address}?{urlencode(values, quote_via=quote)}{fragment}"
 
 
 def qr_code(url: str) -> str:
@@ -60,17 +65,19 @@ def qr_code(url: str) -> str:
 
 
 class ShareSection:
-    def share(self, address: str, q: str, beam, unit: str, left: str, right: str, step) -> list:
-        url = link(address, q, left, right, beam, step, unit)
+    def share(self, address: str, section: str, q: str, beam, unit: str, left: str, right: str, step) -> list:
+        url = link(address, q, left, right, beam, step, unit, section if section in dict(CONTENTS) else CONTENTS[0][0])
         return [gr.update(value=url, visible=True), gr.update(value=qr_code(url), visible=True)]
 
     def render(self, controls):
         """A Share button under the translate section's input; controls are that section's."""
         with gr.Row():
             button = gr.Button("Share this view: link and QR code", elem_id="share", scale=0, min_width=260)
+            section = gr.Dropdown([(name, key) for key, name in CONTENTS], value=CONTENTS[0][0], label="The link opens on",
+                                  elem_id="share-section", scale=0, min_width=260)
             address = gr.Textbox(visible=False)  # the page's address, filled in by the browser
         url = gr.Textbox(label="Link to this view", visible=False, interactive=False, buttons=["copy"], elem_id="share-link")
         code = gr.HTML(visible=False, elem_id="share-qr")
         button.click(None, None, address, js=PAGE_ADDRESS, api_name="page_address").then(
-            self.share, [address, controls.source, controls.beam, controls.unit, *controls.pickers, controls.step], [url, code],
+            self.share, [address, section, controls.source, controls.beam, controls.unit, *controls.pickers, controls.step], [url, code],
             api_name="share")
