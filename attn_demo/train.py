@@ -185,7 +185,8 @@ def main(argv=None):
         if scores["bleu"] > state["best_bleu"]:
             state["best_bleu"] = scores["bleu"]
             save_checkpoint(args.out, model, src_tok, tgt_tok)
-            shutil.copyfile(run_dir / TRAINING_DATA, args.out / TRAINING_DATA)
+            if (args.out / TRAINING_DATA).resolve() != (run_dir / TRAINING_DATA).resolve():  # --out may be the run folder
+                shutil.copyfile(run_dir / TRAINING_DATA, args.out / TRAINING_DATA)
             write_model_card(args.out, training={
                 "command": "python -m attn_demo.train " + " ".join(sys.argv[1:] if argv is None else argv),
                 "minutes": round(elapsed / 60, 1), "steps": state["step"], "target_tokens": state["target_tokens"],

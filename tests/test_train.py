@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 from huggingface_hub import ModelCard
 
-from attn_demo.checkpoint import load_checkpoint
+from attn_demo.checkpoint import load_checkpoint, read_training_data
 from attn_demo.data import collate, encode_pairs
 from attn_demo.model import Seq2Seq
 from attn_demo.train import learning_rate, main, parse_args
@@ -113,6 +113,14 @@ def test_init_from_another_attention_warm_starts_and_the_card_says_what_it_took(
     assert "decoder.attention.v.weight" in facts["dropped_weights"]
     card = (tmp_path / "out" / "README.md").read_text()
     assert "attention replaced by none" in card and f"`{first}`" in card
+
+
+def test_a_run_whose_out_folder_is_its_run_folder_writes_its_card_and_training_data(tmp_path, toy_tsv):
+    args = train_args(tmp_path, toy_tsv, "luong-dot", minutes=10)
+    args[args.index("--run-dir") + 1] = str(tmp_path / "out")  # as `--out runs/x` does with the default run folder
+    main(args + ["--target-tokens", "1000"])
+    assert ModelCard.load(tmp_path / "out" / "README.md").data.training["target_tokens"] >= 1000
+    assert read_training_data(tmp_path / "out")["pairs"] > 0
 
 
 def test_resume_state_is_saved_between_validations(tmp_path, toy_tsv):
