@@ -103,3 +103,10 @@ def test_training_summary_says_where_dropout_changed():
                                        "8.0M pieces, 25.4 min, dropout 0")
     unrecorded = {**third, "continued_from": {"checkpoint": "b", "training": {"minutes": 25.8}}}
     assert training_summary(unrecorded) == "25.8 min from scratch → 8.0M pieces, 25.4 min"  # nothing to compare with
+
+
+def test_training_summary_says_where_clause_joins_began():
+    first = {"minutes": 55.0, "join_prob": 0.0}
+    second = {"minutes": 51.7, "target_tokens": 6_001_231, "clause_join_prob": 0.1, "continued_from": {"training": first}}
+    third = {"minutes": 20.0, "target_tokens": 2_000_000, "clause_join_prob": 0.1, "continued_from": {"training": second}}
+    assert training_summary(third) == "55.0 min from scratch → 6.0M pieces, 51.7 min, clause joins → 2.0M pieces, 20.0 min"
