@@ -5,7 +5,7 @@ translated by any recipe on that data; the model guesses from the word's pieces 
 page marks such words in the input, from the checkpoint's TRAINING_DATA file:
 
     {"dataset": "fra-eng-2019-04-07.tsv.gz", "pairs": 152331, "mean_english_words": 6.17,
-     "pairs_16_plus_words": 726, "english_words": ["a", "aaron", …]}
+     "pairs_16_plus_words": 700, "english_words": ["a", "aaron", …]}
 
 `train` writes it beside the weights; for a checkpoint trained before it did:
 
