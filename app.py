@@ -20,7 +20,7 @@ from attn_demo.ui.attribution import AttributionSection
 from attn_demo.ui.compare import CompareSection
 from attn_demo.ui.explore import ExploreSection
 from attn_demo.ui.export import ExportSection
-from attn_demo.ui.page import CSS, PAGE_JS, THEME, contents
+from attn_demo.ui.page import CSS, PAGE_JS, THEME, contents, section
 from attn_demo.ui.quiz import QuizSection
 from attn_demo.ui.share import ShareSection
 from attn_demo.ui.translate import CONCURRENCY, TranslateSection
@@ -86,22 +86,22 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
             gr.Markdown(header_markdown(), elem_id="header")
         large_text = gr.Checkbox(label="Large text (projector)", value=False, scale=0, min_width=200)
     gr.HTML(contents(), elem_id="contents")  # every section one click away, kept at the top of the screen
-    with gr.Column(elem_id="section-translate"):
+    with section("translate"):
         controls = TRANSLATE.render(large_text)
-    with gr.Column(elem_id="section-share"):
+    with section("share"):
         SHARE.render(controls)
         EXPORT.render(controls.session)
-    with gr.Column(elem_id="section-explore"):
+    with section("explore"):
         EXPLORE.render(controls, large_text)
-    with gr.Column(elem_id="section-explanation"):
+    with section("explanation"):
         ATTRIBUTION.render(controls, large_text)
-    with gr.Column(elem_id="section-why"):
+    with section("why"):
         WHY_ATTENTION.render(large_text, controls)
-    with gr.Column(elem_id="section-alignment"):
+    with section("alignment"):
         ALIGNMENT_CHECK.render(large_text, controls.pickers)
-    with gr.Column(elem_id="section-compare"):
+    with section("compare"):
         COMPARE.render(large_text)
-    with gr.Column(elem_id="section-quiz"):
+    with section("quiz"):
         QUIZ.render(controls.session)
     gr.Markdown("Every figure has a camera button (top right) that saves it as PNG. Models trained on "
                 "[Tatoeba](https://tatoeba.org) pairs from [manythings.org/anki](https://www.manythings.org/anki/) "

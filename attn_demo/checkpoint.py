@@ -33,8 +33,14 @@ def save_checkpoint(folder: Path, model: Seq2Seq, src_tok: Tokenizer, tgt_tok: T
     weights = {name: t.detach().to("cpu", torch.float16).contiguous() for name, t in model.state_dict().items()}
     save_file(weights, str(folder / "model.safetensors"), metadata={"format": "pt"})
     for tok, name in ((src_tok, "source.model"), (tgt_tok, "target.model")):
-        if tok.model_file.resolve() != (folder / name).resolve():
-            shutil.copyfile(tok.model_file, folder / name)
+        copy_into(tok.model_file, folder / name)
+
+
+def copy_into(source: Path, target: Path) -> None:
+    """A file copied into a checkpoint folder, unless it is already that file (a run's --out may be
+    the folder its tokenizers and training data were written to)."""
+    if Path(source).resolve() != Path(target).resolve():
+        shutil.copyfile(source, target)
 
 
 def load_checkpoint(folder: Path, device="cpu") -> tuple[Seq2Seq, Tokenizer, Tokenizer]:

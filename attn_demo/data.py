@@ -182,10 +182,8 @@ class ClauseJoiner:
 
     def example(self, rng: random.Random):
         """One encoded joined example (ids + EOS a side), or None if a side passes max_len pieces."""
-        en, fr = self.sentence(rng)
-        eos = self.src_tok.sp.eos_id()
-        src, tgt = self.src_tok.encode(en) + [eos], self.tgt_tok.encode(fr) + [eos]
-        return (src, tgt) if len(src) <= self.max_len and len(tgt) <= self.max_len else None
+        _, encoded = encode_pairs([self.sentence(rng)], self.src_tok, self.tgt_tok, self.max_len)
+        return encoded[0] if encoded else None
 
     def replace(self, examples, prob: float, seed: int) -> list:
         """One epoch's examples, each replaced with probability prob by a clause-joined one."""

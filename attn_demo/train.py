@@ -45,7 +45,7 @@ from huggingface_hub import ModelCard
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from attn_demo.checkpoint import TRAINING_DATA, save_checkpoint, warm_start, warm_start_text, write_model_card
+from attn_demo.checkpoint import TRAINING_DATA, copy_into, save_checkpoint, warm_start, warm_start_text, write_model_card
 from attn_demo.config import ATTENTION_TYPES, ModelConfig
 from attn_demo.coverage import write_training_data
 from attn_demo.data import (TEST_SET, TRAIN_POOL, ClauseJoiner, batches, encode_pairs, join_examples, read_pairs,
@@ -185,8 +185,7 @@ def main(argv=None):
         if scores["bleu"] > state["best_bleu"]:
             state["best_bleu"] = scores["bleu"]
             save_checkpoint(args.out, model, src_tok, tgt_tok)
-            if (args.out / TRAINING_DATA).resolve() != (run_dir / TRAINING_DATA).resolve():  # --out may be the run folder
-                shutil.copyfile(run_dir / TRAINING_DATA, args.out / TRAINING_DATA)
+            copy_into(run_dir / TRAINING_DATA, args.out / TRAINING_DATA)
             write_model_card(args.out, training={
                 "command": "python -m attn_demo.train " + " ".join(sys.argv[1:] if argv is None else argv),
                 "minutes": round(elapsed / 60, 1), "steps": state["step"], "target_tokens": state["target_tokens"],

@@ -7,7 +7,8 @@ import gradio as gr
 
 from attn_demo.ui.step_group import STEP_VIEWS_CSS, STEP_VIEWS_JS
 
-# the page's sections, in order: the element id (section-…) of each and its name in the contents bar
+# the page's sections, in order: the key of each (its element id is section_id(key)) and its name in the contents bar
+SECTION_PREFIX = "section-"
 CONTENTS = (("translate", "Translate"), ("share", "Share"), ("explore", "Explore the decoding"),
             ("explanation", "Is attention an explanation?"), ("why", "Why attention?"), ("alignment", "Does attention align?"),
             ("compare", "Compare them all"), ("quiz", "Quiz"))
@@ -42,26 +43,38 @@ body.attn-large .katex { font-size: 1.6em; }
 #contents { position: sticky; top: 0; z-index: 100; background: var(--background-fill-primary); padding: 4px 0; }
 #contents nav { display: flex; gap: 0.4em 1.2em; overflow-x: auto; white-space: nowrap; font-weight: 600; }
 #contents a { color: var(--link-text-color); padding: 6px 0; }
-[id^="section-"] { scroll-margin-top: 4rem; }
-""" + STEP_VIEWS_CSS
+[id^="%s"] { scroll-margin-top: 4rem; }
+""" % SECTION_PREFIX + STEP_VIEWS_CSS
 REACHABLE_JS = (Path(__file__).parent / "reachable.js").read_text()  # whatever scrolls can be reached by keyboard
 # A link ending in #section-… (a shared link can) opens on that section. The browser looks for it before
 # Gradio has drawn the page, and what is drawn above it later pushes it down: so the page brings it back
 # under the contents bar whenever the page's height changes, until the reader scrolls or touches it (or 30 s).
 OPEN_ON_SECTION = """() => {
   const id = decodeURIComponent(window.location.hash.slice(1));
-  if (!id.startsWith("section-")) return;
+  if (!id.startsWith(%r)) return;
   const bring = () => document.getElementById(id)?.scrollIntoView();
   const keep = new ResizeObserver(bring);
   keep.observe(document.body);
   const stop = () => keep.disconnect();
   for (const event of ["wheel", "touchstart", "keydown", "mousedown"]) window.addEventListener(event, stop, { once: true });
   setTimeout(stop, 30000);
-}"""
+}""" % SECTION_PREFIX
 PAGE_JS = f"() => {{ ({STEP_VIEWS_JS})(); ({REACHABLE_JS})(); ({OPEN_ON_SECTION})(); }}"  # run once, when the page loads
+
+
+def section_id(key: str) -> str:
+    """The element id of the section `key` of CONTENTS: what the contents bar and a shared link jump to."""
+    return SECTION_PREFIX + key
+
+
+def section(key: str) -> gr.Column:
+    """The column that holds one section of CONTENTS on the page."""
+    if key not in dict(CONTENTS):
+        raise ValueError(f"{key!r} is not a section of CONTENTS")
+    return gr.Column(elem_id=section_id(key))
 
 
 def contents() -> str:
     """The contents bar: a link to each section of CONTENTS."""
-    links = "".join(f'<a href="#section-{html.escape(key)}">{html.escape(name)}</a>' for key, name in CONTENTS)
+    links = "".join(f'<a href="#{html.escape(section_id(key))}">{html.escape(name)}</a>' for key, name in CONTENTS)
     return f'<nav aria-label="Sections of the page">{links}</nav>'

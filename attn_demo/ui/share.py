@@ -11,7 +11,7 @@ from urllib.parse import quote, urlencode
 import gradio as gr
 import segno
 
-from attn_demo.ui.page import CONTENTS
+from attn_demo.ui.page import CONTENTS, section_id
 
 LINK_FIELDS = ("q", "left", "right", "beam", "step", "unit")  # the query parameters, in the order links write them
 MAX_BEAM = 8  # the page's beam slider goes to 8
@@ -50,7 +50,7 @@ def link(address: str, q: str, left: str, right: str, beam, step, unit: str, sec
     """The page's address with the view as query parameters (spaces as %20, as browsers write them), and
     the section to open on as the fragment where it is not the first."""
     values = dict(zip(LINK_FIELDS, (q, left, right, int(beam), int(step), unit)))
-    fragment = f"#section-{quote(section)}" if section != CONTENTS[0][0] else ""
+    fragment = f"#{quote(section_id(section))}" if section != CONTENTS[0][0] else ""
     return f"{address}?{urlencode(values, quote_via=quote)}{fragment}"
 
 
