@@ -6,6 +6,7 @@
     target.model         SentencePiece model for French
     README.md            model card: Hub YAML metadata, training command, measured scores
     training-data.json   what it learned from (attn_demo.coverage), optional
+    timeline.json        how it learned: α and translations of the page's sentences during training (attn_demo.timeline), optional
 """
 import json
 import shutil
@@ -20,6 +21,7 @@ from attn_demo.alignment import links_source
 from attn_demo.attention import KINDS
 from attn_demo.config import ModelConfig
 from attn_demo.model import Seq2Seq
+from attn_demo.timeline import AGREEMENT, first_agreement, read_timeline
 from attn_demo.tokenizer import Tokenizer
 
 CHECKPOINT_FILES = ("config.json", "model.safetensors", "source.model", "target.model")
@@ -153,6 +155,9 @@ every step can be drawn and inspected. It is not a production translator.
 ## Training
 {training_text}
 
+### Timeline
+{timeline_text}
+
 ## Evaluation
 {results_text}
 
@@ -233,7 +238,7 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
         ann=config.annotation_size, dec=config.dec_hidden_size, parameters=f"{training.get('parameters', 0):,}",
         vocab=config.src_vocab_size, training_text=_training_text(training), results_text=_results_text(results),
         length_text=_length_text(length_curve), dev_text=_dev_text(dev_results), examples_text=_examples_text(examples),
-        alignment_text=_alignment_text(alignment),
+        alignment_text=_alignment_text(alignment), timeline_text=_timeline_text(read_timeline(folder)),
     )
     card_path.write_text(card)
 
@@ -284,6 +289,22 @@ def _run_text(t: dict) -> str:
     return (f"{t['minutes']} minutes on {t['threads']} CPU thread(s), {t['steps']} updates{tokens}{joins}{dropout}, "
             f"{t['epochs']} epochs over {t['training_pairs']:,} pairs; best greedy validation BLEU {t['valid_bleu_greedy']} "
             f"(chrF {t['valid_chrf_greedy']}).\n\n   ```\n   {t['command']}\n   ```")
+
+
+def _timeline_text(timeline: dict | None) -> str:
+    if not timeline:
+        return "Not recorded (`timeline.json` is written by runs since it was introduced)."
+    points = timeline["points"]
+    whose = ("the run that made these weights" if timeline["made_these_weights"] else
+             "**a separate run of the same recipe, not the run that made these weights**")
+    start = "from scratch" if timeline["from_scratch"] else "continued from a trained model"
+    agreed = first_agreement(timeline)
+    agreement = ("" if agreed is None else f" Its α first agrees with its final argmax alignment on at least "
+                 f"{AGREEMENT:.0%} of the probe sentences' steps after {agreed:,} target pieces.")
+    return (f"`timeline.json` holds {len(points)} points of {whose} ({start}), from {points[0]['target_pieces']:,} to "
+            f"{points[-1]['target_pieces']:,} target pieces: at each, the validation BLEU (greedy), the training loss, "
+            f"and the greedy translation and α of the page's sentences (`attn_demo.timeline`).{agreement}"
+            f"\n\n```\n{timeline['command']}\n```")
 
 
 def _results_text(r: dict | None) -> str:

@@ -30,6 +30,11 @@ Long sentences: a --clause-join-prob fraction of the examples is first replaced 
 statements joined into one sentence with a connective both languages share ("A, and b because c."
 / "A, et b parce que c.", data.ClauseJoiner): the shape of one long sentence, which the
 sentence-after-sentence joins do not teach.
+
+Timeline: at fixed points of the run (0, 0.1, 0.25, 0.5, 1, 2, 4 … million target pieces) and at
+every validation, the page's sentences are translated greedily and recorded with their α, the
+validation BLEU and the training loss in timeline.json beside the checkpoint (attn_demo.timeline):
+how attention comes to be, for the page's "Watch it learn".
 """
 import argparse
 import math
@@ -52,6 +57,7 @@ from attn_demo.data import (TEST_SET, TRAIN_POOL, ClauseJoiner, batches, encode_
                              train_valid_split)
 from attn_demo.model import Seq2Seq
 from attn_demo.search import greedy_search, max_target_length
+from attn_demo.timeline import continued, next_point, point, read_timeline, write_timeline
 from attn_demo.tokenizer import Tokenizer, train_tokenizer
 
 DEFAULTS = dict(
@@ -167,22 +173,34 @@ def main(argv=None):
         warm = warm_start(model, args.init_from)
         print(warm_start_text(warm), flush=True)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
-    state = {"step": 0, "epoch": 0, "batch": 0, "elapsed": 0.0, "best_bleu": -1.0, "target_tokens": 0}
+    state = {"step": 0, "epoch": 0, "batch": 0, "elapsed": 0.0, "best_bleu": -1.0, "target_tokens": 0,
+             "next_point": 0, "loss_sum": 0.0, "loss_pieces": 0}  # loss_*: since the timeline's last point
+    # a continued run of the same attention goes on with the timeline of the run that made its weights
+    same_model = args.init_from and ModelConfig.from_json(args.init_from / "config.json").attention == args.attention
+    earlier_timeline = read_timeline(args.init_from) if same_model else None
+    earlier_points, pieces_before = continued(earlier_timeline)
+    timeline = {"from_scratch": earlier_timeline["from_scratch"] if earlier_points else not args.init_from,
+                "made_these_weights": True,
+                "command": "python -m attn_demo.train " + " ".join(sys.argv[1:] if argv is None else argv),
+                "points": earlier_points}
     if args.resume:
         saved = torch.load(run_dir / "last.pt", map_location=device, weights_only=True)
         model.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
         state = saved["state"]
+        timeline = read_timeline(run_dir) or timeline
     n_params = sum(p.numel() for p in model.parameters())
     epoch_tokens = sum(len(t) for _, t in train)
     print(f"{len(train)} training pairs, {len(valid)} validation pairs, {n_params / 1e6:.2f}M parameters", flush=True)
 
     def checkpoint_if_best(elapsed):
-        """Score on validation; keep the model in --out if it is the best so far; save resume state."""
+        """Score on validation; keep the model in --out if it is the best so far; add a timeline point; save
+        resume state."""
         scores = validate(model, src_tok, tgt_tok, valid, device)
+        add_point(scores["bleu"])
         print(f"\n[{elapsed / 60:.1f} min] step {state['step']} epoch {state['target_tokens'] / epoch_tokens:.2f} "
               f"valid BLEU {scores['bleu']:.2f} chrF {scores['chrf']:.2f}", flush=True)
-        if scores["bleu"] > state["best_bleu"]:
+        if scores["bleu"] >= state["best_bleu"]:  # a tie keeps the later, more trained weights
             state["best_bleu"] = scores["bleu"]
             save_checkpoint(args.out, model, src_tok, tgt_tok)
             copy_into(run_dir / TRAINING_DATA, args.out / TRAINING_DATA)
@@ -197,6 +215,17 @@ def main(argv=None):
                 **({"continued_from": {**warm, "training": earlier}} if args.init_from else {}),
             })
         save_state(elapsed)
+
+    def add_point(bleu):
+        """The timeline's point for the weights as they are (once per number of pieces), in the run and --out folders."""
+        pieces = pieces_before + state["target_tokens"]
+        if timeline["points"] and timeline["points"][-1]["target_pieces"] == pieces:
+            return
+        loss = state["loss_sum"] / max(state["loss_pieces"], 1)
+        timeline["points"].append(point(model, src_tok, tgt_tok, pieces, bleu, loss))
+        state.update(loss_sum=0.0, loss_pieces=0, next_point=next_point(state["target_tokens"]))
+        for folder in (run_dir, args.out):
+            write_timeline(folder, timeline)
 
     def save_state(elapsed):
         """What --resume needs: weights, optimizer, and where the run stands (written whole, then renamed)."""
@@ -228,6 +257,14 @@ def main(argv=None):
                 logits = model(src, lengths, y_in)  # (B, T, V)
             loss = F.cross_entropy(logits.float().flatten(0, 1), y_out.flatten(), ignore_index=config.pad_id,
                                    label_smoothing=args.label_smoothing)
+            pieces = int((y_out != config.pad_id).sum())
+            state["loss_sum"] += loss.item() * pieces
+            state["loss_pieces"] += pieces
+            if elapsed >= next_valid:  # validation and the timeline see the weights before this batch's update
+                next_valid += args.valid_minutes * 60
+                checkpoint_if_best(elapsed)
+            elif state["target_tokens"] >= state["next_point"]:
+                checkpoint_if_best(elapsed)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip)
@@ -236,19 +273,17 @@ def main(argv=None):
             optimizer.step()
             state["step"] += 1
             state["batch"] += 1
-            state["target_tokens"] += int((y_out != config.pad_id).sum())
+            state["target_tokens"] += pieces
             bar.update(min(100, int(100 * spent(elapsed))) - bar.n)
             bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{state['target_tokens'] / max(elapsed, 1):.0f}", refresh=False)
-            if elapsed >= next_valid:
-                next_valid += args.valid_minutes * 60
-                checkpoint_if_best(elapsed)
-            elif elapsed >= next_save:
+            if elapsed >= next_save:
                 next_save = elapsed + args.save_minutes * 60
                 save_state(elapsed)
         else:
             state["epoch"] += 1
             state["batch"] = 0
     checkpoint_if_best(time.time() - start)
+    write_model_card(args.out)  # its timeline as the run ended, where the weights kept came earlier
     bar.close()
 
 

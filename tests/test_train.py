@@ -1,5 +1,6 @@
 import math
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from huggingface_hub import ModelCard
@@ -7,6 +8,7 @@ from huggingface_hub import ModelCard
 from attn_demo.checkpoint import load_checkpoint, read_training_data
 from attn_demo.data import collate, encode_pairs
 from attn_demo.model import Seq2Seq
+from attn_demo.timeline import ALPHA_DECIMALS, PROBES, kept_point, read_timeline
 from attn_demo.train import learning_rate, main, parse_args
 from conftest import toy_pairs
 
@@ -126,3 +128,39 @@ def test_a_run_whose_out_folder_is_its_run_folder_writes_its_card_and_training_d
 def test_resume_state_is_saved_between_validations(tmp_path, toy_tsv):
     main(train_args(tmp_path, toy_tsv, "none", minutes=0.05) + ["--valid-minutes", "1000", "--save-minutes", "0.01"])
     assert (tmp_path / "run" / "last.pt").is_file() and not (tmp_path / "run" / "last.tmp").exists()
+
+
+def test_a_run_records_its_timeline_from_the_first_piece_to_the_kept_weights(tmp_path, toy_tsv, attention):
+    main(train_args(tmp_path, toy_tsv, attention, minutes=10) + ["--target-tokens", "3000", "--valid-minutes", "1000"])
+    timeline = read_timeline(tmp_path / "out")
+    assert timeline == read_timeline(tmp_path / "run") and timeline["from_scratch"] and timeline["made_these_weights"]
+    pieces = [p["target_pieces"] for p in timeline["points"]]
+    training = ModelCard.load(tmp_path / "out" / "README.md").data.training
+    assert pieces[0] == 0 and pieces == sorted(set(pieces)) and pieces[-1] >= 3000
+    first, last = timeline["points"][0], timeline["points"][-1]
+    assert last["loss"] < first["loss"]  # the first batch's, before any update, against the mean of all since
+    kept = kept_point(timeline)  # the checkpoint's weights
+    assert (kept["target_pieces"], kept["valid_bleu"]) == (training["target_tokens"], training["valid_bleu_greedy"])
+    for recorded, source in zip(last["probes"], PROBES, strict=True):
+        assert recorded["source"] == source
+        if attention == "none":
+            assert recorded["alpha"] is None
+        else:
+            alpha = np.array(recorded["alpha"])
+            assert alpha.shape == (len(recorded["target_pieces"]), len(recorded["source_pieces"]))
+            assert np.allclose(alpha.sum(axis=1), 1, atol=alpha.shape[1] * 10 ** -ALPHA_DECIMALS)
+    assert "Its α first agrees" in (tmp_path / "out" / "README.md").read_text() or attention == "none"
+
+
+def test_a_continued_run_counts_its_timeline_on_from_the_weights_it_continued(tmp_path, toy_tsv):
+    first = tmp_path / "first"
+    main(train_args(tmp_path, toy_tsv, "bahdanau", minutes=10) + ["--target-tokens", "2000", "--out", str(first)])
+    earlier = read_timeline(first)
+    go_on = train_args(tmp_path, toy_tsv, "bahdanau", minutes=10)
+    go_on[go_on.index("--run-dir") + 1] = str(tmp_path / "continued-run")
+    main(go_on + ["--target-tokens", "2000", "--init-from", str(first)])
+    timeline = read_timeline(tmp_path / "out")
+    kept = max(earlier["points"], key=lambda p: p["valid_bleu"])["target_pieces"]
+    assert timeline["points"][:len(earlier["points"])] == [p for p in earlier["points"] if p["target_pieces"] <= kept]
+    assert timeline["from_scratch"]  # its first points are the first run's, from scratch
+    assert [p["target_pieces"] for p in timeline["points"]][-1] >= kept + 2000

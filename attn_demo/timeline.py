@@ -1,0 +1,118 @@
+"""How attention comes to be: a training run's timeline of the page's sentences.
+
+At fixed points of a run (PIECE_POINTS target pieces, dense at the start where most changes, then at
+every validation) `train` translates the probe sentences (the page's examples and its long
+example) greedily and records, with the run's validation BLEU and training loss there:
+
+    {"from_scratch": bool, "made_these_weights": bool, "command": str,
+     "points": [{"target_pieces": int, "valid_bleu": float, "loss": float,
+                 "probes": [{"source": str, "translation": str, "source_pieces": [str],
+                             "target_pieces": [str], "alpha": [[float]]}]}]}
+
+alpha is α_tj as T rows (output pieces, EOS last) of S weights (source pieces, EOS last), rounded
+to ALPHA_DECIMALS; a model without attention has none ("alpha": null). loss is the mean
+label-smoothed cross-entropy per target piece of the batches trained on since the previous point
+(at the first point, of the first batch, before any update). A run continued from a checkpoint
+of the same attention appends its points after those of the run that made it, its pieces counted
+on; timeline.json sits in the checkpoint folder beside the weights.
+"""
+import json
+from pathlib import Path
+
+import torch
+
+from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
+from attn_demo.search import greedy_search, max_target_length
+
+TIMELINE = "timeline.json"
+PROBES = [*EXAMPLES, LONG_EXAMPLE]
+PIECE_POINTS = (0, 100_000, 250_000, 500_000, 1_000_000)  # then doubling: 2M, 4M, 8M …
+ALPHA_DECIMALS = 3  # α to 0.001: a grid's colour and hover are unchanged, the file stays small (≤ 1 MB)
+AGREEMENT = 0.5  # "its α agrees with its final alignment": on at least half the final translation's steps
+
+
+def next_point(pieces: int) -> int:
+    """The first scheduled point after `pieces` target pieces."""
+    for point in PIECE_POINTS:
+        if point > pieces:
+            return point
+    point = PIECE_POINTS[-1]
+    while point <= pieces:
+        point *= 2
+    return point
+
+
+@torch.inference_mode()
+def probe(model, src_tok, tgt_tok, source: str) -> dict:
+    """One probe sentence translated greedily, with its α (None without attention)."""
+    ids = src_tok.encode(source) + [model.config.eos_id]
+    device = next(model.parameters()).device
+    src = torch.tensor([ids], device=device)
+    lengths = torch.tensor([len(ids)], device=device)
+    was_training = model.training
+    model.eval()
+    hypothesis = greedy_search(model, model.encode(src, lengths), max_target_length(lengths))[0]
+    model.train(was_training)
+    alpha = hypothesis.trace["attention"]
+    return {
+        "source": source, "translation": tgt_tok.decode(hypothesis.tokens[:-1]),
+        "source_pieces": src_tok.pieces(ids), "target_pieces": tgt_tok.pieces(hypothesis.tokens),
+        "alpha": None if alpha is None else [[round(float(a), ALPHA_DECIMALS) for a in row] for row in alpha],
+    }
+
+
+def point(model, src_tok, tgt_tok, target_pieces: int, valid_bleu: float, loss: float) -> dict:
+    return {"target_pieces": target_pieces, "valid_bleu": round(valid_bleu, 2), "loss": round(loss, 4),
+            "probes": [probe(model, src_tok, tgt_tok, source) for source in PROBES]}
+
+
+def read_timeline(folder: Path) -> dict | None:
+    """The timeline of a checkpoint folder, or None for one without."""
+    path = Path(folder) / TIMELINE
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def write_timeline(folder: Path, timeline: dict) -> None:
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    (Path(folder) / TIMELINE).write_text(json.dumps(timeline, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+
+
+def kept_point(timeline: dict) -> dict:
+    """The point whose weights a run kept: the last with the best validation BLEU (train keeps the
+    best model, and a later tie replaces it)."""
+    best = max(p["valid_bleu"] for p in timeline["points"])
+    return [p for p in timeline["points"] if p["valid_bleu"] == best][-1]
+
+
+def continued(earlier: dict | None) -> tuple[list, int]:
+    """The points a run continued from a checkpoint starts with, and the pieces it counts on from:
+    the earlier run's points up to the weights it kept. ([], 0) without an earlier timeline."""
+    if not earlier or not earlier["points"]:
+        return [], 0
+    pieces = kept_point(earlier)["target_pieces"]
+    return [p for p in earlier["points"] if p["target_pieces"] <= pieces], pieces
+
+
+def argmax_agreement(alpha: list, final: list) -> tuple[int, int]:
+    """(steps agreeing, steps) between α at some point and the final α of one probe: at each step t
+    of the final translation, whether the most-attended source piece is the same (a step the earlier
+    translation does not reach disagrees)."""
+    agree = sum(1 for t, row in enumerate(final) if t < len(alpha) and _argmax(alpha[t]) == _argmax(row))
+    return agree, len(final)
+
+
+def first_agreement(timeline: dict) -> int | None:
+    """Target pieces at the first point whose α, over all probes' steps, agrees with the last point's
+    argmax alignment on at least AGREEMENT of the steps; None without α."""
+    final = timeline["points"][-1]["probes"]
+    if final[0]["alpha"] is None:
+        return None
+    for p in timeline["points"]:
+        counts = [argmax_agreement(mine["alpha"], last["alpha"]) for mine, last in zip(p["probes"], final)]
+        if sum(a for a, _ in counts) >= AGREEMENT * sum(n for _, n in counts):
+            return p["target_pieces"]
+    return None
+
+
+def _argmax(row: list) -> int:
+    return max(range(len(row)), key=row.__getitem__)

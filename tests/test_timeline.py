@@ -1,0 +1,62 @@
+import numpy as np
+import pytest
+
+from attn_demo.checkpoint import write_model_card
+from attn_demo.timeline import (PIECE_POINTS, AGREEMENT, argmax_agreement, continued, first_agreement, next_point, probe,
+                                read_timeline, write_timeline)
+from attn_demo.translator import Translator
+from attn_demo.checkpoint import load_checkpoint
+
+
+def test_points_are_dense_at_the_start_then_double():
+    assert [next_point(p) for p in (0, 99_999, 100_000, 600_000)] == [100_000, 100_000, 250_000, 1_000_000]
+    assert [next_point(p) for p in (1_000_000, 1_500_000, 2_000_000, 9_000_000)] == [2_000_000, 2_000_000, 4_000_000, 16_000_000]
+    assert PIECE_POINTS[0] == 0
+
+
+def test_probe_records_the_greedy_translation_and_alpha_the_app_shows(toy_checkpoint, attention):
+    translator = Translator(toy_checkpoint, device="cpu")
+    model, src_tok, tgt_tok = load_checkpoint(toy_checkpoint)
+    recorded = probe(model, src_tok, tgt_tok, "I see the red cat.")
+    shown = translator.translate("I see the red cat.")
+    assert (recorded["translation"], recorded["target_pieces"], recorded["source_pieces"]) == (
+        shown.text, shown.target_tokens, shown.source_tokens)
+    if attention == "none":
+        assert recorded["alpha"] is None
+    else:
+        np.testing.assert_allclose(recorded["alpha"], shown.attention, atol=5e-4)  # rounded to 0.001
+
+
+def point(pieces, bleu, *alphas):
+    return {"target_pieces": pieces, "valid_bleu": bleu, "loss": 1.0,
+            "probes": [{"source": "s", "translation": "t", "source_pieces": [], "target_pieces": [], "alpha": a} for a in alphas]}
+
+
+def test_a_continued_run_keeps_the_points_up_to_the_weights_it_continued():
+    earlier = {"from_scratch": True, "points": [point(0, 1.0), point(100, 30.0), point(200, 29.0)]}
+    assert continued(earlier) == (earlier["points"][:2], 100)  # the best validation was kept, not the last
+    tied = {"from_scratch": True, "points": [point(0, 1.0), point(100, 30.0), point(200, 30.0), point(300, 2.0)]}
+    assert continued(tied)[1] == 200  # of equal scores, the later weights were kept
+    assert continued(None) == ([], 0)
+
+
+def test_agreement_counts_the_final_steps_whose_most_attended_piece_is_the_same():
+    final = [[0.9, 0.1], [0.2, 0.8], [0.3, 0.7]]
+    assert argmax_agreement([[0.6, 0.4], [0.6, 0.4]], final) == (1, 3)  # a missing step disagrees
+    early, middle, late = [[0.5, 0.5]], [[0.9, 0.1], [0.1, 0.9], [0.9, 0.1]], final
+    timeline = {"points": [point(0, 0, early, early), point(10, 5, middle, middle), point(20, 9, late, late)]}
+    assert first_agreement(timeline) == 10 and AGREEMENT == 0.5
+    assert first_agreement({"points": [point(0, 0, None)]}) is None
+
+
+@pytest.mark.parametrize("made_these_weights", [True, False])
+def test_the_card_says_whose_timeline_it_is(toy_checkpoint, made_these_weights):
+    alpha = [[1.0, 0.0]]
+    timeline = {"from_scratch": True, "made_these_weights": made_these_weights, "command": "python -m attn_demo.train …",
+                "points": [point(0, 0.0, alpha), point(1000, 10.0, alpha)]}
+    write_timeline(toy_checkpoint, timeline)
+    assert read_timeline(toy_checkpoint) == timeline
+    write_model_card(toy_checkpoint)
+    card = (toy_checkpoint / "README.md").read_text()
+    assert "2 points" in card and "from 0 to 1,000 target pieces" in card
+    assert ("not the run that made these weights" in card) is not made_these_weights
