@@ -20,6 +20,7 @@ from attn_demo.ui.attribution import AttributionSection
 from attn_demo.ui.compare import CompareSection
 from attn_demo.ui.explore import ExploreSection
 from attn_demo.ui.export import ExportSection
+from attn_demo.ui.learn import LearnSection
 from attn_demo.ui.page import CSS, PAGE_JS, THEME, contents, section
 from attn_demo.ui.quiz import QuizSection
 from attn_demo.ui.share import ShareSection
@@ -67,6 +68,7 @@ EXPORT = ExportSection(TRANSLATE)
 ATTRIBUTION = AttributionSection(TRANSLATE)
 EXPLORE = ExploreSection(TRANSLATE)
 QUIZ = QuizSection(MODELS)
+LEARN = LearnSection(MODELS, opening_picks(MODELS))
 
 
 def device_name() -> str:
@@ -97,6 +99,8 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
         ATTRIBUTION.render(controls, large_text)
     with section("why"):
         WHY_ATTENTION.render(large_text, controls)
+    with section("learn"):
+        LEARN.render(demo)
     with section("alignment"):
         ALIGNMENT_CHECK.render(large_text, controls.pickers)
     with section("compare"):

@@ -6,8 +6,8 @@ example) greedily and records, with the run's validation BLEU and training loss 
 
     {"from_scratch": bool, "made_these_weights": bool, "command": str,
      "points": [{"target_pieces": int, "valid_bleu": float, "loss": float,
-                 "probes": [{"source": str, "translation": str, "source_pieces": [str],
-                             "target_pieces": [str], "alpha": [[float]]}]}]}
+                 "probes": [{"source": str, "translation": str, "english_pieces": [str],
+                             "french_pieces": [str], "alpha": [[float]]}]}]}
 
 alpha is α_tj as T rows (output pieces, EOS last) of S weights (source pieces, EOS last), rounded
 to ALPHA_DECIMALS; a model without attention has none ("alpha": null). loss is the mean
@@ -56,7 +56,7 @@ def probe(model, src_tok, tgt_tok, source: str) -> dict:
     alpha = hypothesis.trace["attention"]
     return {
         "source": source, "translation": tgt_tok.decode(hypothesis.tokens[:-1]),
-        "source_pieces": src_tok.pieces(ids), "target_pieces": tgt_tok.pieces(hypothesis.tokens),
+        "english_pieces": src_tok.pieces(ids), "french_pieces": tgt_tok.pieces(hypothesis.tokens),
         "alpha": None if alpha is None else [[round(float(a), ALPHA_DECIMALS) for a in row] for row in alpha],
     }
 
@@ -116,3 +116,10 @@ def first_agreement(timeline: dict) -> int | None:
 
 def _argmax(row: list) -> int:
     return max(range(len(row)), key=row.__getitem__)
+
+
+def probe_history(timeline: dict, index: int) -> list[dict]:
+    """Probe `index` (of PROBES) at every point of a timeline: the point's numbers and what the model
+    wrote then, oldest first (what the page's "Watch it learn" draws)."""
+    return [{"target_pieces": p["target_pieces"], "valid_bleu": p["valid_bleu"], "loss": p["loss"], **p["probes"][index]}
+            for p in timeline["points"]]

@@ -10,6 +10,7 @@ from huggingface_hub.errors import LocalEntryNotFoundError, RepositoryNotFoundEr
 from attn_demo.attribution import Attribution, attribute
 from attn_demo.checkpoint import load_checkpoint, read_training_data
 from attn_demo.data import pad
+from attn_demo.timeline import read_timeline
 from attn_demo.search import NO_STEER, Candidate, Hypothesis, Steer, beam_search_n_best, forced_search, greedy_search, max_target_length
 from attn_demo.tokenizer import check_known, check_length, check_text, read_english
 
@@ -100,6 +101,7 @@ class Translator:
         self.config = self.model.config
         self.card, self.metrics, self.length_curve, self.alignment_scores = _read_card(self.folder / "README.md")
         self.training_data = read_training_data(self.folder)  # what it learned from; None if not recorded
+        self.timeline = read_timeline(self.folder)  # how it learned (attn_demo.timeline); None if not recorded
 
     def read(self, text: str) -> tuple[list[int], list[str]]:
         """Source ids with EOS and the characters read as the unknown piece (see read_english), or a

@@ -19,7 +19,7 @@ def test_probe_records_the_greedy_translation_and_alpha_the_app_shows(toy_checkp
     model, src_tok, tgt_tok = load_checkpoint(toy_checkpoint)
     recorded = probe(model, src_tok, tgt_tok, "I see the red cat.")
     shown = translator.translate("I see the red cat.")
-    assert (recorded["translation"], recorded["target_pieces"], recorded["source_pieces"]) == (
+    assert (recorded["translation"], recorded["french_pieces"], recorded["english_pieces"]) == (
         shown.text, shown.target_tokens, shown.source_tokens)
     if attention == "none":
         assert recorded["alpha"] is None
@@ -29,7 +29,7 @@ def test_probe_records_the_greedy_translation_and_alpha_the_app_shows(toy_checkp
 
 def point(pieces, bleu, *alphas):
     return {"target_pieces": pieces, "valid_bleu": bleu, "loss": 1.0,
-            "probes": [{"source": "s", "translation": "t", "source_pieces": [], "target_pieces": [], "alpha": a} for a in alphas]}
+            "probes": [{"source": "s", "translation": "t", "english_pieces": [], "french_pieces": [], "alpha": a} for a in alphas]}
 
 
 def test_a_continued_run_keeps_the_points_up_to_the_weights_it_continued():

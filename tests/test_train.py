@@ -147,7 +147,7 @@ def test_a_run_records_its_timeline_from_the_first_piece_to_the_kept_weights(tmp
             assert recorded["alpha"] is None
         else:
             alpha = np.array(recorded["alpha"])
-            assert alpha.shape == (len(recorded["target_pieces"]), len(recorded["source_pieces"]))
+            assert alpha.shape == (len(recorded["french_pieces"]), len(recorded["english_pieces"]))
             assert np.allclose(alpha.sum(axis=1), 1, atol=alpha.shape[1] * 10 ** -ALPHA_DECIMALS)
     assert "Its α first agrees" in (tmp_path / "out" / "README.md").read_text() or attention == "none"
 
@@ -160,7 +160,7 @@ def test_a_continued_run_counts_its_timeline_on_from_the_weights_it_continued(tm
     go_on[go_on.index("--run-dir") + 1] = str(tmp_path / "continued-run")
     main(go_on + ["--target-tokens", "2000", "--init-from", str(first)])
     timeline = read_timeline(tmp_path / "out")
-    kept = max(earlier["points"], key=lambda p: p["valid_bleu"])["target_pieces"]
+    kept = kept_point(earlier)["target_pieces"]
     assert timeline["points"][:len(earlier["points"])] == [p for p in earlier["points"] if p["target_pieces"] <= kept]
     assert timeline["from_scratch"]  # its first points are the first run's, from scratch
     assert [p["target_pieces"] for p in timeline["points"]][-1] >= kept + 2000

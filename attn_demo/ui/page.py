@@ -5,12 +5,14 @@ from pathlib import Path
 
 import gradio as gr
 
+from attn_demo.ui.learn import LEARN_CSS, LEARN_JS
 from attn_demo.ui.step_group import STEP_VIEWS_CSS, STEP_VIEWS_JS
 
 # the page's sections, in order: the key of each (its element id is section_id(key)) and its name in the contents bar
 SECTION_PREFIX = "section-"
 CONTENTS = (("translate", "Translate"), ("share", "Share"), ("explore", "Explore the decoding"),
-            ("explanation", "Is attention an explanation?"), ("why", "Why attention?"), ("alignment", "Does attention align?"),
+            ("explanation", "Is attention an explanation?"), ("why", "Why attention?"), ("learn", "Watch it learn"),
+            ("alignment", "Does attention align?"),
             ("compare", "Compare them all"), ("quiz", "Quiz"))
 
 # The Soft theme with the colours it gives text and controls darkened to WCAG AA contrast (4.5:1): its indigo
@@ -44,7 +46,7 @@ body.attn-large .katex { font-size: 1.6em; }
 #contents nav { display: flex; gap: 0.4em 1.2em; overflow-x: auto; white-space: nowrap; font-weight: 600; }
 #contents a { color: var(--link-text-color); padding: 6px 0; }
 [id^="%s"] { scroll-margin-top: 4rem; }
-""" % SECTION_PREFIX + STEP_VIEWS_CSS
+""" % SECTION_PREFIX + STEP_VIEWS_CSS + LEARN_CSS
 REACHABLE_JS = (Path(__file__).parent / "reachable.js").read_text()  # whatever scrolls can be reached by keyboard
 # A link ending in #section-… (a shared link can) opens on that section. The browser looks for it before
 # Gradio has drawn the page, and what is drawn above it later pushes it down: so the page brings it back
@@ -59,7 +61,7 @@ OPEN_ON_SECTION = """() => {
   for (const event of ["wheel", "touchstart", "keydown", "mousedown"]) window.addEventListener(event, stop, { once: true });
   setTimeout(stop, 30000);
 }""" % SECTION_PREFIX
-PAGE_JS = f"() => {{ ({STEP_VIEWS_JS})(); ({REACHABLE_JS})(); ({OPEN_ON_SECTION})(); }}"  # run once, when the page loads
+PAGE_JS = f"() => {{ ({STEP_VIEWS_JS})(); ({LEARN_JS})(); ({REACHABLE_JS})(); ({OPEN_ON_SECTION})(); }}"  # run once, when the page loads
 
 
 def section_id(key: str) -> str:

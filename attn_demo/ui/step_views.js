@@ -548,6 +548,7 @@
   const watched = new WeakSet();  // containers whose width is watched already
   const groups = new Map();  // element id → its StepGroup
   window.attnSteps = {
+    colourTable,  // shared with learn.js: one reading of a Plotly colour scale
     // The step views bound to the element with this id, made on first use (and again if Gradio
     // re-rendered the element).
     group(id) {
