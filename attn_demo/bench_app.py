@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from attn_demo.data import TEST_SET, read_pairs
+from attn_demo.examples import LONG_EXAMPLE
 from attn_demo.timing import SENTENCES, percentiles
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -218,6 +219,20 @@ ARM_STEP_TIMER = """([k, slots]) => {
   }, { once: true, capture: true });
 }"""
 TRANSLATE_SLOTS, EXPLORE_SLOTS = ("left-step", "right-step"), ("explore-hypothesis-step", "explore-what-if-step")
+# Armed before each key press on "Watch it learn"'s slider: from the keydown, check every frame whether
+# both sides' status lines have changed; the frame after the one that first shows it has been painted.
+ARM_LEARN_TIMER = """() => {
+  window.attnLearnMs = null;
+  const status = () => [...document.querySelectorAll("#learn-view .attn-learn-status")].map((e) => e.textContent).join("|");
+  const before = status();
+  document.addEventListener("keydown", () => {
+    const start = performance.now();
+    const check = () => status() !== before
+      ? requestAnimationFrame(() => { window.attnLearnMs = performance.now() - start; })
+      : requestAnimationFrame(check);
+    requestAnimationFrame(check);
+  }, { once: true, capture: true });
+}"""
 
 
 def shows_step_one(slots) -> str:
@@ -269,9 +284,31 @@ def step_change_ms(url: str, presses: int, picks, words: int = 15) -> list[dict]
         page.get_by_role("button", name="Change the piece and go on").click()
         page.wait_for_function(shows_step_one(EXPLORE_SLOTS), timeout=60_000)
         explore = time_presses(page, "explore-steps-slider", EXPLORE_SLOTS, presses)
+        learn = time_learn_presses(page, presses)
         browser.close()
     return [{"where": where, "words": words, "presses": presses, **percentiles(samples)}
-            for where, samples in (("translate", translate), ("explorer", explore))]
+            for where, samples in (("translate", translate), ("explorer", explore), ("watch it learn", learn)) if samples]
+
+
+def time_learn_presses(page, presses: int) -> list[float]:
+    """Watch it learn with the picked models and the long example: from the first training point, one
+    ArrowRight a point, timed until both sides show it. None if neither model has a timeline."""
+    page.get_by_label("Sentence", exact=True).click()
+    page.get_by_role("option", name=LONG_EXAMPLE).click()
+    page.wait_for_function(f"() => window.attnLearn.view('learn-view').payload?.sides[0].points[0]?.source === "
+                           f"{json.dumps(LONG_EXAMPLE)} || window.attnLearn.view('learn-view').payload?.positions.length === 1",
+                           timeout=60_000)
+    points = page.evaluate("() => window.attnLearn.view('learn-view').payload.positions.length")
+    slider = page.locator("#learn-view-slider input[type=range]")
+    slider.focus()
+    page.keyboard.press("Home")
+    samples = []
+    for _ in range(min(presses, points - 1)):
+        page.evaluate(ARM_LEARN_TIMER)
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function("() => window.attnLearnMs !== null", timeout=30_000)
+        samples.append(page.evaluate("() => window.attnLearnMs"))
+    return samples
 
 
 def bench_app(picks: tuple[str, str], p: dict) -> dict:

@@ -14,7 +14,10 @@ to ALPHA_DECIMALS; a model without attention has none ("alpha": null). loss is t
 label-smoothed cross-entropy per target piece of the batches trained on since the previous point
 (at the first point, of the first batch, before any update). A run continued from a checkpoint
 of the same attention appends its points after those of the run that made it, its pieces counted
-on; timeline.json sits in the checkpoint folder beside the weights.
+on; timeline.json sits in the checkpoint folder beside the weights. A model whose weights come from
+runs that recorded none can be shown a separate run's, marked as such:
+
+    python -m attn_demo.timeline runs/bahdanau-timeline checkpoints/bahdanau-en-fr
 """
 import json
 from pathlib import Path
@@ -123,3 +126,32 @@ def probe_history(timeline: dict, index: int) -> list[dict]:
     wrote then, oldest first (what the page's "Watch it learn" draws)."""
     return [{"target_pieces": p["target_pieces"], "valid_bleu": p["valid_bleu"], "loss": p["loss"], **p["probes"][index]}
             for p in timeline["points"]]
+
+
+def attach(run: Path, checkpoint: Path) -> dict:
+    """The timeline of a separate run (e.g. from scratch, for a model whose weights were continued from
+    others) put beside a checkpoint's weights, marked as not the run that made them."""
+    timeline = read_timeline(run)
+    if timeline is None:
+        raise FileNotFoundError(f"{run} has no {TIMELINE}")
+    timeline = {**timeline, "made_these_weights": False}
+    write_timeline(checkpoint, timeline)
+    return timeline
+
+
+def main(argv=None):
+    import argparse
+
+    from attn_demo.checkpoint import write_model_card  # the card describes the timeline beside it
+
+    p = argparse.ArgumentParser(description="Put a separate run's timeline beside a checkpoint (marked so in it and its card).")
+    p.add_argument("run", type=Path, help="the folder of the run that recorded the timeline")
+    p.add_argument("checkpoint", type=Path, help="the checkpoint folder it goes into")
+    args = p.parse_args(argv)
+    timeline = attach(args.run, args.checkpoint)
+    write_model_card(args.checkpoint)
+    print(f"{len(timeline['points'])} points, first α agreement after {first_agreement(timeline)} target pieces")
+
+
+if __name__ == "__main__":
+    main()

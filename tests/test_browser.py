@@ -12,7 +12,7 @@ from axe_playwright_python.sync_playwright import Axe
 import app
 from attn_demo.bench_app import CHROMIUM, CHROMIUM_FLAGS
 from attn_demo.steps import EOS_NOTE, VECTOR_COLORSCALE, project
-from attn_demo.ui import attribution, explore
+from attn_demo.ui import attribution, explore, learn
 from attn_demo.ui import page as page_parts
 from attn_demo.ui.translate import EXAMPLES, SIDES, STEPS
 from attn_demo.ui.why_attention import LONG_EXAMPLE
@@ -623,4 +623,39 @@ def test_explore_the_beam_change_a_word_and_move_the_attention(browser, app_url,
         page.locator(gone).wait_for(state="detached", timeout=30_000)
     assert page.locator("#explore-result").inner_text().strip() == ""
     assert page.locator("#explore-rank label").count() == 0
+    page.close()
+
+
+@pytest.mark.parametrize("width, height", [(1440, 900), (390, 844)])
+def test_watch_it_learn_moves_both_models_through_their_recorded_training(browser, app_url, width, height):
+    """The opening models' timelines of the long example: the slider redraws each side's translation,
+    grid and chart marker at that point from what the run recorded, and the page stays phone-wide."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(app_url + "#section-learn", wait_until="load")
+    page.locator("#learn-view .attn-learn-side").first.wait_for(timeout=60_000)
+    page.get_by_label("Sentence", exact=True).click()
+    page.get_by_role("option", name=LONG_EXAMPLE).click()
+    index = learn.PROBES.index(LONG_EXAMPLE)
+    sides = [learn.side(app.LEARN.models[key], index) for key in app.LEARN.opening]
+    assert all(side["points"] for side in sides), "the opening models ship a timeline"
+    page.wait_for_function("(source) => window.attnLearn.view('learn-view').payload?.sides[0].points[0].source === source",
+                           arg=LONG_EXAMPLE, timeout=60_000)
+    positions = sorted({p["target_pieces"] for side in sides for p in side["points"]})
+    slider = page.locator("#learn-view-slider input[type=range]")
+    for i in (1, len(positions) // 2, len(positions)):
+        slider.focus()
+        page.keyboard.press("Home")
+        for _ in range(i - 1):
+            page.keyboard.press("ArrowRight")
+        for k, side in enumerate(sides):
+            shown = [p for p in side["points"] if p["target_pieces"] <= positions[i - 1]][-1]
+            view = page.locator("#learn-view .attn-learn-side").nth(k)
+            assert view.locator(".attn-learn-translation").text_content() == (shown["translation"] or "(nothing)")
+            assert f"After {shown['target_pieces']:,} target pieces" in view.locator(".attn-learn-status").text_content()
+            if shown["alpha"] is not None:  # one pixel a weight: the grid is the recorded α's shape
+                assert view.locator("canvas").evaluate("(c) => [c.height, c.width]") == list(np.array(shown["alpha"]).shape)
+                assert view.locator(".attn-learn-rows span").count() == len(shown["french_pieces"])
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= width  # a wide grid scrolls in its own box
+    SCREENSHOT_DIR.mkdir(exist_ok=True)
+    page.locator("#section-learn").screenshot(path=str(SCREENSHOT_DIR / f"watch-it-learn-{width}.png"))
     page.close()

@@ -2,9 +2,11 @@ import numpy as np
 import pytest
 
 from attn_demo.checkpoint import write_model_card
-from attn_demo.timeline import (PIECE_POINTS, AGREEMENT, argmax_agreement, continued, first_agreement, next_point, probe,
+from attn_demo.timeline import (PIECE_POINTS, AGREEMENT, argmax_agreement, continued, first_agreement, main, next_point, probe,
                                 read_timeline, write_timeline)
 from attn_demo.translator import Translator
+from attn_demo.timeline import PROBES
+from conftest import ROOT
 from attn_demo.checkpoint import load_checkpoint
 
 
@@ -60,3 +62,22 @@ def test_the_card_says_whose_timeline_it_is(toy_checkpoint, made_these_weights):
     card = (toy_checkpoint / "README.md").read_text()
     assert "2 points" in card and "from 0 to 1,000 target pieces" in card
     assert ("not the run that made these weights" in card) is not made_these_weights
+
+
+def test_a_separate_runs_timeline_goes_beside_a_checkpoint_marked_as_such(tmp_path, toy_checkpoint):
+    timeline = {"from_scratch": True, "made_these_weights": True, "command": "python -m attn_demo.train …",
+                "points": [point(0, 0.0, [[1.0, 0.0]])]}
+    write_timeline(tmp_path / "run", timeline)
+    main([str(tmp_path / "run"), str(toy_checkpoint)])
+    assert read_timeline(toy_checkpoint) == {**timeline, "made_these_weights": False}
+    assert "not the run that made these weights" in (toy_checkpoint / "README.md").read_text()
+    with pytest.raises(FileNotFoundError):
+        main([str(tmp_path / "nothing"), str(toy_checkpoint)])
+
+
+def test_every_shipped_timeline_is_small_and_ends_at_its_run_s_last_point():
+    for path in sorted((ROOT / "checkpoints").glob("*/timeline.json")):
+        assert path.stat().st_size <= 1_000_000, path  # committed beside the weights, sent to a phone a probe at a time
+        timeline = read_timeline(path.parent)
+        pieces = [p["target_pieces"] for p in timeline["points"]]
+        assert pieces == sorted(set(pieces)) and all(len(p["probes"]) == len(PROBES) for p in timeline["points"])

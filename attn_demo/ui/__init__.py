@@ -6,6 +6,7 @@ about a model from its attention type's description (attn_demo.attention.KINDS).
     translate.py      translate with the models picked for the two sides and scrub through the decoder steps
     step_views.js     draws the decoder steps in the browser (translate.py's scrubber; its style in step_views.css)
     why_attention.py  why attention exists: BLEU by sentence length, model by model, and the baseline beside attention
+    learn.py          watch it learn: α and the translation through training, from each model's timeline (learn.js)
     alignment_check.py   does attention align words? the human links of the Hansards on each picked model's α
     compare.py        compare them all: every model's scores, speed, size and training in one table and chart
     quiz.py           check your understanding: questions on attention and on the user's translation
