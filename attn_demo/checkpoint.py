@@ -316,8 +316,14 @@ def _results_text(r: dict | None) -> str:
              f"over {latency['n']} runs after warm-up." if latency else "")
     return (f"{r['dataset']}, {r['n']} sentences, beam {r['beam']}, sacreBLEU (default tokeniser, detokenised output):\n"
             f"**BLEU {r['bleu']}**, **chrF {r['chrf']}**; an input the model refuses (mostly characters never seen in "
-            f"training) counts as an empty translation: {r.get('refused', 0)} here.\n\n{_by_length_table(r['by_length'])}"
+            f"training) counts as an empty translation: {r.get('refused', 0)} here.{_eos_text(r)}\n\n{_by_length_table(r['by_length'])}"
             f"{speed}\n\n```\n{r['command']}\n```")
+
+
+def _eos_text(r: dict) -> str:
+    share = r.get("eos_argmax_share")
+    return ("" if share is None else f" Of the output steps of these translations, {share:.1%} put most of their "
+            "attention on the sentence's `</s>`.")
 
 
 def _by_length_table(by_length: dict) -> str:

@@ -45,7 +45,13 @@ BATCH_SENTENCES = 64
 
 def translate_all(translator: Translator, sources: list[str], beam: int) -> tuple[list[str], int]:
     """Translations in input order (length-sorted batches inside) and the number of refused inputs."""
-    outputs, accepted = [""] * len(sources), []
+    translations, refused = translate_traced(translator, sources, beam)
+    return ["" if t is None else t.text for t in translations], refused
+
+
+def translate_traced(translator: Translator, sources: list[str], beam: int) -> tuple[list, int]:
+    """Each input's Translation (None where refused), in input order, and the number refused."""
+    outputs, accepted = [None] * len(sources), []
     for i, text in enumerate(sources):
         try:
             translator.encode(text)
@@ -56,8 +62,18 @@ def translate_all(translator: Translator, sources: list[str], beam: int) -> tupl
     for start in range(0, len(accepted), BATCH_SENTENCES):
         chunk = accepted[start:start + BATCH_SENTENCES]
         for i, result in zip(chunk, translator.translate_batch([sources[i] for i in chunk], beam_size=beam)):
-            outputs[i] = result.text
+            outputs[i] = result
     return outputs, len(sources) - len(accepted)
+
+
+def eos_argmax_share(translations) -> float | None:
+    """The share of output steps whose most-attended source piece is the sentence's </s> (the last),
+    over every step of every translation; None for a model without attention."""
+    alphas = [t.attention for t in translations if t is not None and t.attention is not None]
+    if not alphas:
+        return None
+    steps = sum(len(alpha) for alpha in alphas)
+    return sum(int((alpha.argmax(axis=1) == alpha.shape[1] - 1).sum()) for alpha in alphas) / steps
 
 
 def bucket_name(low: int, high: int) -> str:
@@ -174,14 +190,20 @@ def main(argv=None):
         return main_long(args, translator, pairs, command)
     sources, references = [en for en, _ in pairs], [fr for _, fr in pairs]
     start = time.time()
-    hypotheses, refused = translate_all(translator, sources, args.beam)
+    translations, refused = translate_traced(translator, sources, args.beam)
+    hypotheses = ["" if t is None else t.text for t in translations]
     result = score(sources, hypotheses, references)
     result["refused"] = refused
+    share = eos_argmax_share(translations)
+    if share is not None:
+        result["eos_argmax_share"] = round(share, 4)
     if args.json:
         print(json.dumps(result))
     else:
         print(f"{args.model}: {result['n']} sentences, beam {args.beam}, {time.time() - start:.0f} s, {refused} refused")
         print(f"BLEU {result['bleu']}  chrF {result['chrf']}")
+        if share is not None:
+            print(f"steps whose most-attended English piece is </s>: {share:.1%}")
         for name, bucket in result["by_length"].items():
             print(f"  {name:>6} words  n={bucket['n']:5d}  BLEU {bucket['bleu']}")
     if args.card and args.dev:

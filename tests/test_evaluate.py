@@ -7,7 +7,7 @@ from huggingface_hub import ModelCard
 
 from attn_demo.alignment import ALIGNERS
 from attn_demo.data import LONG_BUCKETS, long_dev_set, read_pairs, train_valid_split
-from attn_demo.evaluate import main, score
+from attn_demo.evaluate import eos_argmax_share, main, score, translate_traced
 from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
 from attn_demo.translator import load_translator
 
@@ -151,3 +151,16 @@ def test_cli_alignments_with_attribution_score_its_links_beside_alpha(toy_checkp
     assert all(0.0 <= result["aer"][rule] <= 1.0 for rule in attribution_rules)
     card = (toy_checkpoint / "README.md").read_text(encoding="utf-8")
     assert "| input-x-gradient, `argmax` |" in card
+
+
+def test_the_share_of_steps_resting_on_eos_counts_every_step_of_every_translation(toy_checkpoint, toy_tsv, attention):
+    translator = load_translator(str(toy_checkpoint))
+    sources = [en for en, _ in read_pairs(toy_tsv)][:12]
+    translations, refused = translate_traced(translator, sources, 2)
+    if attention == "none":
+        assert eos_argmax_share(translations) is None
+        return
+    alphas = [t.attention for t in translations]
+    resting = [[row.argmax() == len(row) - 1 for row in alpha] for alpha in alphas]  # by hand, step by step
+    assert eos_argmax_share(translations) == sum(map(sum, resting)) / sum(map(len, resting))
+    assert eos_argmax_share([None, *translations]) == eos_argmax_share(translations)  # a refused input has no steps
