@@ -1,13 +1,13 @@
+"""The timeline a run records: its schedule, its probes (what the app shows), how a continued run
+goes on, the agreement of α with the final alignment, the card, and the shipped files."""
 import numpy as np
 import pytest
 
-from attn_demo.checkpoint import write_model_card
-from attn_demo.timeline import (PIECE_POINTS, AGREEMENT, argmax_agreement, continued, first_agreement, main, next_point, probe,
-                                read_timeline, write_timeline)
+from attn_demo.checkpoint import load_checkpoint, write_model_card
+from attn_demo.timeline import (AGREEMENT, PIECE_POINTS, PROBES, argmax_agreement, continued, first_agreement, main, next_point,
+                                probe, read_timeline, write_timeline)
 from attn_demo.translator import Translator
-from attn_demo.timeline import PROBES
 from conftest import ROOT
-from attn_demo.checkpoint import load_checkpoint
 
 
 def test_points_are_dense_at_the_start_then_double():
