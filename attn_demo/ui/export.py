@@ -1,7 +1,8 @@
 """Export: the whole translation on screen as one self-contained, interactive HTML file that opens
 from disk without a network and shows the same numbers as the page: both alignment grids (Plotly,
-its library inlined) and both step views with their scrubber, drawn by the page's own renderer
-(step_views.js) from the same payload the page received (TranslateSection.step_data).
+its library inlined) and both network and step views with their scrubber, drawn by the page's own
+renderer (step_views.js, network_view.js) from the same payload the page received
+(TranslateSection.step_data).
 
 Everything the user typed reaches the file as JSON or escaped text, never as markup."""
 import hashlib
@@ -54,7 +55,7 @@ group.load(payload, false);
 </script></body></html>
 """
 SIDE = """<div class="side"><h2>{title}</h2><div class="translation">{text}</div><div class="grid" id="{side}-grid">{no_grid}</div></div>"""
-SLOT = """<div class="side"><div class="attn-step-slot" id="{side}-step"></div></div>"""
+SLOT = """<div class="side"><div class="attn-network-slot" id="{side}-network"></div><div class="attn-step-slot" id="{side}-step"></div></div>"""
 
 
 def export_html(payload: dict, grids: dict, source: str, beam_size: int, texts: dict) -> str:
