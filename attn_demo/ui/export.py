@@ -91,7 +91,9 @@ class ExportSection:
                  for side, update in zip(SIDES, self.translate.grids(state, False)[::2])}
         texts = {side: state["views"][side]["result"].text for side in SIDES}
         fingerprints = "|".join(self.translate.picked(state, side).fingerprint for side in SIDES)
-        key = hashlib.sha1(f"{fingerprints}|{state['beam_size']}|{state['text']}".encode()).hexdigest()[:16]
+        # the renderer too: a restart with new drawing code must not serve a file drawn by the old one (TRACE_DIR outlives it)
+        renderer = STEP_VIEWS_JS + STEP_VIEWS_CSS
+        key = hashlib.sha1(f"{fingerprints}|{state['beam_size']}|{state['text']}|{renderer}".encode()).hexdigest()[:16]
         TRACE_DIR.mkdir(exist_ok=True)
         path = TRACE_DIR / f"attention-{key}.html"
         if not path.exists():
