@@ -144,6 +144,10 @@ class AttentionKind:
     query: str | None  # the decoder state compared with each h_j, in LaTeX: "s_{t-1}", "s_t"; None: none
     context: str  # where c_t comes from and where it goes, in one or two sentences
     key_size: str | None  # the ModelConfig field (or property) giving the size of project_keys(h_j)
+    # what reads c_t: "gru", the GRU that makes s_t (so attention runs first, on s_{t-1}; the output layer
+    # reads c_t too), or "output", the output layer alone (the GRU runs first and s_t is the query).
+    # The network view (ui/network_view.js) draws each model's path from this and from `score`
+    context_into: str
 
     def keys(self, config: ModelConfig) -> int | None:
         """The size of the keys computed once per sentence from the h_j: (B, S, this)."""
@@ -156,18 +160,18 @@ _LUONG_ORDER = (r"The GRU runs first, $s_t = \mathrm{GRU}(E y_{t-1}, s_{t-1})$; 
                 r"$s_t$ as query, and $c_t$ feeds the output: $\tilde h_t = \tanh(W_c [c_t; s_t])$ (no input feeding).")
 KINDS = {
     "bahdanau": AttentionKind("Bahdanau (additive)", r"e_{tj} = v^\top \tanh(W_h h_j + W_s s_{t-1})",
-                              "Bahdanau et al. 2015, eq. 6", "s_{t-1}", _BAHDANAU_ORDER, "attn_hidden_size"),
+                              "Bahdanau et al. 2015, eq. 6", "s_{t-1}", _BAHDANAU_ORDER, "attn_hidden_size", "gru"),
     "luong-general": AttentionKind("Luong (general)", r"e_{tj} = s_t^\top W h_j", "Luong et al. 2015, eq. 8", "s_t",
-                                   _LUONG_ORDER, "dec_hidden_size"),
+                                   _LUONG_ORDER, "dec_hidden_size", "output"),
     "luong-dot": AttentionKind("Luong (dot)", r"e_{tj} = s_t^\top h_j", "Luong et al. 2015, eq. 8", "s_t",
-                               _LUONG_ORDER + " The keys are the $h_j$ themselves, so $H = D$.", "annotation_size"),
+                               _LUONG_ORDER + " The keys are the $h_j$ themselves, so $H = D$.", "annotation_size", "output"),
     "luong-lowrank": AttentionKind("Luong (low-rank)", r"e_{tj} = (U s_t)^\top (V h_j)",
-                                   "the general score with W = UᵀV of rank R", "s_t", _LUONG_ORDER, "attn_rank"),
+                                   "the general score with W = UᵀV of rank R", "s_t", _LUONG_ORDER, "attn_rank", "output"),
     "luong-concat": AttentionKind("Luong (concat)", r"e_{tj} = v^\top \tanh(W [s_t; h_j])", "Luong et al. 2015, eq. 8",
-                                  "s_t", _LUONG_ORDER, "attn_hidden_size"),
+                                  "s_t", _LUONG_ORDER, "attn_hidden_size", "output"),
     "none": AttentionKind(
         "No attention (baseline)", None, "Cho et al. 2014, the RNNencdec baseline of Bahdanau et al. 2015", None,
         r"No scores, no weights: one fixed vector $c = [\overrightarrow{h}_S; \overleftarrow{h}_1]$, the last state of "
         r"each encoder direction, is read at every step, $s_t = \mathrm{GRU}([E y_{t-1}; c], s_{t-1})$. The whole "
-        r"sentence must fit in those D numbers.", None),
+        r"sentence must fit in those D numbers.", None, "gru"),
 }

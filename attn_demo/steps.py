@@ -10,9 +10,12 @@ beside those rows, never a sum it made up.
 Pieces travel as plain strings: step_views.js writes them with textContent, never as markup.
 """
 import base64
+import re
 
 import numpy as np
 from plotly.colors import diverging, make_colorscale
+
+from attn_demo.attention import KINDS
 
 # signed vector entries, centred on 0 (red < 0 < blue); ColorBrewer's RdBu, whose middle is white
 # (plotly.js's own "RdBu" is grey there): 0 should look like nothing
@@ -55,11 +58,14 @@ def step_payload(title: str, result, projection, forced: tuple[int, ...] = ()) -
     shape}. Without attention there is no query, no e and no α (null), and every c_t is the one c.
     forced: the steps (from 1) whose α a user set by hand (Translator.translate's force_attention),
     where α is not softmax(e) and the page must not say it is."""
+    kind = KINDS[result.attention_type]
     return {
         "title": title, "source": list(result.source_tokens), "target": list(result.target_tokens),
         "forced": list(forced),
         "eos_note": EOS_NOTE if result.attention is not None else None,  # the source's last piece is </s>
         "query": symbol_parts(result.query_symbol),  # ["s", "t−1"] or ["s", "t"], or None
+        "path": kind.context_into,  # what reads c_t, "gru" or "output": the network view's order and arrows
+        "score": latex_parts(kind.score),  # e_tj's equation as text parts, or None
         "queries": typed(result.queries),  # (T, H)
         "scores": typed(result.scores),  # (T, S): e_tj
         "weights": typed(result.attention),  # (T, S): α_tj
@@ -72,10 +78,23 @@ def step_payload(title: str, result, projection, forced: tuple[int, ...] = ()) -
 
 def symbol_parts(latex: str | None) -> list[str] | None:
     """A subscripted LaTeX symbol as the page writes it, base and subscript: "s_{t-1}" → ["s", "t−1"]."""
+    return None if latex is None else latex_parts(latex)[0]
+
+
+def latex_parts(latex: str | None) -> list | None:
+    r"""The few LaTeX commands of KINDS' equations as the page writes them, plain strings and [base,
+    subscript] pairs (step_views.js's write): r"s_t^\top h_j" → [["s", "t"], "ᵀ ", ["h", "j"]]."""
     if latex is None:
         return None
-    base, subscript = latex.split("_", 1)
-    return [base, subscript.strip("{}").replace("-", "−")]
+    text = latex.replace(r"^\top", "ᵀ").replace("\\", "").replace("-", "−")  # \tanh → tanh
+    # split around each subscripted symbol: [text, base, {subscript} or one-character subscript, text, …]
+    pieces = re.split(r"(\w)_(\{[^}]*\}|\w)", text)
+    parts = [pieces[0]] if pieces[0] else []
+    for k in range(1, len(pieces), 3):
+        parts.append([pieces[k], pieces[k + 1].strip("{}")])
+        if pieces[k + 2]:
+            parts.append(pieces[k + 2])
+    return parts
 
 
 def typed(array) -> dict | None:

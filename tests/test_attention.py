@@ -110,6 +110,10 @@ def test_each_type_is_described_once_with_the_key_size_and_query_its_model_has(a
     kind, config = KINDS[attention], model.config
     assert (kind.score is None) == (attention == "none") == (model.decoder.attention is None)
     assert model.query_symbol == kind.query
+    # the GRU reads c_t exactly where attention runs before it, on s_{t-1} (and the baseline's GRU reads c)
+    gru_reads_context = model.decoder.rnn.input_size if hasattr(model.decoder, "rnn") else model.decoder.cell.input_size
+    assert (kind.context_into == "gru") == (gru_reads_context == config.emb_size + config.annotation_size)
+    assert (kind.context_into == "gru") == (kind.query != "s_t")
     if attention == "none":
         assert kind.keys(config) is None
         return

@@ -5,7 +5,7 @@ import pytest
 
 from attn_demo.attention import KINDS
 from attn_demo.config import ATTENTION_TYPES
-from attn_demo.steps import EOS_NOTE, VECTOR_COLORSCALE, pca_projection, project, step_payload, symbol_parts
+from attn_demo.steps import EOS_NOTE, VECTOR_COLORSCALE, latex_parts, pca_projection, project, step_payload, symbol_parts
 from attn_demo.translator import Translation
 from conftest import untyped
 
@@ -22,7 +22,7 @@ def trace(seed=0, D=7, H=6):
     return scores, attention, states, attention @ states, rng.normal(size=(len(TARGET), H)).astype(np.float32)
 
 
-def translation(attends: bool) -> Translation:
+def translation(attends: bool, attention_type: str = "luong-general") -> Translation:
     """A made-up Translation with the trace above; without attention, no query, e or α and one fixed c."""
     scores, attention, states, contexts, queries = trace()
     if not attends:
@@ -30,8 +30,8 @@ def translation(attends: bool) -> Translation:
         contexts = np.tile(states[-1], (len(TARGET), 1))
     return Translation(text="le <b>", source_tokens=SOURCE, unknown_characters=[], target_tokens=TARGET, scores=scores,
                        attention=attention, contexts=contexts, encoder_states=states, queries=queries,
-                       attention_type="luong-general" if attends else "none", query_symbol="s_t" if attends else None,
-                       log_prob=-1.0)
+                       attention_type=attention_type if attends else "none", query_symbol=KINDS[attention_type].query if attends
+                       else None, log_prob=-1.0)
 
 
 @pytest.mark.parametrize("attends", [True, False])
@@ -58,6 +58,25 @@ def test_step_payload_sends_the_models_float32_numbers_and_plain_pieces(attends)
         np.testing.assert_allclose(sent["centres"], result.attention @ sent["points"], rtol=1e-5, atol=1e-6)
     else:  # one star that never moves
         np.testing.assert_array_equal(sent["centres"], np.tile(sent["centres"][0], (len(TARGET), 1)))
+
+
+@pytest.mark.parametrize("attention", ATTENTION_TYPES)
+def test_the_payload_carries_each_kinds_path_for_the_network_view(attention):
+    """What reads c_t (the network view's order and arrows) and the score's equation come from KINDS."""
+    sent = json.loads(json.dumps(step_payload("m", translation(attention != "none", attention), pca_projection(trace()[2]))))
+    assert sent["path"] == KINDS[attention].context_into == {"bahdanau": "gru", "none": "gru"}.get(attention, "output")
+    if attention == "none":  # nothing to score with: the view draws no score and no softmax
+        assert sent["score"] is None and sent["weights"] is None
+        return
+    assert sent["score"] == latex_parts(KINDS[attention].score) and sent["score"][0] == ["e", "tj"]
+    query = ["s", "t−1"] if attention == "bahdanau" else ["s", "t"]
+    assert query in sent["score"]  # the query the kind's equation names is the one the view lights first
+
+
+def test_latex_parts_writes_the_scores_in_plain_text_with_subscripts():
+    assert latex_parts(r"e_{tj} = v^\top \tanh(W_h h_j + W_s s_{t-1})") == [
+        ["e", "tj"], " = vᵀ tanh(", ["W", "h"], " ", ["h", "j"], " + ", ["W", "s"], " ", ["s", "t−1"], ")"]
+    assert latex_parts(r"e_{tj} = (U s_t)^\top (V h_j)") == [["e", "tj"], " = (U ", ["s", "t"], ")ᵀ (V ", ["h", "j"], ")"]
 
 
 @pytest.mark.parametrize("attention", ATTENTION_TYPES)

@@ -1,7 +1,8 @@
 """Export: the whole translation on screen as one self-contained, interactive HTML file that opens
 from disk without a network and shows the same numbers as the page: both alignment grids (Plotly,
-its library inlined) and both step views with their scrubber, drawn by the page's own renderer
-(step_views.js) from the same payload the page received (TranslateSection.step_data).
+its library inlined) and both network and step views with their scrubber, drawn by the page's own
+renderer (step_views.js, network_view.js) from the same payload the page received
+(TranslateSection.step_data).
 
 Everything the user typed reaches the file as JSON or escaped text, never as markup."""
 import hashlib
@@ -54,7 +55,7 @@ group.load(payload, false);
 </script></body></html>
 """
 SIDE = """<div class="side"><h2>{title}</h2><div class="translation">{text}</div><div class="grid" id="{side}-grid">{no_grid}</div></div>"""
-SLOT = """<div class="side"><div class="attn-step-slot" id="{side}-step"></div></div>"""
+SLOT = """<div class="side"><div class="attn-network-slot" id="{side}-network"></div><div class="attn-step-slot" id="{side}-step"></div></div>"""
 
 
 def export_html(payload: dict, grids: dict, source: str, beam_size: int, texts: dict) -> str:
@@ -90,7 +91,9 @@ class ExportSection:
                  for side, update in zip(SIDES, self.translate.grids(state, False)[::2])}
         texts = {side: state["views"][side]["result"].text for side in SIDES}
         fingerprints = "|".join(self.translate.picked(state, side).fingerprint for side in SIDES)
-        key = hashlib.sha1(f"{fingerprints}|{state['beam_size']}|{state['text']}".encode()).hexdigest()[:16]
+        # the renderer too: a restart with new drawing code must not serve a file drawn by the old one (TRACE_DIR outlives it)
+        renderer = STEP_VIEWS_JS + STEP_VIEWS_CSS
+        key = hashlib.sha1(f"{fingerprints}|{state['beam_size']}|{state['text']}|{renderer}".encode()).hexdigest()[:16]
         TRACE_DIR.mkdir(exist_ok=True)
         path = TRACE_DIR / f"attention-{key}.html"
         if not path.exists():

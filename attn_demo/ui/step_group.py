@@ -1,20 +1,28 @@
 """A decoder-step scrubber and the step views it drives, bound to one page element: the Python side
 of step_views.js's StepGroup. A section renders the scrubber inside its element and puts slots
-(step_slot) beside it; one payload (attn_demo.steps.step_payload, one view per slot, in order)
-then fills the slots, and every step is drawn in the browser, without asking the server again."""
+(step_slot, and network_slot for a network view) beside it; one payload (attn_demo.steps.step_payload,
+one view per slot, in order) then fills the slots, and every step is drawn in the browser, without
+asking the server again."""
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import gradio as gr
 
-STEP_VIEWS_JS = (Path(__file__).parent / "step_views.js").read_text()  # defines window.attnSteps when the page loads
-STEP_VIEWS_CSS = (Path(__file__).parent / "step_views.css").read_text()
+HERE = Path(__file__).parent
+# defines window.attnSteps when the page loads; network_view.js adds the network view, drawn with step_views.js's helpers
+STEP_VIEWS_JS = "() => { (%s)(); (%s)(); }" % ((HERE / "step_views.js").read_text(), (HERE / "network_view.js").read_text())
+STEP_VIEWS_CSS = (HERE / "step_views.css").read_text()
 
 
 def step_slot(elem_id: str) -> gr.HTML:
     """Where step_views.js draws one model's step view."""
     return gr.HTML(elem_id=elem_id, elem_classes="attn-step-slot")
+
+
+def network_slot(elem_id: str) -> gr.HTML:
+    """Where network_view.js draws one model's network view."""
+    return gr.HTML(elem_id=elem_id, elem_classes="attn-network-slot")
 
 
 @dataclass(frozen=True)

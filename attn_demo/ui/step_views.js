@@ -9,8 +9,9 @@
   // move, in a few milliseconds, with no request.
   //
   // window.attnSteps.group(id) is the step views of one page element (a scrubber and its step
-  // slots, elements of class attn-step-slot, filled in order from the payload's views); a page
-  // may hold several such groups.
+  // slots, elements of class attn-step-slot, filled in order from the payload's views, and its
+  // network slots, class attn-network-slot, filled the same way by network_view.js); a page may
+  // hold several such groups.
   // Pieces are user text: they are written with textContent, never as markup.
   // tests/test_browser.py checks the drawn numbers against the model's trace.
 
@@ -462,10 +463,16 @@
       if (!this.payload) return;
       const table = colourTable(this.payload.colorscale);
       const slots = [...this.root.querySelectorAll(".attn-step-slot")];
+      const networks = [...this.root.querySelectorAll(".attn-network-slot")];
       this.payload.views.forEach((model, k) => {
-        if (!slots[k]) return;
-        this.views.push(new StepView(slots[k], model, table, this.large));
-        this.watch(slots[k]);
+        if (slots[k]) {
+          this.views.push(new StepView(slots[k], model, table, this.large));
+          this.watch(slots[k]);
+        }
+        if (networks[k]) {
+          this.views.push(new window.attnSteps.NetworkView(networks[k], model, this.large));
+          this.watch(networks[k]);
+        }
       });
     }
 
@@ -556,5 +563,7 @@
       if (!groups.has(id) || groups.get(id).root !== root) groups.set(id, new StepGroup(root));
       return groups.get(id);
     },
+    // what network_view.js draws with (it sets window.attnSteps.NetworkView)
+    draw: { floats, node, svgNode, write, textWidth, SIZES, HIGHLIGHT, MUTED },
   };
 }

@@ -25,7 +25,7 @@ from attn_demo.examples import EXAMPLES
 from attn_demo.figures import alignment_figure
 from attn_demo.steps import VECTOR_COLORSCALE, step_payload
 from attn_demo.ui.share import read_link
-from attn_demo.ui.step_group import StepGroup, step_slot
+from attn_demo.ui.step_group import StepGroup, network_slot, step_slot
 from attn_demo.tokenizer import named, normalise_english
 
 SIDES = ("left", "right")  # the page's two columns; each shows the model picked for it
@@ -300,6 +300,7 @@ class TranslateSection:
                     with gr.Column():
                         sides[side]["equations"] = gr.Markdown(sides[side]["equations"], latex_delimiters=LATEX,
                                                                elem_id=f"{side}-equations")
+                        network_slot(f"{side}-network")
                         step_slot(f"{side}-step")
         with gr.Row():
             trace_download = gr.DownloadButton("Download the traces (JSON)", value=None)

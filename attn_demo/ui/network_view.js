@@ -1,0 +1,306 @@
+() => {
+  // The network view: one model drawn as the nodes it computes an output step with, in the order it
+  // computes them, top to bottom, with step t's values on them. It is drawn from the step payload
+  // (attn_demo.steps.step_payload) by the step group of step_views.js, with that file's helpers,
+  // into each element of class attn-network-slot. Nothing here names a model: the payload's `path`
+  // (what reads c_t, from attention.KINDS) and whether the model attends at all decide the order
+  // and the arrows. Built once per translation; a step change rewrites the labels and the α lines,
+  // and a highlight runs down the nodes in the model's order (CSS, in step_views.css).
+  // Pieces are user text: they are written with textContent, never as markup.
+  const { node, svgNode, write, textWidth, SIZES, HIGHLIGHT, MUTED } = window.attnSteps.draw;
+
+  const GAP = 18, FAN = 34;  // between rows: room for an arrow, and for the α lines from the h_j to their reader
+  const LANE = 10;  // between the node column and a lane of the arrows that skip rows
+  const PAD = 5;  // inside a node, above and below its lines
+  const LINE = 1.75;  // line height, in font sizes: a subscript (write's) reaches down 0.6 of one
+  const PIECE = 14;  // the characters of a piece a node label shows; the caption and aria-label give it whole
+  // An arrow that skips rows runs in a lane beside the nodes, chosen by what it carries: decoder
+  // states on the left, c_t and (outermost) the h_j on the right, so that no two lanes overlap
+  const LANES = { previous: -1, state: -1, context: 1, encoder: 2 };
+  const SUBSCRIPT = "₀₁₂₃₄₅₆₇₈₉";
+  const sub = (symbol, n) => symbol + String(n).replace(/\d/g, (d) => SUBSCRIPT[d]);
+  const shorten = (piece, n) => ([...piece].length > n ? `${[...piece].slice(0, n - 1).join("")}…` : piece);
+  const plain = (parts) => parts.map((part) => (typeof part === "string" ? part : part.join(""))).join("");
+  const dims = (typed) => typed.shape.split(",").map(Number);
+
+  // The nodes in the order the model computes them, and each one's inputs. path "gru": attention
+  // runs first, on s_{t−1}, and the GRU reads c_t; "output": the GRU runs first, s_t is the query,
+  // and only the output layer reads c_t. Without attention there is no score and no softmax: the
+  // fixed c is made from the h_j once, and read like Bahdanau's c_t.
+  function graph(path, attends) {
+    const recur = ["gru", "state"], attend = attends ? ["encoder", "score", "softmax", "context"] : ["encoder", "context"];
+    const rows = ["previous", ...(path === "gru" ? [...attend, ...recur] : [...recur, ...attend]), "output", "emitted"];
+    const inputs = {
+      score: [path === "gru" ? "previous" : "state", "encoder"], softmax: ["score"],
+      context: attends ? ["softmax", "encoder"] : ["encoder"], gru: path === "gru" ? ["previous", "context"] : ["previous"],
+      state: ["gru"], output: ["state", "context"], emitted: ["output"],
+    };
+    return { rows, edges: rows.flatMap((to) => (inputs[to] || []).map((from) => [from, to])) };
+  }
+
+  // The h_j a row of K cells shows: all when they fit; otherwise h_1, h_S and as many as fit around
+  // the most attended, with a gap cell [from, to) for each run left out.
+  function visible(S, K, best) {
+    if (S <= K) return Array.from({ length: S }, (_, j) => j);
+    const cells = (lo, hi) => (hi - lo + 1) + (lo > 0) + (lo > 1) + (hi < S - 1) + (hi < S - 2);
+    let lo = best, hi = best;
+    for (let grew = true; grew;) {
+      grew = false;
+      if (hi < S - 1 && cells(lo, hi + 1) <= K) { hi += 1; grew = true; }
+      if (lo > 0 && cells(lo - 1, hi) <= K) { lo -= 1; grew = true; }
+    }
+    const around = Array.from({ length: hi - lo + 1 }, (_, k) => lo + k);
+    return [...(lo > 0 ? [0] : []), ...(lo > 1 ? [[1, lo]] : []), ...around,
+            ...(hi < S - 2 ? [[hi + 1, S - 1]] : []), ...(hi < S - 1 ? [S - 1] : [])];
+  }
+
+  class NetworkView {
+    constructor(container, model, large) {
+      this.model = model;
+      this.source = model.source;
+      this.target = model.target;
+      this.attends = model.weights !== null;  // false: the no-attention baseline, one fixed c
+      this.weights = this.attends ? window.attnSteps.draw.floats(model.weights) : null;
+      this.S = this.source.length;
+      this.D = dims(model.contexts)[1];
+      this.H = this.attends ? dims(model.queries)[1] : null;
+      this.font = (large ? SIZES.large : SIZES.normal).font;
+      this.graph = graph(model.path, this.attends);
+      this.flip = false;  // which of the two identical highlight animations runs: switching restarts it
+
+      container.textContent = "";
+      this.root = node("div", { class: "attn-network" }, container);
+      this.root.style.fontSize = `${this.font}px`;
+      node("div", { class: "attn-step-title" }, this.root).textContent = `${model.title}: the network, in the order it computes`;
+      if (!this.attends) {
+        node("p", { class: "attn-network-lacks" }, this.root).textContent = "No attention: no score and no softmax. Every "
+          + "step reads the same fixed c = [→h_S; ←h_1], whatever it writes, so the whole sentence must fit in those "
+          + `${this.D} numbers.`;
+      }
+      this.caption = node("div", { class: "attn-network-caption" }, this.root);
+      const scroll = node("div", { class: "attn-scroll" }, this.root);  // a diagram wider than a phone scrolls in here
+      this.svg = svgNode("svg", { role: "img", class: "attn-network-svg" }, scroll);
+      this.tip = svgNode("title", {}, this.svg);
+      this.layout(Math.max(container.clientWidth - 16, 240));
+    }
+
+    // Each node's lines at step i (0-based), as parts for write(): the first line says what the node
+    // is, the others its value or shape (the shapes the step view prints), in a smaller font.
+    labels(i, best) {
+      const t = i + 1, p = String(i), into = this.model.path, S = this.S;
+      const c = this.attends ? ["c", String(t)] : "c", y = ["y", String(t)], before = ["y", p];
+      const query = `query (B, 1, H) = (1, 1, ${this.H})`;
+      const attention = this.attends ? {
+        score: [["score ", ["e", `${t}j`]], this.model.score, [`(B, 1, S) = (1, 1, ${S})`]],
+        softmax: [["softmax → ", ["α", `${t}j`]], ["most on ", shorten(this.source[best], PIECE),
+                                                   `: α = ${this.weights[i][best].toFixed(2)}`], [`(B, 1, S) = (1, 1, ${S})`]],
+      } : {};
+      return {
+        ...attention,
+        previous: [[["s", p], `: the state before step ${t}`], [into === "gru" && this.attends ? query : "read by the GRU"]],
+        encoder: [["annotations ", ["h", "j"], `: (B, S, D) = (1, ${S}, ${this.D})`]],
+        context: this.attends
+          ? [[c, " = Σ ", ["α", `${t}j`], ["h", "j"]], [`(B, 1, D) = (1, 1, ${this.D})`],
+             [into === "gru" ? "read by the GRU and the output layer" : "read by the output layer alone"]]
+          : [["c = [→", ["h", "S"], "; ←", ["h", "1"], "]"], [`(B, 1, D) = (1, 1, ${this.D})`], ["fixed: the same at every step"]],
+        gru: [["GRU, fed ", before, " = ", shorten(i ? this.target[i - 1] : "<s>", PIECE)],
+              [["s", String(t)], " = GRU(", ...(into === "gru" ? ["[E ", before, "; ", c, "]"] : ["E ", before]), ", ", ["s", p], ")"]],
+        state: [[["s", String(t)], ": the new state"],
+                [!this.attends ? "read by the output layer" : into === "gru" ? "read by the output layer; the next query" : query]],
+        output: [["output layer → p(", y, ")"], into === "gru"
+          ? ["tanh(", ["W", "o"], " [", ["s", String(t)], "; ", c, "; E ", before, "])"]
+          : [["h̃", String(t)], " = tanh(", ["W", "c"], " [", c, "; ", ["s", String(t)], "])"]],
+        emitted: [[y, " = ", shorten(this.target[i], PIECE)]],
+      };
+    }
+
+    // Step i in words: the caption, and the diagram's text alternative.
+    describe(i, best) {
+      const t = i + 1, y = this.target[i], before = i ? this.target[i - 1] : "<s>";
+      if (!this.attends) {
+        return `Step ${t}: no score, no softmax. The GRU reads the fixed c with ${sub("s", i)} and ${before} to make `
+          + `${sub("s", t)}; the output layer writes ${y}.`;
+      }
+      const alpha = `α puts ${this.weights[i][best].toFixed(2)} on ${this.source[best]}`;
+      if (this.model.path === "gru") {
+        return `Step ${t}: ${sub("s", i)} scores ${this.S} English pieces; ${alpha}; ${sub("c", t)} feeds the GRU, which `
+          + `makes ${sub("s", t)}; the output layer writes ${y}.`;
+      }
+      return `Step ${t}: the GRU makes ${sub("s", t)} from ${sub("s", i)} and ${before}; ${sub("s", t)} scores ${this.S} `
+        + `English pieces; ${alpha}; ${sub("c", t)} feeds the output layer; it writes ${y}.`;
+    }
+
+    best(i) {
+      if (!this.attends) return 0;
+      const weights = this.weights[i];
+      return weights.reduce((best, w, j) => (w > weights[best] ? j : best), 0);
+    }
+
+    // Sizes from the widest line any step will write, so that no label leaves its box: the column
+    // is the container's width or that, and a diagram wider than its container scrolls sideways.
+    layout(width) {
+      this.f1 = this.font - 1;
+      this.f2 = this.font - 2;
+      const ruler = svgNode("text", {}, this.svg), measured = new Map();
+      // a line's width in the page's font, measured once per text and size (an estimate where nothing is laid out)
+      this.measure = (text, size) => {
+        const key = `${size} ${text}`;
+        if (!measured.has(key)) {
+          ruler.style.fontSize = `${size}px`;
+          ruler.textContent = text;
+          measured.set(key, ruler.getComputedTextLength() || textWidth(text, size));
+        }
+        return measured.get(key);
+      };
+      const lines = this.target.flatMap((_, i) => Object.values(this.labels(i, this.best(i)))
+        .flatMap((node) => node.map((line, k) => this.measure(plain(line), k ? this.f2 : this.f1))));
+      this.cell = this.measure("▁abcde", this.f2) + 8;  // the narrowest h_j cell: about five characters of a piece
+      this.x0 = 8 + LANE;
+      this.column = Math.max(width - this.x0 - 2 * LANE - 8, Math.max(...lines) + 20, 5 * this.cell);
+      this.x1 = this.x0 + this.column;
+      this.svg.setAttribute("width", this.x1 + 2 * LANE + 8);
+
+      const first = this.labels(0, 0);
+      this.nodes = {};
+      this.lit = [];  // what the highlight runs over, with its place in the model's order
+      let y = 4;
+      this.graph.rows.forEach((name, k) => {
+        const group = svgNode("g", { class: "attn-net-node", "data-node": name }, this.svg);
+        group.style.setProperty("--k", k);
+        const box = name === "encoder" ? this.encoderRow(group, y, first.encoder) : this.box(group, y, first[name]);
+        this.nodes[name] = { group, ...box };
+        y = box.bottom + (name === "encoder" ? FAN : GAP);
+      });
+      this.svg.setAttribute("height", y - GAP + 4);
+      this.fans = this.cells.map(() => svgNode("line", { class: "attn-net-fan" }, this.nodes.encoder.group));
+      for (const [from, to] of this.graph.edges) if (from !== "encoder" || !this.adjacent(from, to)) this.arrow(from, to);
+      ruler.remove();
+    }
+
+    // A piece shortened (…) until it fits in room pixels of the cells' font.
+    fit(piece, room) {
+      let n = [...piece].length;
+      while (n > 2 && this.measure(shorten(piece, n), this.f2) > room) n -= 1;
+      return shorten(piece, n);
+    }
+
+    adjacent(from, to) {
+      const rows = this.graph.rows;
+      return rows.indexOf(to) === rows.indexOf(from) + 1;
+    }
+
+    // A node: a box with a line of text per label line, the first in the larger font.
+    box(group, top, lines) {
+      const l1 = LINE * this.f1, l2 = LINE * this.f2, height = 2 * PAD + l1 + (lines.length - 1) * l2;
+      svgNode("rect", { x: this.x0, y: top, width: this.column, height, rx: 6 }, group);
+      const texts = lines.map((_, k) => {
+        const text = svgNode("text", { x: this.x0 + 8, y: top + PAD + 0.8 * l1 + k * l2 }, group);
+        text.style.fontSize = `${k ? this.f2 : this.f1}px`;
+        return text;
+      });
+      return { top, bottom: top + height, middle: top + height / 2, texts };
+    }
+
+    // The encoder's annotations: a caption, then a row of cells (h_j, its piece, its α), as many as fit.
+    encoderRow(group, top, caption) {
+      const l2 = LINE * this.f2;
+      const title = svgNode("text", { x: this.x0, y: top + 0.8 * l2 }, group);
+      title.style.fontSize = `${this.f2}px`;
+      write(title, ...caption[0]);
+      const K = Math.min(this.S, Math.floor(this.column / this.cell)), width = this.column / K;
+      const y = top + l2 + 4, height = 3 * l2 + 2 * PAD;
+      this.pieces = this.source.map((piece) => this.fit(piece, width - 8));
+      this.cells = Array.from({ length: K }, (_, k) => {
+        const cell = svgNode("g", { class: "attn-net-cell" }, group);
+        const x = this.x0 + k * width;
+        cell.rect = svgNode("rect", { x: x + 1.5, y, width: width - 3, height, rx: 4 }, cell);
+        cell.tip = svgNode("title", {}, cell);
+        cell.lines = [0, 1, 2].map((n) => {
+          const text = svgNode("text", { x: x + width / 2, y: y + PAD + 0.8 * l2 + n * l2, "text-anchor": "middle" }, cell);
+          text.style.fontSize = `${this.f2}px`;
+          return text;
+        });
+        cell.centre = x + width / 2;
+        return cell;
+      });
+      return { top, bottom: y + height, middle: y + height / 2, texts: [] };
+    }
+
+    // An arrow from one node to another: straight down to the next row, or along its lane to a later one.
+    arrow(from, to) {
+      const a = this.nodes[from], b = this.nodes[to], lane = LANES[from], mid = (this.x0 + this.x1) / 2;
+      const group = svgNode("g", { class: "attn-net-edge" }, this.svg);
+      group.style.setProperty("--k", this.graph.rows.indexOf(to));
+      let points, tip;
+      if (this.adjacent(from, to)) {
+        points = [[mid, a.bottom], [mid, b.top - 5]];
+        tip = [[mid, b.top], [mid - 4, b.top - 6], [mid + 4, b.top - 6]];
+      } else if (lane < 0) {
+        const x = 8;
+        points = [[this.x0, a.middle], [x, a.middle], [x, b.middle], [this.x0 - 5, b.middle]];
+        tip = [[this.x0, b.middle], [this.x0 - 6, b.middle - 4], [this.x0 - 6, b.middle + 4]];
+      } else {  // right: leaves below the middle, enters above it, so a lane that ends where another starts stays apart
+        const x = this.x1 + lane * LANE;
+        points = [[this.x1, a.middle + 4], [x, a.middle + 4], [x, b.middle - 4], [this.x1 + 5, b.middle - 4]];
+        tip = [[this.x1, b.middle - 4], [this.x1 + 6, b.middle - 8], [this.x1 + 6, b.middle]];
+      }
+      svgNode("polyline", { points: points.join(" ") }, group);
+      svgNode("polygon", { points: tip.join(" ") }, group);
+    }
+
+    // Output step t (1-based); a model that stopped earlier shows its last step and says so.
+    show(t) {
+      const T = this.target.length, i = Math.min(t, T) - 1, best = this.best(i);
+      const labels = this.labels(i, best);
+      for (const [name, { texts }] of Object.entries(this.nodes)) texts.forEach((text, k) => write(text, ...labels[name][k]));
+      this.nodes.emitted.group.dataset.piece = this.target[i];
+      if (this.attends) this.nodes.softmax.group.dataset.piece = this.source[best];
+      this.fillCells(i, best);
+      const words = this.describe(i, best) + (t > T ? ` This model stopped after ${T} steps.` : "");
+      this.caption.textContent = words;
+      this.svg.setAttribute("aria-label", words);
+      this.tip.textContent = words;
+      this.flip = !this.flip;
+      this.svg.classList.toggle("attn-lit-a", this.flip);
+      this.svg.classList.toggle("attn-lit-b", !this.flip);
+    }
+
+    // The row of h_j at step i: each cell's piece and α, and its line to the node that reads it, as
+    // thick as its α (the fixed c reads only h_1 and h_S).
+    fillCells(i, best) {
+      const shown = visible(this.S, this.cells.length, best), reader = this.nodes[this.graph.rows[this.graph.rows.indexOf("encoder") + 1]];
+      const mid = (this.x0 + this.x1) / 2, weights = this.attends ? this.weights[i] : null;
+      this.cells.forEach((cell, k) => {
+        const at = shown[k], fan = this.fans[k];
+        cell.style.display = fan.style.display = at === undefined ? "none" : "";
+        if (at === undefined) return;
+        const gap = Array.isArray(at), [from, to] = gap ? at : [at, at + 1];
+        const alpha = weights ? weights.slice(from, to).reduce((a, b) => a + b, 0) : null;
+        const reads = !this.attends && (at === 0 || at === this.S - 1);
+        if (gap) {
+          write(cell.lines[0], "…");
+          write(cell.lines[1], `${to - from} more`);
+          cell.tip.textContent = `h${from + 1} … h${to}: ${to - from} pieces left out here` + (weights ? `, α ${alpha.toFixed(2)} in all` : "");
+        } else {
+          write(cell.lines[0], ["h", String(at + 1)]);
+          write(cell.lines[1], this.pieces[at]);
+          cell.tip.textContent = `h${at + 1}: ${this.source[at]}` + (weights ? `, α = ${alpha.toFixed(3)}` : "");
+        }
+        write(cell.lines[2], weights ? alpha.toFixed(2) : reads ? (at === 0 ? "← in c" : "→ in c") : "");  // c's two halves
+        cell.classList.toggle("attn-net-best", !gap && this.attends && at === best);
+        cell.dataset.piece = gap ? "" : this.source[at];
+        fan.setAttribute("x1", cell.centre);
+        fan.setAttribute("y1", this.nodes.encoder.bottom);
+        fan.setAttribute("x2", mid);
+        fan.setAttribute("y2", reader.top - 1);
+        fan.setAttribute("stroke", !gap && at === best && this.attends ? HIGHLIGHT : MUTED);
+        fan.setAttribute("stroke-width", weights ? 0.75 + 7 * alpha : 2);
+        if (!this.attends && !reads) fan.style.display = "none";
+        if (gap) fan.setAttribute("stroke-dasharray", "3 3");
+        else fan.removeAttribute("stroke-dasharray");
+      });
+    }
+  }
+
+  window.attnSteps.NetworkView = NetworkView;
+}
