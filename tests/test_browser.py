@@ -60,6 +60,17 @@ UNREACHABLE_FIGURES = """() => [...document.querySelectorAll('.js-plotly-plot')]
     .map(([block]) => block.id)"""
 
 
+# the tick labels of every drawn plot that its own figure cuts off (e.g. "40" read as "0" at the left edge)
+CLIPPED_TICKS = """() => [...document.querySelectorAll('.js-plotly-plot')].filter((plot) => plot.offsetParent !== null)
+    .flatMap((plot) => {
+        const box = plot.querySelector('.main-svg').getBoundingClientRect();
+        return [...plot.querySelectorAll('.xtick text, .ytick text')].map((t) => [t.textContent, t.getBoundingClientRect()])
+            .filter(([text, r]) => text && r.width > 0 && (r.left < box.left - 0.5 || r.right > box.right + 0.5
+                                                          || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5))
+            .map(([text]) => `${plot.closest('.block')?.id}: ${text}`);
+    })"""
+
+
 def strip_markdown(text: str) -> str:
     return text.replace("**", "")
 
@@ -399,6 +410,8 @@ def test_the_page_opens_on_a_translated_example(browser, app_url, width, height)
     assert page.get_by_role("textbox", name="English sentence").input_value() == EXAMPLES[0]
     assert page.evaluate(EMPTY_FRAMES) == []  # a section not yet asked for says what to press instead
     assert page.evaluate(UNREACHABLE_FIGURES) == []  # a grid wider than a phone scrolls sideways in its own box
+    page.locator("#length-chart .js-plotly-plot .scatterlayer").wait_for(timeout=60_000)
+    assert page.evaluate(CLIPPED_TICKS) == []  # every tick label of every drawn figure whole, the BLEU chart's too
     page.wait_for_timeout(500)  # reachable.js marks what scrolls once a frame: let the page settle
     violations = Axe().run(page, options={"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}})
     assert [(v["id"], [n["target"] for n in v["nodes"]]) for v in violations.response["violations"]
