@@ -36,7 +36,7 @@ def reply(outputs) -> dict:
 def test_translate_fills_both_columns_and_the_scrubber(translated):
     state, shown = translated[0], reply(translated)
     assert shown["status"] == "" and shown["left"]["text"].strip() and shown["right"]["text"].strip()
-    assert shown["slider"]["maximum"] == max(2, translate.steps_of(state)) and shown["slider"]["value"] == 1
+    assert shown["slider"]["maximum"] == max(2, translate.steps_of(app.TRANSLATE.sides(state))) and shown["slider"]["value"] == 1
     assert shown["left"]["grid"]["value"].data[0].z.shape == state["views"]["left"]["result"].attention.shape
     assert state["picks"] == dict(zip(translate.SIDES, app.OPENING_PICKS))
     for side in translate.SIDES:  # each side names its model and that model's test BLEU, from its card
@@ -63,7 +63,7 @@ def test_step_data_holds_every_step_of_both_models_without_retranslating(transla
     for model in app.MODELS:
         monkeypatch.setattr(model.translator, "translate_batch", lambda *a, **k: pytest.fail("the step views re-ran translation"))
     payload = json.loads(json.dumps(app.TRANSLATE.step_data(state)))  # as the page receives it
-    assert payload["steps"] == translate.steps_of(state) and len(payload["views"]) == 2
+    assert payload["steps"] == translate.steps_of(app.TRANSLATE.sides(state)) and len(payload["views"]) == 2
     for side, sent in zip(translate.SIDES, payload["views"]):
         result, model = state["views"][side]["result"], untyped(sent)
         assert model["title"] == app.TRANSLATE.picked(state, side).title and model["source"] == result.source_tokens

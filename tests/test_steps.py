@@ -64,7 +64,7 @@ def test_step_payload_sends_the_models_float32_numbers_and_plain_pieces(attends)
 def test_the_payload_carries_each_kinds_path_for_the_network_view(attention):
     """What reads c_t (the network view's order and arrows) and the score's equation come from KINDS."""
     sent = json.loads(json.dumps(step_payload("m", translation(attention != "none", attention), pca_projection(trace()[2]))))
-    assert sent["path"] == KINDS[attention].context_into == {"bahdanau": "gru", "none": "gru"}.get(attention, "output")
+    assert sent["context_into"] == KINDS[attention].context_into == {"bahdanau": "gru", "none": "gru"}.get(attention, "output")
     if attention == "none":  # nothing to score with: the view draws no score and no softmax
         assert sent["score"] is None and sent["weights"] is None
         return

@@ -1,8 +1,8 @@
 """Export: the whole translation on screen as one self-contained, interactive HTML file that opens
 from disk without a network and shows the same numbers as the page: both alignment grids (Plotly,
 its library inlined) and both network and step views with their scrubber, drawn by the page's own
-renderer (step_views.js, network_view.js) from the same payload the page received
-(TranslateSection.step_data).
+renderer (step_views.js, network_view.js) from the same grids and payload the page receives
+(attn_demo.views).
 
 Everything the user typed reaches the file as JSON or escaped text, never as markup."""
 import hashlib
@@ -16,6 +16,7 @@ import plotly.offline
 
 from attn_demo.ui.step_group import STEP_VIEWS_CSS, STEP_VIEWS_JS
 from attn_demo.ui.translate import SIDES, TRACE_DIR
+from attn_demo.views import grid_figure, step_data
 
 GROUP = "export-steps"  # the element the file's step views are bound to
 PAGE = """<!doctype html>
@@ -86,11 +87,11 @@ class ExportSection:
     def export(self, state) -> dict:
         if not state:
             return gr.update(value=None, visible=False)
-        payload = self.translate.step_data(state)
-        grids = {side: (update.get("value") if update.get("visible") else None)
-                 for side, update in zip(SIDES, self.translate.grids(state, False)[::2])}
-        texts = {side: state["views"][side]["result"].text for side in SIDES}
-        fingerprints = "|".join(self.translate.picked(state, side).fingerprint for side in SIDES)
+        sides = self.translate.sides(state)
+        payload = step_data(sides)
+        grids = {side: grid_figure(model, view, False) for side, (model, view) in zip(SIDES, sides)}
+        texts = {side: view["result"].text for side, (_, view) in zip(SIDES, sides)}
+        fingerprints = "|".join(model.fingerprint for model, _ in sides)
         # the renderer too: a restart with new drawing code must not serve a file drawn by the old one (TRACE_DIR outlives it)
         renderer = STEP_VIEWS_JS + STEP_VIEWS_CSS
         key = hashlib.sha1(f"{fingerprints}|{state['beam_size']}|{state['text']}|{renderer}".encode()).hexdigest()[:16]

@@ -2,7 +2,7 @@
   // The network view: one model drawn as the nodes it computes an output step with, in the order it
   // computes them, top to bottom, with step t's values on them. It is drawn from the step payload
   // (attn_demo.steps.step_payload) by the step group of step_views.js, with that file's helpers,
-  // into each element of class attn-network-slot. Nothing here names a model: the payload's `path`
+  // into each element of class attn-network-slot. Nothing here names a model: the payload's `context_into`
   // (what reads c_t, from attention.KINDS) and whether the model attends at all decide the order
   // and the arrows. Built once per translation; a step change rewrites the labels and the α lines,
   // and a highlight runs down the nodes in the model's order (CSS, in step_views.css).
@@ -23,16 +23,16 @@
   const plain = (parts) => parts.map((part) => (typeof part === "string" ? part : part.join(""))).join("");
   const dims = (typed) => typed.shape.split(",").map(Number);
 
-  // The nodes in the order the model computes them, and each one's inputs. path "gru": attention
+  // The nodes in the order the model computes them, and each one's inputs. context_into "gru": attention
   // runs first, on s_{t−1}, and the GRU reads c_t; "output": the GRU runs first, s_t is the query,
   // and only the output layer reads c_t. Without attention there is no score and no softmax: the
   // fixed c is made from the h_j once, and read like Bahdanau's c_t.
-  function graph(path, attends) {
+  function graph(into, attends) {
     const recur = ["gru", "state"], attend = attends ? ["encoder", "score", "softmax", "context"] : ["encoder", "context"];
-    const rows = ["previous", ...(path === "gru" ? [...attend, ...recur] : [...recur, ...attend]), "output", "emitted"];
+    const rows = ["previous", ...(into === "gru" ? [...attend, ...recur] : [...recur, ...attend]), "output", "emitted"];
     const inputs = {
-      score: [path === "gru" ? "previous" : "state", "encoder"], softmax: ["score"],
-      context: attends ? ["softmax", "encoder"] : ["encoder"], gru: path === "gru" ? ["previous", "context"] : ["previous"],
+      score: [into === "gru" ? "previous" : "state", "encoder"], softmax: ["score"],
+      context: attends ? ["softmax", "encoder"] : ["encoder"], gru: into === "gru" ? ["previous", "context"] : ["previous"],
       state: ["gru"], output: ["state", "context"], emitted: ["output"],
     };
     return { rows, edges: rows.flatMap((to) => (inputs[to] || []).map((from) => [from, to])) };
@@ -65,7 +65,7 @@
       this.D = dims(model.contexts)[1];
       this.H = this.attends ? dims(model.queries)[1] : null;
       this.font = (large ? SIZES.large : SIZES.normal).font;
-      this.graph = graph(model.path, this.attends);
+      this.graph = graph(model.context_into, this.attends);
       this.flip = false;  // which of the two identical highlight animations runs: switching restarts it
 
       container.textContent = "";
@@ -87,7 +87,7 @@
     // Each node's lines at step i (0-based), as parts for write(): the first line says what the node
     // is, the others its value or shape (the shapes the step view prints), in a smaller font.
     labels(i, best) {
-      const t = i + 1, p = String(i), into = this.model.path, S = this.S;
+      const t = i + 1, p = String(i), into = this.model.context_into, S = this.S;
       const c = this.attends ? ["c", String(t)] : "c", y = ["y", String(t)], before = ["y", p];
       const query = `query (B, 1, H) = (1, 1, ${this.H})`;
       const attention = this.attends ? {
@@ -122,7 +122,7 @@
           + `${sub("s", t)}; the output layer writes ${y}.`;
       }
       const alpha = `α puts ${this.weights[i][best].toFixed(2)} on ${this.source[best]}`;
-      if (this.model.path === "gru") {
+      if (this.model.context_into === "gru") {
         return `Step ${t}: ${sub("s", i)} scores ${this.S} English pieces; ${alpha}; ${sub("c", t)} feeds the GRU, which `
           + `makes ${sub("s", t)}; the output layer writes ${y}.`;
       }

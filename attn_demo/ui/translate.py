@@ -19,14 +19,12 @@ import gradio as gr
 import numpy as np
 import orjson
 
-from attn_demo.alignment import words_view
 from attn_demo.coverage import LONG_WORDS, unseen_words
 from attn_demo.examples import EXAMPLES
-from attn_demo.figures import alignment_figure
-from attn_demo.steps import VECTOR_COLORSCALE, step_payload
 from attn_demo.ui.share import read_link
 from attn_demo.ui.step_group import StepGroup, network_slot, step_slot
 from attn_demo.tokenizer import named, normalise_english
+from attn_demo.views import grid_figure, step_data, steps_of
 
 SIDES = ("left", "right")  # the page's two columns; each shows the model picked for it
 FIELDS = ("heading", "equations", "text", "grid", "note")  # what translate sends for each side, in this order
@@ -122,10 +120,6 @@ def remove_expired(folder: Path):
             continue
 
 
-def steps_of(state) -> int:
-    return max(len(view["result"].target_tokens) for view in state["views"].values())
-
-
 class TranslateSection:
     """The section's handlers over a catalogue of models (a list of catalogue.Model), shared by
     every session. A session's state holds its sentence, beam size, the key picked on each side and
@@ -140,6 +134,10 @@ class TranslateSection:
 
     def picked(self, state, side: str):
         return self.models[state["picks"][side]]
+
+    def sides(self, state) -> list[tuple]:
+        """(model, view) of each side of a session's translation, in the order of SIDES (attn_demo.views)."""
+        return [(self.picked(state, side), state["views"][side]) for side in SIDES]
 
     def trace_file(self, state) -> str | None:
         """The session's traces as a JSON file for the download button; written once per input, beam
@@ -171,19 +169,10 @@ class TranslateSection:
                 self.models[key].view(example, 1)
 
     def grid(self, model, view, large, unit="pieces"):
-        """A model's alignment grid (hidden, with a sentence saying why, for a model without
-        attention), by piece or by word: an English word's α is the sum of its pieces' (the
-        attention mass on the word), a French word's row the mean of its pieces' rows."""
+        """A model's alignment grid (views.grid_figure), or, for a model without attention, a sentence saying why."""
         if not model.has_attention:
             return gr.update(value=None, visible=False), gr.update(value=NO_GRID, visible=True)
-        result = view["result"]
-        if unit == "words":
-            source, target, attention = words_view(result.source_tokens, result.target_tokens, result.attention)
-            figure = alignment_figure(source, target, attention, f"{model.title}: α by word", large, unit="words")
-        else:
-            figure = alignment_figure(result.source_tokens, result.target_tokens, result.attention,
-                                      f"{model.title}: α<sub>tj</sub> by piece", large)
-        return gr.update(value=figure, visible=True), gr.update(value="", visible=False)
+        return gr.update(value=grid_figure(model, view, large, unit), visible=True), gr.update(value="", visible=False)
 
     def side_outputs(self, model, view, large, unit) -> list:
         """One side's heading, equations, translation, grid and grid note (empty before a translation)."""
@@ -196,7 +185,7 @@ class TranslateSection:
         """What a translation (or a refusal, state None) puts on the page, in the order of render's outputs."""
         views = state["views"] if state else {}
         sides = [value for side in SIDES for value in self.side_outputs(self.models[picks[side]], views.get(side), large, unit)]
-        return [state, status, *sides, gr.update(value=1, maximum=max(2, steps_of(state)) if state else 2)]
+        return [state, status, *sides, gr.update(value=1, maximum=max(2, steps_of(self.sides(state))) if state else 2)]
 
     def translate(self, text: str, beam_size: float, large: bool, unit: str = "pieces", left: str | None = None,
                   right: str | None = None):
@@ -242,14 +231,9 @@ class TranslateSection:
         return [view["q"], view["beam"], view["unit"], view["left"], view["right"], view["step"], *outputs]
 
     def step_data(self, state) -> dict | None:
-        """Every decoder step of both sides in one compact payload, in the order of the sides: the
-        page draws any step from it (step_views.js), so scrubbing costs the server nothing. None
-        before any translation."""
-        if not state:
-            return None
-        return {"steps": steps_of(state), "colorscale": VECTOR_COLORSCALE,
-                "views": [step_payload(self.picked(state, side).title, state["views"][side]["result"],
-                                       state["views"][side]["projection"]) for side in SIDES]}
+        """Every decoder step of both sides (views.step_data), drawn by the page's step and network
+        views; None before any translation."""
+        return step_data(self.sides(state)) if state else None
 
     def grids(self, state, large, unit="pieces") -> list:
         """Both sides' alignment grids and notes, redrawn from the session (nothing before a translation)."""
