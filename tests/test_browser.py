@@ -662,6 +662,7 @@ def test_watch_it_learn_moves_both_models_through_their_recorded_training(browse
         page.keyboard.press("Home")
         for _ in range(i - 1):
             page.keyboard.press("ArrowRight")
+        page.wait_for_function("(n) => window.attnLearn.view('learn-view').index === n", arg=i, timeout=10_000)
         for k, side in enumerate(sides):
             shown = [p for p in side["points"] if p["target_pieces"] <= positions[i - 1]][-1]
             view = page.locator("#learn-view .attn-learn-side").nth(k)
