@@ -46,7 +46,12 @@ BATCH_SENTENCES = 64
 def translate_all(translator: Translator, sources: list[str], beam: int) -> tuple[list[str], int]:
     """Translations in input order (length-sorted batches inside) and the number of refused inputs."""
     translations, refused = translate_traced(translator, sources, beam)
-    return ["" if t is None else t.text for t in translations], refused
+    return texts(translations), refused
+
+
+def texts(translations) -> list[str]:
+    """The French of each Translation; a refused input's (None) is empty."""
+    return ["" if t is None else t.text for t in translations]
 
 
 def translate_traced(translator: Translator, sources: list[str], beam: int) -> tuple[list, int]:
@@ -191,7 +196,7 @@ def main(argv=None):
     sources, references = [en for en, _ in pairs], [fr for _, fr in pairs]
     start = time.time()
     translations, refused = translate_traced(translator, sources, args.beam)
-    hypotheses = ["" if t is None else t.text for t in translations]
+    hypotheses = texts(translations)
     result = score(sources, hypotheses, references)
     result["refused"] = refused
     share = eos_argmax_share(translations)

@@ -64,7 +64,9 @@ def step_payload(title: str, result, projection, forced: tuple[int, ...] = ()) -
         "forced": list(forced),
         "eos_note": EOS_NOTE if result.attention is not None else None,  # the source's last piece is </s>
         "query": symbol_parts(result.query_symbol),  # ["s", "t−1"] or ["s", "t"], or None
-        "context_into": kind.context_into,  # what reads c_t, "gru" or "output": the network view's order and arrows (not "path": a client reads a dict with a "path" as a file)
+        # what reads c_t, "gru" or "output": the network view's order and arrows (a key named "path" would
+        # make gradio_client read the dict as a file)
+        "context_into": kind.context_into,
         "score": latex_parts(kind.score),  # e_tj's equation as text parts, or None
         "queries": typed(result.queries),  # (T, H)
         "scores": typed(result.scores),  # (T, S): e_tj

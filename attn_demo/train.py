@@ -173,16 +173,14 @@ def main(argv=None):
         warm = warm_start(model, args.init_from)
         print(warm_start_text(warm), flush=True)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    command = "python -m attn_demo.train " + " ".join(sys.argv[1:] if argv is None else argv)  # in the card and the timeline
     state = {"step": 0, "epoch": 0, "batch": 0, "elapsed": 0.0, "best_bleu": -1.0, "target_tokens": 0,
              "next_point": 0, "loss_sum": 0.0, "loss_pieces": 0}  # loss_*: since the timeline's last point
     # a continued run of the same attention goes on with the timeline of the run that made its weights
-    same_model = args.init_from and ModelConfig.from_json(args.init_from / "config.json").attention == args.attention
-    earlier_timeline = read_timeline(args.init_from) if same_model else None
+    earlier_timeline = read_timeline(args.init_from) if args.init_from and "replaced_by" not in warm else None
     earlier_points, pieces_before = continued(earlier_timeline)
     timeline = {"from_scratch": earlier_timeline["from_scratch"] if earlier_points else not args.init_from,
-                "made_these_weights": True,
-                "command": "python -m attn_demo.train " + " ".join(sys.argv[1:] if argv is None else argv),
-                "points": earlier_points}
+                "made_these_weights": True, "command": command, "points": earlier_points}
     if args.resume:
         saved = torch.load(run_dir / "last.pt", map_location=device, weights_only=True)
         model.load_state_dict(saved["model"])
@@ -205,8 +203,7 @@ def main(argv=None):
             save_checkpoint(args.out, model, src_tok, tgt_tok)
             copy_into(run_dir / TRAINING_DATA, args.out / TRAINING_DATA)
             write_model_card(args.out, training={
-                "command": "python -m attn_demo.train " + " ".join(sys.argv[1:] if argv is None else argv),
-                "minutes": round(elapsed / 60, 1), "steps": state["step"], "target_tokens": state["target_tokens"],
+                "command": command, "minutes": round(elapsed / 60, 1), "steps": state["step"], "target_tokens": state["target_tokens"],
                 "epochs": round(state["target_tokens"] / epoch_tokens, 2), "parameters": n_params,
                 "threads": args.threads, "valid_bleu_greedy": round(scores["bleu"], 2),
                 "valid_chrf_greedy": round(scores["chrf"], 2), "training_pairs": len(train),

@@ -5,6 +5,8 @@ A side is (model, view), view as catalogue.Model.view returns it: {"result": Tra
 "projection": …}.
     grid_figure(model, view, large, unit)   its alignment grid, by piece or by word (None without attention)
     step_data(sides)                        every decoder step of the sides, for step_views.js and network_view.js
+    step_views(views)                       the same payload from (title, Translation, projection, forced steps)
+                                            (the explorer's hypotheses, which share one projection)
 """
 from attn_demo.alignment import words_view
 from attn_demo.figures import alignment_figure
@@ -33,5 +35,10 @@ def steps_of(sides) -> int:
 def step_data(sides) -> dict:
     """Every decoder step of the sides in one compact payload, in order: the browser draws any step
     from it, so scrubbing costs the server nothing."""
-    return {"steps": steps_of(sides), "colorscale": VECTOR_COLORSCALE,
-            "views": [step_payload(model.title, view["result"], view["projection"]) for model, view in sides]}
+    return step_views([(model.title, view["result"], view["projection"], ()) for model, view in sides])
+
+
+def step_views(views) -> dict:
+    """The step payload of [(title, Translation, projection of its h_j, steps whose α was set by hand)]."""
+    return {"steps": max(len(result.target_tokens) for _, result, _, _ in views), "colorscale": VECTOR_COLORSCALE,
+            "views": [step_payload(title, result, projection, forced) for title, result, projection, forced in views]}

@@ -13,9 +13,10 @@ import numpy as np
 
 from attn_demo.computed_once import ComputedOnce
 from attn_demo.figures import alignment_figure, beam_search_figure
-from attn_demo.steps import VECTOR_COLORSCALE, pca_projection, step_payload
+from attn_demo.steps import pca_projection
 from attn_demo.ui.step_group import StepGroup, step_slot
 from attn_demo.ui.translate import LATEX, NO_GRID, SIDES
+from attn_demo.views import step_views
 
 EXPLANATION = """## Explore the decoding
 Beam search keeps the k most probable beginnings at every step. Here are the best finished ones, ranked by
@@ -41,13 +42,12 @@ def hypothesis_table(hypotheses) -> str:
     return f"| rank | French | log p | log p / length |\n|---|---|---|---|\n{rows}"
 
 
-def steps_of(views: list[tuple]) -> dict:
+def on_one_map(views: list[tuple]) -> dict:
     """The step views of one sentence's translations [(title, Translation, steps whose α was set by
-    hand)], for step_views.js; one projection for all, from their shared annotations, so their c_t
+    hand)] (views.step_views); one projection for all, from their shared annotations, so their c_t
     land on the same map."""
     projection = pca_projection(views[0][1].encoder_states)
-    return {"steps": max(len(result.target_tokens) for _, result, _ in views), "colorscale": VECTOR_COLORSCALE,
-            "views": [step_payload(title, result, projection, forced) for title, result, forced in views]}
+    return step_views([(title, result, projection, forced) for title, result, forced in views])
 
 
 def slider_for(payload: dict) -> dict:
@@ -94,7 +94,7 @@ class ExploreSection:
         grid, note = self.grid(result, f"{title}: α", large)
         steps = [(f"{t}. {piece}", t) for t, piece in enumerate(result.target_tokens, start=1)]
         pieces = [(f"{j}. {piece}", j - 1) for j, piece in enumerate(result.source_tokens, start=1)]
-        payload = steps_of([(title, result, ())])
+        payload = on_one_map([(title, result, ())])
         return [grid, note, gr.update(choices=steps, value=min(2, len(steps))), gr.update(choices=pieces, value=0),
                 payload, slider_for(payload)]
 
@@ -157,7 +157,7 @@ class ExploreSection:
         summary = (f"**What if {change}?** {html.escape(result.text)}\n\nlog p {original.log_prob:.2f} → {result.log_prob:.2f} "
                    f"({cost:+.2f}): the model finds the new translation e^{cost:+.2f} = {np.exp(cost):.3g} times as likely. "
                    "Outlined in red in its grid: what was changed.")
-        steps = steps_of([(f"{model.title}, hypothesis {int(rank) + 1}", original, ()), (title, result, forced)])
+        steps = on_one_map([(f"{model.title}, hypothesis {int(rank) + 1}", original, ()), (title, result, forced)])
         return [summary, grid, note, steps, slider_for(steps)]
 
     def render(self, controls, large_text: gr.Checkbox):
