@@ -5,11 +5,16 @@ Every piece of user text is HTML-escaped before it reaches Plotly, whose labels 
 few tags: a piece such as "<img" is drawn as text, never interpreted. Axes are numeric with
 tick labels, so a piece that occurs twice keeps its own row or column.
 
+Every figure carries its text alternative (WCAG 1.1.1) in layout.meta.text, written from the same
+numbers it draws and escaped like its labels: ui/figure_text.js gives it to the plot as its
+aria-label, so a screen reader hears what the picture shows (for a grid: where each row looks most).
+
 Figures are written as plain dicts and wrapped without Plotly's per-property validation
 (`_validate=False`): validation cost 10–60 ms a figure, more than everything else a request
 does. tests/test_figures.py re-validates every figure, so a typo still fails there.
 """
 import html
+import re
 
 import numpy as np
 import plotly.graph_objects as go
@@ -41,8 +46,28 @@ def _layout(title: str, height: int, large: bool, top: int = 60) -> dict:
     )
 
 
-def _figure(data: list, layout: dict) -> go.Figure:
+def _figure(data: list, layout: dict, text: str) -> go.Figure:
+    """The figure, with `text` (escaped) as what a screen reader says in its place."""
+    layout["meta"] = dict(text=text)
     return go.Figure(dict(data=data, layout=layout), _validate=False)
+
+
+def _plain(title: str) -> str:
+    """A title without its markup (α<sub>tj</sub> → α tj); user text in it stays escaped."""
+    return " ".join(re.sub(r"<[^>]*>", " ", title).split())
+
+
+def _strongest(values: np.ndarray, across, down, symbol: str, signed: bool = False) -> str:
+    """Each row's strongest cell in words, "le ← the 0.62; …": the largest value, or with
+    `signed` the largest in size (its sign kept). Labels as given (escaped)."""
+    columns = (np.abs(values) if signed else values).argmax(axis=1)
+    number = "{:+.2f}" if signed else "{:.2f}"
+    return "; ".join(f"{down[t]} ← {across[j]} ({symbol} {number.format(values[t, j])})" for t, j in enumerate(columns))
+
+
+def _links(links, english, french) -> str:
+    """(English word, French word) links in words, in French order: "voiture ← car, …"."""
+    return ", ".join(f"{french[f]} ← {english[e]}" for e, f in sorted(links, key=lambda link: link[::-1])) or "none"
 
 
 def _ticks(labels, **extra) -> dict:
@@ -91,7 +116,9 @@ def alignment_figure(source_tokens, target_tokens, attention, title: str, large:
         t, j = marked
         x0, x1 = (-0.5, S - 0.5) if j is None else (j - 0.5, j + 0.5)
         layout["shapes"] = [dict(type="rect", x0=x0, x1=x1, y0=t - 0.5, y1=t + 0.5, line=dict(color=HIGHLIGHT, width=3))]
-    return _figure([heatmap], layout)
+    text = (f"{_plain(title)}: a grid of α, {T} French {unit} (rows) by {S} English {unit} (columns), each row summing "
+            f"to 1. The English {unit[:-1]} each French {unit[:-1]} attends to most: {_strongest(attention, src, tgt, 'α')}.")
+    return _figure([heatmap], layout, text)
 
 
 def gold_check_figure(english, french, alpha, sure, possible, links, title: str, large: bool = False) -> go.Figure:
@@ -118,7 +145,11 @@ def gold_check_figure(english, french, alpha, sure, possible, links, title: str,
               for (e, f), kind in gold.items()]
     layout = _grid_layout(title, en, fr, "French (human translation)", large)
     layout["shapes"] = shapes
-    return _figure([heatmap, dots], layout)
+    text = (f"{_plain(title)}: α by word, {F} French words (rows) by {E} English words (columns), with the human links "
+            f"outlined. Links drawn from α: {_links(links, en, fr)}. Human links, sure: {_links(set(sure), en, fr)}; "
+            f"possible only: {_links(gold.keys() - set(sure), en, fr)}. The English word each French one attends to most: "
+            f"{_strongest(alpha, en, fr, 'α')}.")
+    return _figure([heatmap, dots], layout, text)
 
 
 def length_figure(curves: dict, large: bool = False) -> go.Figure:
@@ -132,7 +163,9 @@ def length_figure(curves: dict, large: bool = False) -> go.Figure:
     layout.update(showlegend=True, legend=dict(orientation="h", y=-0.25),
                   xaxis=dict(title=dict(text="English words"), type="category", automargin=True),
                   yaxis=dict(title=dict(text="BLEU"), rangemode="tozero", automargin=True))  # room for "40", not "0"
-    return _figure(data, layout)
+    lines = "; ".join(f"{label(title)}: " + ", ".join(f"{b.replace('-', '–')} words {v['bleu']:.1f}" for b, v in buckets.items())
+                      for title, buckets in curves.items())
+    return _figure(data, layout, f"{layout['title']['text']}, one line per model, BLEU by English words: {lines}.")
 
 
 def comparison_figure(rows: list[dict], large: bool = False) -> go.Figure:
@@ -148,7 +181,10 @@ def comparison_figure(rows: list[dict], large: bool = False) -> go.Figure:
     layout.update(barmode="group", showlegend=True, legend=dict(orientation="h", y=-0.15, yanchor="top"),
                   yaxis=dict(type="category", autorange="reversed", automargin=True),
                   xaxis=dict(title=dict(text="BLEU"), rangemode="tozero"))
-    return _figure(data, layout)
+    bleu = lambda value: "not measured" if value is None else f"{value:.1f}"
+    bars = "; ".join(f"{title}: test set {bleu(row['test_bleu'])}, 41–50 words {bleu(row['long_41_50_bleu'])}"
+                     for title, row in zip(titles, rows))
+    return _figure(data, layout, f"{layout['title']['text']}, per model: {bars}.")
 
 
 def attribution_figure(source_tokens, target_tokens, scores, title: str, large: bool = False, unit: str = "pieces") -> go.Figure:
@@ -164,7 +200,10 @@ def attribution_figure(source_tokens, target_tokens, scores, title: str, large: 
         hovertemplate="%{customdata[0]} ← %{customdata[1]}: A = %{z:.3f} (by " + unit + ")<extra></extra>",
         colorbar=dict(title=dict(text="A"), thickness=14, len=min(1.0, 0.35 + 0.02 * T)),
     )
-    return _figure([heatmap], _grid_layout(title, src, tgt, "French", large))
+    text = (f"{_plain(title)}: a grid of attributions A, {T} French {unit} (rows) by {S} English {unit} (columns); "
+            "above 0 an English one raised the French one's log-probability, below 0 lowered it. The largest in size "
+            f"for each French {unit[:-1]}: {_strongest(scores, src, tgt, 'A', signed=True)}.")
+    return _figure([heatmap], _grid_layout(title, src, tgt, "French", large), text)
 
 
 KEPT, PRUNED = "#4c72b0", "#b0b0b0"  # a beam search's kept beginnings, and the extensions it dropped
@@ -214,7 +253,12 @@ def beam_search_figure(weighed, pieces: list[str], hypotheses: list[list[str]], 
                              range=[depth - 0.5, -0.9]))  # the most probable on top, room for its label
     layout["margin"].update(l=30 + 3 * font, b=30 + 2 * font)
     layout["width"] = column * steps + layout["margin"]["l"] + 20
-    return _figure([*lines, points], layout)
+    fates = [c.fate for c in weighed]
+    best = "; ".join(f"#{r} {' '.join(label(p) for p in h)}" for r, h in enumerate(hypotheses, start=1))
+    text = (f"{layout['title']['text']}. Over {steps} output steps it weighed {len(weighed)} extensions: kept "
+            f"{fates.count('kept')}, finished {fates.count('ended')} hypotheses, pruned {fates.count('pruned')}. "
+            f"The best, as pieces: {best}.")
+    return _figure([*lines, points], layout, text)
 
 
 def _beginning(path: tuple, shown: int = 6) -> str:

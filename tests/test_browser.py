@@ -1,4 +1,5 @@
 """A real browser (Debian's Chromium, driven by Playwright) uses the running app as a student would."""
+import html
 import io
 import json
 import os
@@ -16,6 +17,7 @@ from attn_demo.ui import attribution, explore, learn
 from attn_demo.ui import page as page_parts
 from attn_demo.ui.translate import EXAMPLES, SIDES, STEPS
 from attn_demo.ui.why_attention import LONG_EXAMPLE
+from attn_demo.views import grid_figure
 from conftest import ROOT, untyped
 
 CHROMIUM = shutil.which("chromium") or CHROMIUM
@@ -69,6 +71,11 @@ CLIPPED_TICKS = """() => [...document.querySelectorAll('.js-plotly-plot')].filte
                                                           || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5))
             .map(([text]) => `${plot.closest('.block')?.id}: ${text}`);
     })"""
+
+
+# what a screen reader is told each drawn plot is, by the id of its block: [role, aria-label]
+FIGURE_TEXTS = """() => Object.fromEntries([...document.querySelectorAll('.js-plotly-plot')].filter((p) => p.offsetParent !== null)
+    .map((plot) => [plot.closest('.block')?.id, [plot.getAttribute('role'), plot.getAttribute('aria-label')]]))"""
 
 
 def strip_markdown(text: str) -> str:
@@ -416,6 +423,11 @@ def test_the_page_opens_on_a_translated_example(browser, app_url, width, height)
     violations = Axe().run(page, options={"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}})
     assert [(v["id"], [n["target"] for n in v["nodes"]]) for v in violations.response["violations"]
             if v["impact"] in ("serious", "critical")] == []  # contrast on a projector, a keyboard for what scrolls
+    texts = page.evaluate(FIGURE_TEXTS)  # every figure drawn is read in words: the grids where each French piece looks most
+    assert {"left-grid", "right-grid", "length-chart"} <= texts.keys() and all(
+        role == "figure" and label for role, label in texts.values()), texts
+    for side, (model, view) in zip(SIDES, app.TRANSLATE.sides(state)):
+        assert texts[f"{side}-grid"][1] == html.unescape(grid_figure(model, view, False).layout.meta["text"])
     for side in SIDES:  # a first step whose attention rests on </s> says what is known about it, and only such a step
         alpha = state["views"][side]["result"].attention
         resting = alpha is not None and alpha[0].argmax() == alpha.shape[1] - 1
@@ -548,8 +560,10 @@ def test_the_exported_html_opens_offline_and_shows_the_same_numbers(browser, app
         offline.get_by_role("button", name="Next step ▶").click()
     offline.wait_for_function(caption_shows("right", f"Step {k} of"), timeout=30_000)
     assert_page_draws_the_models_step(offline, sentence, k)  # the model's α, c_t, … at step k, as on the page
-    for side in SIDES:  # and the network views, from the same payload
+    for side in SIDES:  # and the network views, from the same payload; the grids are read in words as on the page
         assert offline.locator(f"#{side}-network svg[role=img]").get_attribute("aria-label").startswith(f"Step {k}:")
+        offline.wait_for_function(f"() => document.querySelector('#{side}-grid').getAttribute('aria-label')?.includes('attends to most')",
+                                  timeout=10_000)
     assert requests == [] and errors == []
     offline.screenshot(path=str(SCREENSHOT_DIR / "export-offline.png"), full_page=False)
     offline.close()
@@ -614,10 +628,14 @@ def test_explore_the_beam_change_a_word_and_move_the_attention(browser, app_url,
                            timeout=30_000)
     page.locator("#explore-result-grid .js-plotly-plot .heatmaplayer").wait_for(timeout=30_000)
     assert "log p" in page.locator("#explore-result").inner_text()
+    texts = page.evaluate(FIGURE_TEXTS)  # the beam and both grids are read in words too
+    assert "The best, as pieces: #1 " in texts["explore-search"][1] and "attends to most" in texts["explore-result-grid"][1]
     page.wait_for_function(caption_shows("explore-what-if", "Step 1 of"), timeout=30_000)
     page.locator("#explore-steps").get_by_role("button", name="Next step ▶").click()  # the explorer's own scrubber
     page.wait_for_function(caption_shows("explore-what-if", "Step 2 of"), timeout=30_000)
     assert "Step 2 of" in caption(page, "explore-hypothesis") and "Step 1 of" in caption(page, "left")
+    for view in ("explore-hypothesis", "explore-what-if"):  # each with its network view, at the explorer's step
+        assert page.locator(f"#{view}-network svg[role=img]").get_attribute("aria-label").startswith("Step 2:")
     moved = json.loads(page.evaluate(DRAWN_STEP, "explore-what-if"))  # α of step 2 all on the first English piece
     assert moved["weights"] == [1.0] + [0.0] * (len(moved["weights"]) - 1) and "α set by hand" in moved["caption"]
     page.locator("#explore-steps").get_by_role("button", name="Next step ▶").click()
@@ -634,7 +652,8 @@ def test_explore_the_beam_change_a_word_and_move_the_attention(browser, app_url,
     page.wait_for_function(f"() => document.querySelector('#explore-table').innerText.trim() === {strip_markdown(explore.NOT_SHOWN)!r}",
                            timeout=60_000)
     for gone in ("#explore-search .js-plotly-plot", "#explore-hypothesis-step .attn-step-view",
-                 "#explore-what-if-step .attn-step-view", "#explore-result-grid .js-plotly-plot"):
+                 "#explore-what-if-step .attn-step-view", "#explore-hypothesis-network svg", "#explore-what-if-network svg",
+                 "#explore-result-grid .js-plotly-plot"):
         page.locator(gone).wait_for(state="detached", timeout=30_000)
     assert page.locator("#explore-result").inner_text().strip() == ""
     assert page.locator("#explore-rank label").count() == 0
@@ -671,6 +690,9 @@ def test_watch_it_learn_moves_both_models_through_their_recorded_training(browse
             if shown["alpha"] is not None:  # one pixel a weight: the grid is the recorded α's shape
                 assert view.locator("canvas").evaluate("(c) => [c.height, c.width]") == list(np.array(shown["alpha"]).shape)
                 assert view.locator(".attn-learn-rows span").count() == len(shown["french_pieces"])
+                alpha = np.array(shown["alpha"])  # read in words: where each French piece looks most
+                first = f"{shown['french_pieces'][0]} ← {shown['english_pieces'][alpha[0].argmax()]} (α {alpha[0].max():.2f})"
+                assert f"attends to most: {first}" in view.locator("canvas").get_attribute("aria-label")
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width  # a wide grid scrolls in its own box
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.locator("#section-learn").screenshot(path=str(SCREENSHOT_DIR / f"watch-it-learn-{width}.png"))

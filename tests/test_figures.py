@@ -41,6 +41,13 @@ def test_alignment_grid_draws_attention_on_a_fixed_shared_scale():
     assert "<img" not in all_strings(fig) and "<b>" not in all_strings(fig)
 
 
+def test_alignment_grid_says_in_words_where_each_french_piece_looks_most():
+    attention = np.array([[0.1, 0.6, 0.1, 0.1, 0.1], [0.0, 0.0, 0.0, 0.3, 0.7], [0.9, 0.0, 0.0, 0.1, 0.0]], dtype=np.float32)
+    text = alignment_figure(SOURCE, TARGET, attention, "Luong: α<sub>tj</sub> by piece").layout.meta["text"]
+    assert text.startswith("Luong: α tj by piece: a grid of α, 3 French pieces (rows) by 5 English pieces (columns)")
+    assert text.endswith("▁le ← ▁&lt;img (α 0.60); ▁&lt;b&gt; ← &lt;/s&gt; (α 0.70); &lt;/s&gt; ← ▁the (α 0.90).")
+
+
 def test_alignment_grid_outlines_what_a_user_changed():
     attention = softmax_rows()
     assert not alignment_figure(SOURCE, TARGET, attention, "α").layout.shapes
@@ -87,6 +94,8 @@ def test_gold_check_figure_outlines_the_human_links_and_marks_the_drawn_ones():
     assert list(heatmap.customdata[2][1]) == ["rouge", "&lt;b&gt;red", "possible", "yes"]
     assert list(heatmap.customdata[1][0]) == ["voiture", "the", "no", "no"]
     assert "<b>red" not in all_strings(fig)
+    assert ("Links drawn from α: la ← the, voiture ← car, rouge ← &lt;b&gt;red. Human links, sure: la ← the, voiture ← car; "
+            "possible only: voiture ← &lt;b&gt;red, rouge ← &lt;b&gt;red.") in fig.layout.meta["text"]
 
 
 def test_length_figure_draws_one_line_per_model_from_the_card_numbers():
@@ -98,6 +107,8 @@ def test_length_figure_draws_one_line_per_model_from_the_card_numbers():
     assert list(bahdanau.y) == [35.0, 3.9] and luong.name == "Luong &lt;general&gt;"
     assert "<general>" not in all_strings(fig)
     assert fig.layout.xaxis.automargin and fig.layout.yaxis.automargin  # the margin grows to the tick labels ("40", not "0")
+    assert fig.layout.meta["text"].endswith("Luong &lt;general&gt;: 1–10 words 35.2, 41–50 words 2.1; "
+                                            "Bahdanau: 1–10 words 35.0, 41–50 words 3.9.")
 
 
 def test_comparison_figure_draws_each_models_test_and_long_input_bleu_and_leaves_gaps_unmeasured():
@@ -107,6 +118,8 @@ def test_comparison_figure_draws_each_models_test_and_long_input_bleu_and_leaves
     test, long = fig.data
     assert list(test.y) == ["Luong &lt;general&gt;", "No attention (baseline)"] and list(test.x) == [39.25, 37.0]
     assert list(long.x) == [40.4, None]  # not measured: no bar, not a zero
+    assert fig.layout.meta["text"].endswith("Luong &lt;general&gt;: test set 39.2, 41–50 words 40.4; "
+                                            "No attention (baseline): test set 37.0, 41–50 words not measured.")
     assert "<general>" not in all_strings(fig)
 
 
@@ -117,6 +130,8 @@ def test_attribution_figure_is_signed_and_centred_on_zero():
     assert (heatmap.zmin, heatmap.zmax) == (-2.0, 2.0) and np.array_equal(heatmap.z, scores)  # white is exactly 0
     assert list(fig.layout.xaxis.ticktext) == [label(p) for p in SOURCE] and "A = " in heatmap.hovertemplate
     assert "<general>" not in all_strings(fig) and "<img" not in all_strings(fig)
+    assert fig.layout.meta["text"].endswith("▁le ← ▁&lt;img (A -2.00); ▁&lt;b&gt; ← &lt;/s&gt; (A +0.40); "
+                                            "&lt;/s&gt; ← &lt;/s&gt; (A -0.40).")  # the largest in size, its sign kept
 
 
 def test_the_beam_search_figure_draws_every_candidate_at_its_step_and_rank_and_colours_the_n_best():
@@ -138,4 +153,6 @@ def test_the_beam_search_figure_draws_every_candidate_at_its_step_and_rank_and_c
     red = next(line for line in lines if line.line.color == HIGHLIGHT)
     assert list(red.x) == [1, 2, None] and list(red.y) == [0, 0, None]  # ▁le → </s>
     assert sum(x is None for line in lines for x in line.x) == 4  # an edge for every candidate after step 1
+    assert fig.layout.meta["text"].endswith("Over 3 output steps it weighed 7 extensions: kept 3, finished 2 hypotheses, "
+                                            "pruned 2. The best, as pieces: #1 ▁le &lt;/s&gt;.")
     assert "<b>" not in all_strings(fig)

@@ -2,7 +2,7 @@
 it kept and pruned at every step), and "what if?" on the hypothesis picked: change the piece at a
 step (the model keeps the prefix and goes on) or move the attention at a step onto one English
 piece (c_t = that h_j, and the model goes on from there), with what it changed and what it cost in
-log-probability. The hypothesis and the what-if each get their grid and their step view, side by side.
+log-probability. The hypothesis and the what-if each get their grid, network view and step view, side by side.
 
 Every number is the model's: the searches are Translator.beam's and Translator.translate's (prefix,
 force_attention), and the choices at a step are its own probabilities (Translator.choices)."""
@@ -14,7 +14,7 @@ import numpy as np
 from attn_demo.computed_once import ComputedOnce
 from attn_demo.figures import alignment_figure, beam_search_figure
 from attn_demo.steps import pca_projection
-from attn_demo.ui.step_group import StepGroup, step_slot
+from attn_demo.ui.step_group import StepGroup, network_slot, step_slot
 from attn_demo.ui.translate import LATEX, NO_GRID, SIDES
 from attn_demo.views import step_views
 
@@ -193,9 +193,10 @@ class ExploreSection:
         with gr.Column(elem_id=STEPS.element_id):
             slider = STEPS.scrubber("explore_")
             with gr.Row():  # columns: side by side on a wide screen, one under the other on a phone
-                for slot in ("explore-hypothesis-step", "explore-what-if-step"):
+                for view in ("explore-hypothesis", "explore-what-if"):
                     with gr.Column():
-                        step_slot(slot)
+                        network_slot(f"{view}-network")
+                        step_slot(f"{view}-step")
         steps_json = gr.JSON(visible=False)  # the step views' payload, kept in the browser for step_views.js
 
         def then_load(event, name: str):

@@ -119,7 +119,12 @@
       this.canvas.width = S;
       this.canvas.height = T;
       Object.assign(this.canvas.style, { width: `${S * CELL}px`, height: `${T * CELL}px` });
-      this.canvas.setAttribute("aria-label", `α: ${T} French pieces (rows) by ${S} English pieces (columns)`);
+      const most = point.alpha.map((row, t) => {  // in words, as the page's grids say it (figures.py)
+        const j = row.indexOf(Math.max(...row));
+        return `${point.french_pieces[t]} ← ${point.english_pieces[j]} (α ${row[j].toFixed(2)})`;
+      });
+      this.canvas.setAttribute("aria-label", `α: ${T} French pieces (rows) by ${S} English pieces (columns). ` +
+        `The English piece each French piece attends to most: ${most.join("; ")}.`);
       const context = this.canvas.getContext("2d"), image = context.createImageData(S, T);
       point.alpha.forEach((row, t) => row.forEach((a, j) => {
         const k = Math.round(255 * Math.min(1, Math.max(0, a))), at = 4 * (t * S + j);
