@@ -8,7 +8,8 @@ that can be neither fetched nor found in the local cache (a classroom whose netw
 left out and the page says so: the bundled checkpoints are still there. Anything else that fails
 to load (a folder that does not exist, a broken checkpoint) stops the start with one line.
 
-Each model decodes its own requests: concurrent translations with the same beam size are decoded
+Every call of a model goes through Model.run (attn_demo.zerogpu: on a ZeroGPU Space, the GPU is lent
+for it). Each model decodes its own requests: concurrent translations with the same beam size are decoded
 as one batch (MicroBatcher), and a translation once made is kept (read-only, shared by every
 session) for the next user who asks for the same sentence.
 """
@@ -17,6 +18,7 @@ import hashlib
 import os
 from pathlib import Path
 
+from attn_demo import zerogpu
 from attn_demo.alignment import ALIGNERS
 from attn_demo.attention import KINDS, AttentionKind
 from attn_demo.batching import MicroBatcher
@@ -43,6 +45,7 @@ class Model:
         self.batcher = MicroBatcher(self._translate_requests, key=lambda request: request[1], max_batch=MAX_BATCH,
                                     window_s=0.005)
         self.view = functools.lru_cache(maxsize=CACHED_TRANSLATIONS)(self._view)
+        zerogpu.load(translator)
 
     @property
     def kind(self) -> AttentionKind:
@@ -52,9 +55,14 @@ class Model:
     def has_attention(self) -> bool:
         return self.kind.score is not None
 
+    def run(self, function, *args, **kwargs):
+        """function(self.translator, *args, **kwargs), a Translator method or a function taking the
+        translator first, where the model computes (attn_demo.zerogpu)."""
+        return zerogpu.run(self.translator, function, *args, **kwargs)
+
     def _translate_requests(self, requests: list) -> list:
         """[(text, beam size)] sharing one beam size, decoded as one batch."""
-        return self.translator.translate_batch([text for text, _ in requests], beam_size=requests[0][1])
+        return self.run(Translator.translate_batch, [text for text, _ in requests], beam_size=requests[0][1])
 
     def _view(self, text: str, beam_size: int) -> dict:
         """The translation of a normalised input and the PCA projection of its encoder states. A bad

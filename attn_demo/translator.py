@@ -41,6 +41,11 @@ class Translation:
             if isinstance(value, np.ndarray):
                 value.flags.writeable = False
 
+    def __setstate__(self, state: dict):
+        # unpickled (the result of a ZeroGPU worker, attn_demo.zerogpu): pickling drops the read-only flag
+        self.__dict__.update(state)
+        self.__post_init__()
+
     def to_dict(self) -> dict:
         """Its fields, arrays as the model holds them (float32 numpy), for the trace download; what a
         model without attention lacks (query, e, α) is left out rather than written as null."""

@@ -60,9 +60,11 @@ def test_trace_file_holds_both_traces_and_is_written_once(translated, monkeypatc
 
 def test_step_data_holds_every_step_of_both_models_without_retranslating(translated, monkeypatch):
     state = translated[0]
+    computed = []  # every model call goes through Model.run
     for model in app.MODELS:
-        monkeypatch.setattr(model.translator, "translate_batch", lambda *a, **k: pytest.fail("the step views re-ran translation"))
+        monkeypatch.setattr(model, "run", lambda *args, **kwargs: computed.append(args))
     payload = json.loads(json.dumps(app.TRANSLATE.step_data(state)))  # as the page receives it
+    assert computed == []  # the step views re-ran no translation
     assert payload["steps"] == translate.steps_of(app.TRANSLATE.sides(state)) and len(payload["views"]) == 2
     for side, sent in zip(translate.SIDES, payload["views"]):
         result, model = state["views"][side]["result"], untyped(sent)
@@ -135,10 +137,12 @@ def test_running_app_through_gradio_client_keeps_sessions_apart(app_url):
 
 
 def test_repeated_input_is_served_from_the_cache_read_only(translated, monkeypatch):
+    computed = []  # every model call goes through Model.run
     for model in app.MODELS:
-        monkeypatch.setattr(model.translator, "translate_batch", lambda *a, **k: pytest.fail("a cached input was translated again"))
+        monkeypatch.setattr(model, "run", lambda *args, **kwargs: computed.append(args))
     typed = "  " + SENTENCE.replace(" ", "   ").replace("'", "’") + " "  # the same sentence once normalised
     again = app.TRANSLATE.translate(typed, 1, False)
+    assert computed == []  # a cached input is not translated again
     assert again[0]["views"] == translated[0]["views"] and reply(again)["left"]["text"] == reply(translated)["left"]["text"]
     assert again[0]["views"]["right"] is translated[0]["views"]["right"]
     with pytest.raises(ValueError, match="read-only"):

@@ -107,8 +107,10 @@ def test_the_same_checkpoint_on_both_sides_works(section):
 def test_changing_a_pick_decodes_only_the_new_model(section, monkeypatch):
     state = section.translate("I see the blue pen.", 1, False, "pieces", "tiny-bahdanau", "tiny-luong-general")[0]
     kept = section.models["tiny-bahdanau"]
-    monkeypatch.setattr(kept.translator, "translate_batch", lambda *a, **k: pytest.fail("the kept side decoded again"))
+    computed = []  # every model call goes through Model.run
+    monkeypatch.setattr(kept, "run", lambda *args, **kwargs: computed.append(args))
     outputs = section.repick(state, False, "pieces", "tiny-bahdanau", "tiny-none")
+    assert computed == []  # the kept side did not decode again
     assert outputs[0]["views"]["left"] is state["views"]["left"] and outputs[0]["text"] == state["text"]
     assert outputs[0]["picks"]["right"] == "tiny-none" and sides(outputs)["right"]["note"]["value"] == NO_GRID
 

@@ -46,8 +46,7 @@ class AlignmentCheckSection:
         return [(f"{n}. {' '.join(self.gold.english[n - 1])}", n) for n in numbers]
 
     def _word_alpha(self, key: str, number: int):
-        alpha = sentence_word_attention(self.models[key].translator, self.gold.english[number - 1],
-                                        self.gold.french[number - 1])
+        alpha = self.models[key].run(sentence_word_attention, self.gold.english[number - 1], self.gold.french[number - 1])
         alpha.flags.writeable = False  # cached and shared between sessions
         return alpha
 

@@ -15,6 +15,7 @@ from attn_demo.attribution import METHODS, agreement
 from attn_demo.computed_once import ComputedOnce
 from attn_demo.figures import attribution_figure
 from attn_demo.steps import typed
+from attn_demo.translator import Translator
 from attn_demo.ui.translate import SIDES, STEPS
 
 EXPLANATION = """## Is attention an explanation?
@@ -36,7 +37,7 @@ class AttributionSection:
         self.attribution = ComputedOnce(self._attribution, CACHED)
 
     def _attribution(self, key: str, text: str, pieces: tuple[str, ...], method: str):
-        return self.translate.models[key].translator.attribute(text, list(pieces), method)
+        return self.translate.models[key].run(Translator.attribute, text, list(pieces), method)
 
     def side(self, state, side: str, method: str, large: bool, unit: str) -> tuple[list, dict]:
         """One side's attribution grid and its agreement with α, in a sentence; and its bars for the

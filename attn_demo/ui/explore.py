@@ -14,6 +14,7 @@ import numpy as np
 from attn_demo.computed_once import ComputedOnce
 from attn_demo.figures import alignment_figure, beam_search_figure
 from attn_demo.steps import pca_projection
+from attn_demo.translator import Translator
 from attn_demo.ui.step_group import StepGroup, network_slot, step_slot
 from attn_demo.ui.translate import LATEX, NO_GRID, SIDES
 from attn_demo.views import step_views
@@ -60,7 +61,7 @@ class ExploreSection:
         self.searched = ComputedOnce(self._beam, BEAMS_KEPT)  # a class exploring one sentence searches it once
 
     def _beam(self, key: str, text: str, k: int, n: int):
-        return self.model(key).translator.beam(text, k, n)
+        return self.model(key).run(Translator.beam, text, k, n)
 
     def model(self, key: str):
         return self.translate.models[key]
@@ -103,7 +104,7 @@ class ExploreSection:
         if not explored or rank is None or t is None:
             return gr.update(choices=[], value=None)
         result = explored["hypotheses"][int(rank)]
-        top = self.model(explored["key"]).translator.choices(explored["text"], result.target_tokens, int(t), TOP_CHOICES)
+        top = self.model(explored["key"]).run(Translator.choices, explored["text"], result.target_tokens, int(t), TOP_CHOICES)
         return gr.update(choices=[(f"{piece}  (p = {p:.3f})", piece) for piece, p in top], value=top[0][0])
 
     def change(self, explored, rank, t, piece, typed, source_piece, large: bool) -> list:
@@ -130,7 +131,7 @@ class ExploreSection:
         if not explored or rank is None or t is None:
             return ["Pick a hypothesis first.", *nothing]
         model, original = self.model(explored["key"]), explored["hypotheses"][int(rank)]
-        translator, t, k = model.translator, int(t), explored["beam_size"]
+        t, k = int(t), explored["beam_size"]
         try:
             if how == "move":
                 if not model.has_attention:
@@ -138,16 +139,16 @@ class ExploreSection:
                 j = int(source_piece)
                 weights = np.eye(len(original.source_tokens), dtype=np.float32)[j]
                 # the steps before t as the hypothesis took them, then α_t one-hot, then the model's own steps
-                result = translator.translate(explored["text"], beam_size=k, prefix=original.target_tokens[:t - 1],
-                                              force_attention={t: weights})
+                result = model.run(Translator.translate, explored["text"], beam_size=k, prefix=original.target_tokens[:t - 1],
+                                   force_attention={t: weights})
                 change, marked, forced = f"α at step {t} all on `{html.escape(original.source_tokens[j])}`", (t - 1, j), (t,)
             else:
                 before = original.target_tokens[:t - 1]
                 if typed.strip():  # French text from step t on, after the hypothesis's own beginning
-                    prefix = f"{translator.target_tokenizer.decode_pieces(before)} {typed}"
+                    prefix = f"{model.translator.target_tokenizer.decode_pieces(before)} {typed}"
                 else:
                     prefix = [*before, piece]
-                result = translator.translate(explored["text"], beam_size=k, prefix=prefix)
+                result = model.run(Translator.translate, explored["text"], beam_size=k, prefix=prefix)
                 change, marked, forced = f"step {t} written as `{html.escape(typed.strip() or piece or '')}`", (t - 1, None), ()
         except ValueError as error:
             return [f"⚠️ {html.escape(str(error))}", *nothing]
