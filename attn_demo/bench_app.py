@@ -1,6 +1,8 @@
 """App benchmarks: app.py run as a server, measured as its users meet it. Cold start and memory,
-a classroom of gradio_client users loading the page's own requests (translate, then the step data,
-then the trace file) with the picked models, against a bare app of the same endpoints, a class
+a classroom of gradio_client users translating with the picked models (translate alone, and the
+page's whole flow: translate, then the step data, then the trace file) against two bare apps of
+the same endpoints (benchmarks/: one echoing its input as one text, the framework's floor, and one
+answering with the page's own outputs, computed once, which shows where the rest goes), a class
 pressing one button together on a shared sentence (attribution, the beam, the alignment check), a
 soak, and a step change in headless Chromium. The Server helper also starts the app for the tests.
 Run by `python -m attn_demo.bench`."""
@@ -98,13 +100,15 @@ def arrive(url: str, barrier: threading.Barrier, errors: list, lock: threading.L
 
 
 def classroom_load(url: str, sentences: list[str], expected: dict, clients: int, per_client: int, picks=(),
-                   answer=lambda reply: reply) -> dict:
-    """`clients` gradio_client users at once, each loading `per_client` different sentences as the
-    page does (translate with the picked models, then the step data, then the trace file) and
+                   answer=lambda reply: reply, flow: bool = True, cpu_seconds=lambda: 0.0) -> dict:
+    """`clients` gradio_client users at once, each translating `per_client` different sentences with
+    the picked models, and with `flow` as the page goes on (the step data, then the trace file), and
     checking that every translation is that of the sentence it sent: answer(reply) must equal
-    expected[text]. A request's latency is the three calls together."""
+    expected[text]. A request's latency is its calls together. cpu_seconds() (the server's) is read
+    once the whole class has connected and again at the end: "cpu_s", the requests' own."""
     latencies, errors, mixed, lock = [], [], [], threading.Lock()
-    barrier = threading.Barrier(clients)
+    connected = []
+    barrier = threading.Barrier(clients, action=lambda: connected.append(cpu_seconds()))
 
     def student(k: int):
         client = arrive(url, barrier, errors, lock)
@@ -115,8 +119,9 @@ def classroom_load(url: str, sentences: list[str], expected: dict, clients: int,
             start = time.perf_counter()
             try:
                 reply = client.predict(text, 1, False, "pieces", *picks, api_name="/translate")
-                client.predict(api_name="/step_data")
-                client.predict(api_name="/trace_file")
+                if flow:
+                    client.predict(api_name="/step_data")
+                    client.predict(api_name="/trace_file")
             except Exception as error:
                 with lock:
                     errors.append(repr(error)[:200])
@@ -134,7 +139,8 @@ def classroom_load(url: str, sentences: list[str], expected: dict, clients: int,
     for thread in threads:
         thread.join(timeout=1800)
     return {"clients": clients, "requests": clients * per_client, "latencies_ms": latencies, "errors": errors,
-            "mixed_up": len(mixed), "seconds": time.perf_counter() - start}
+            "mixed_up": len(mixed), "seconds": time.perf_counter() - start,
+            "cpu_s": cpu_seconds() - connected[0] if connected else 0.0}
 
 
 def pooled(rounds: list[dict]) -> dict:
@@ -311,52 +317,75 @@ def time_learn_presses(page, presses: int) -> list[float]:
     return samples
 
 
+# The apps the classroom load compares: app.py and the bare apps of its endpoints (benchmarks/)
+CLASSROOM_APPS = {"echo": ROOT / "benchmarks" / "bare_app.py", "outputs": ROOT / "benchmarks" / "bare_outputs_app.py",
+                  "app": ROOT / "app.py"}
+CALLS = {"translate": False, "flow": True}  # translate alone, or the page's whole flow (classroom_load's flow)
+
+
 def bench_app(picks: tuple[str, str], p: dict) -> dict:
     """Cold start and peak memory of app.py, the classroom load against it (with the picked models)
-    and against a bare app, and RSS before/after a soak of many requests."""
+    and against the bare apps, translate alone and the whole flow, and RSS before/after a soak of many requests."""
     from attn_demo.catalogue import CHECKPOINTS
+    from attn_demo.examples import EXAMPLES
     from attn_demo.translator import load_translator
     from attn_demo.ui.translate import client_reply
 
     pairs = read_pairs(TEST_SET)
     rng = np.random.default_rng(1)
     n = p["clients"] * p["requests_per_client"]
-    sentences = [pairs[i][0] for i in rng.choice(len(pairs), n * p["rounds"], replace=False)]
+    sentences = [pairs[i][0] for i in rng.choice(len(pairs), n * p["rounds"] * len(CALLS), replace=False)]
     left = load_translator(CHECKPOINTS / picks[0])
-    expected = {text: left.translate(text).text for text in sentences}
-    result, rounds = {"picks": list(picks)}, {"bare": [], "app": []}
-    bare = Server(ROOT / "benchmarks" / "bare_app.py")
+    expected = {text: left.translate(text).text for text in [*sentences, EXAMPLES[0]]}
+    left_text = lambda reply: client_reply(reply)["left"]["text"]  # noqa: E731
+    answers = {"echo": (lambda text: text, lambda reply: reply),  # what each app's translation of a text is, and how it reads
+               "outputs": (lambda text: expected[EXAMPLES[0]], left_text),  # every request answered with the first example's
+               "app": (lambda text: expected[text], left_text)}
+    servers = {}
     try:
-        app = Server(ROOT / "app.py")
-    except Exception:
-        bare.stop()
-        raise
-    loads = (("bare", bare, lambda batch: {t: t for t in batch}, {"picks": picks}),  # the same requests, echoed
-             ("app", app, lambda batch: expected, {"picks": picks, "answer": lambda reply: client_reply(reply)["left"]["text"]}))
-    try:
-        result["cold_start_s"] = round(app.startup_s, 2)
-        result["rss_after_start_mb"] = app.rss_mb()
-        result["step_change"] = step_change_ms(app.url, p["step_presses"], picks)
-        result["class_press"] = [{"button": name, **class_press(app.url, SENTENCES[20], p["press_clients"], picks, press)}
-                                 for name, press in CLASS_PRESSES.items()]  # a fresh 20-word sentence: nothing cached
-        cpu = {"bare": 0.0, "app": 0.0}
-        for r in range(p["rounds"]):  # alternated, so both apps see the same drift of this shared machine
-            batch = sentences[r * n:(r + 1) * n]  # new sentences each round: none is in the app's cache yet
-            for name, server, answers, how in loads:
-                before = server.cpu_seconds()
-                rounds[name].append(classroom_load(server.url, batch, answers(batch), p["clients"], p["requests_per_client"], **how))
-                cpu[name] += server.cpu_seconds() - before
-        result["bare_load"], result["app_load"] = pooled(rounds["bare"]), pooled(rounds["app"])
-        for name in ("bare", "app"):  # the server's own CPU per request: steadier than latency on a shared machine
-            result[f"{name}_load"]["server_cpu_ms_per_request"] = round(1000 * cpu[name] / (n * p["rounds"]), 1)
+        for name, script in CLASSROOM_APPS.items():
+            servers[name] = Server(script, env={"BENCH_PICKS": " ".join(picks), "PYTHONPATH": str(ROOT)})  # benchmarks/ imports attn_demo
+        app = servers["app"]
+        result = {"picks": list(picks), "cold_start_s": round(app.startup_s, 2), "rss_after_start_mb": app.rss_mb(),
+                  "step_change": step_change_ms(app.url, p["step_presses"], picks),
+                  "class_press": [{"button": name, **class_press(app.url, SENTENCES[20], p["press_clients"], picks, press)}
+                                  for name, press in CLASS_PRESSES.items()]}  # a fresh 20-word sentence: nothing cached
+        result["classroom"] = classroom(servers, sentences, answers, picks, p)
         result["peak_rss_mb"] = app.rss_mb("VmHWM")
         before = app.rss_mb()
         result["soak_requests"] = soak(app.url, sentences, p["soak"], picks)
         result["soak_rss_before_mb"], result["soak_rss_after_mb"] = before, app.rss_mb()
     finally:
-        app.stop()
-        bare.stop()
-    bare_p95, app_p95 = result["bare_load"].get("p95_ms"), result["app_load"].get("p95_ms")
-    if bare_p95 and app_p95:
-        result["p95_ratio_app_to_bare"] = round(app_p95 / bare_p95, 2)
+        for server in servers.values():
+            server.stop()
     return result
+
+
+def classroom(servers: dict, sentences: list[str], answers: dict, picks, p: dict) -> list[dict]:
+    """The classroom load on every app of CLASSROOM_APPS, translate alone and the whole flow: a row
+    per (calls, app), with its p95 against the echoing app's (the floor) and the server's own CPU
+    per request. Rounds alternate the apps, so that all see the same drift of a shared machine; each
+    round brings new sentences, none in the app's cache yet."""
+    n = p["clients"] * p["requests_per_client"]
+    rounds = {(calls, name): [] for calls in CALLS for name in servers}
+    connecting = dict.fromkeys(rounds, 0.0)
+    for r in range(p["rounds"]):
+        for c, (calls, flow) in enumerate(CALLS.items()):
+            batch = sentences[(r * len(CALLS) + c) * n:(r * len(CALLS) + c + 1) * n]
+            for name, server in servers.items():
+                expected, answer = answers[name]
+                before = server.cpu_seconds()
+                load = classroom_load(server.url, batch, {text: expected(text) for text in batch}, p["clients"],
+                                      p["requests_per_client"], picks, answer, flow, server.cpu_seconds)
+                rounds[calls, name].append(load)
+                connecting[calls, name] += server.cpu_seconds() - before - load["cpu_s"]
+    rows = []
+    for (calls, name), done in rounds.items():
+        row = {"calls": calls, "app": name, **pooled(done)}
+        # the server's own CPU: per request once the class is connected, and per student connecting (the page's config)
+        row["server_cpu_ms_per_request"] = round(1000 * sum(load["cpu_s"] for load in done) / (n * p["rounds"]), 1)
+        row["server_cpu_ms_per_connection"] = round(1000 * connecting[calls, name] / (p["clients"] * p["rounds"]), 1)
+        floor = pooled(rounds[calls, "echo"]).get("p95_ms")
+        row["p95_to_echo"] = round(row["p95_ms"] / floor, 2) if floor and row.get("p95_ms") else None
+        rows.append(row)
+    return rows

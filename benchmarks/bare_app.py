@@ -1,18 +1,19 @@
-"""The floor for the classroom load test: a Gradio app with the same requests as app.py's page
-(translate, then the step data, then the trace file) whose functions do no work: translate echoes
-the input, the others return what the session holds. Started by `python -m attn_demo.bench`."""
+"""The framework's floor for the classroom load test: a Gradio app with the requests of app.py's
+page (translate, then the step data, then the trace file) whose functions do no work: translate
+echoes its input as one text (kept in the session, as the page keeps its translation for the
+calls that follow), the others return next to nothing. Started by `python -m attn_demo.bench`."""
 import gradio as gr
 
 
-def translate(text: str, beam_size: float, large: bool, unit: str, left: str, right: str):
+def translate(text: str, beam_size: float, large: bool, unit: str, left: str, right: str) -> tuple[str, str]:
     return text, text
 
 
-def step_data(state):
+def step_data(state: str) -> dict:
     return {"source": state}
 
 
-def trace_file(state):
+def trace_file(state: str):
     return None
 
 

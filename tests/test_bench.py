@@ -51,9 +51,12 @@ def test_quick_run_end_to_end(tmp_path, capsys):
     assert {(r["model"], r["method"]) for r in report["attribution"]} == {(m, k) for m in models for k in METHODS}
     assert {(r["model"], r["what"]) for r in report["explore"]} >= {(m, "what if: α moved") for m in models}
     assert all(r["max_completeness_gap"] <= 0.05 for r in report["attribution"] if r["method"] == "integrated-gradients")
-    for load in (report["app"]["bare_load"], report["app"]["app_load"]):
+    loads = report["app"]["classroom"]
+    assert [(load["calls"], load["app"]) for load in loads] == [(calls, app) for calls in ("translate", "flow")
+                                                                 for app in ("echo", "outputs", "app")]
+    for load in loads:
         assert load["errors"] == 0 and load["mixed_up"] == 0 and load["answered"] == load["requests"]
-        assert load["server_cpu_ms_per_request"] > 0  # the servers really were measured
+        assert load["server_cpu_ms_per_request"] > 0 and load["p95_to_echo"] > 0  # the servers really were measured
     assert report["app"]["soak_rss_after_mb"] > 0
     for press in report["app"]["class_press"]:  # every client answered, all alike: one shared computation, nothing mixed
         assert (press["answered"], press["errors"], press["distinct_replies"]) == (3, 0, 1), press

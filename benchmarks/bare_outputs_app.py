@@ -1,0 +1,43 @@
+"""Where the rest goes, for the classroom load test: the page's translate section as app.py renders
+it (the same components, events and outputs), each event answering with what the page answers for
+one sentence, computed once at start. A request costs the framework what the page's costs, and no
+work of ours: its gap to bare_app.py (the framework's floor, echoing a text) is the price of the
+page's outputs; app.py's gap to it is our handlers' work. Started by `python -m attn_demo.bench`,
+with the models picked on the page in BENCH_PICKS ("LEFT RIGHT")."""
+import os
+
+import gradio as gr
+
+from attn_demo.catalogue import load_models
+from attn_demo.ui.translate import EXAMPLES, TranslateSection
+
+
+class ReplayedSection(TranslateSection):
+    """The translate section, answering every request with the outputs of EXAMPLES[0]."""
+
+    def __init__(self, models, picks):
+        super().__init__(models, picks)
+        self.reply = super().translate(EXAMPLES[0], 1, False)
+        self.steps = super().step_data(self.reply[0])
+        self.trace = super().trace_file(self.reply[0])
+
+    def translate(self, text, beam_size, large, unit="pieces", left=None, right=None):
+        return self.reply
+
+    def step_data(self, state):
+        return self.steps
+
+    def trace_file(self, state):
+        return self.trace
+
+
+MODELS, _ = load_models()
+SECTION = ReplayedSection(MODELS, tuple(os.environ["BENCH_PICKS"].split()))
+
+with gr.Blocks() as demo:
+    SECTION.render(gr.Checkbox(label="Large text"))
+
+demo.queue(max_size=100, default_concurrency_limit=2)
+
+if __name__ == "__main__":
+    demo.launch()
