@@ -89,8 +89,10 @@ def kept_point(timeline: dict) -> dict:
 
 def continued(earlier: dict | None) -> tuple[list, int]:
     """The points a run continued from a checkpoint starts with, and the pieces it counts on from:
-    the earlier run's points up to the weights it kept. ([], 0) without an earlier timeline."""
-    if not earlier or not earlier["points"]:
+    the earlier run's points up to the weights it kept. ([], 0) without an earlier timeline, or with
+    one that did not make the checkpoint's weights (attached from a separate run, `attach`): that run
+    is not the history of these weights, so the continued run records its own from 0."""
+    if not earlier or not earlier["points"] or not earlier["made_these_weights"]:
         return [], 0
     pieces = kept_point(earlier)["target_pieces"]
     return [p for p in earlier["points"] if p["target_pieces"] <= pieces], pieces

@@ -35,11 +35,13 @@ def point(pieces, bleu, *alphas):
 
 
 def test_a_continued_run_keeps_the_points_up_to_the_weights_it_continued():
-    earlier = {"from_scratch": True, "points": [point(0, 1.0), point(100, 30.0), point(200, 29.0)]}
+    earlier = {"from_scratch": True, "made_these_weights": True, "points": [point(0, 1.0), point(100, 30.0), point(200, 29.0)]}
     assert continued(earlier) == (earlier["points"][:2], 100)  # the best validation was kept, not the last
-    tied = {"from_scratch": True, "points": [point(0, 1.0), point(100, 30.0), point(200, 30.0), point(300, 2.0)]}
+    tied = {**earlier, "points": [point(0, 1.0), point(100, 30.0), point(200, 30.0), point(300, 2.0)]}
     assert continued(tied)[1] == 200  # of equal scores, the later weights were kept
     assert continued(None) == ([], 0)
+    # a separate run's timeline, attached beside weights it did not make, is not their history: start afresh
+    assert continued({**earlier, "made_these_weights": False}) == ([], 0)
 
 
 def test_agreement_counts_the_final_steps_whose_most_attended_piece_is_the_same():
