@@ -2,8 +2,8 @@
 names a model: each works on the catalogue it is given (attn_demo.catalogue) and reads what it says
 about a model from its attention type's description (attn_demo.attention.KINDS).
 
-    page.py           what the whole page shares: its theme, style rules and browser scripts (reachable.js, and
-                      figure_text.js: each Plotly figure's text alternative for a screen reader)
+    page.py           what the whole page shares: its theme, style rules and browser scripts (page_changes.js, the one
+                      observer of the page for reachable.js and figure_text.js: each figure's text alternative)
     translate.py      translate with the models picked for the two sides and scrub through the decoder steps
     step_views.js     draws the decoder steps in the browser (translate.py's scrubber; its style in step_views.css)
     network_view.js   draws each model as a diagram of one step, lit in the order it computes (the same scrubber)

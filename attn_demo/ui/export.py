@@ -14,7 +14,7 @@ import time
 import gradio as gr
 import plotly.offline
 
-from attn_demo.ui.page import FIGURE_TEXT_JS
+from attn_demo.ui.page import FIGURE_TEXT_JS, PAGE_CHANGES_JS
 from attn_demo.ui.step_group import STEP_VIEWS_CSS, STEP_VIEWS_JS
 from attn_demo.ui.translate import SIDES, TRACE_DIR
 from attn_demo.views import grid_figure, step_data
@@ -42,7 +42,7 @@ body {{ font-family: system-ui, sans-serif; margin: 16px; color: #222; backgroun
 <script>{plotly}</script>
 <script>
 ({step_views})();
-({figure_text})();
+({figure_text})(({page_changes})());
 const payload = {payload};
 const figures = {figures};
 for (const [side, figure] of Object.entries(figures)) {{
@@ -71,7 +71,7 @@ def export_html(payload: dict, grids: dict, source: str, beam_size: int, texts: 
     return PAGE.format(
         title=html.escape(" | ".join(titles)), source=html.escape(source), beam=int(beam_size), css=STEP_VIEWS_CSS,
         sides=sides, slots="".join(SLOT.format(side=side) for side in SIDES), group=GROUP, group_json=json.dumps(GROUP),
-        steps=int(payload["steps"]), plotly=plotly.offline.get_plotlyjs(), step_views=STEP_VIEWS_JS, figure_text=FIGURE_TEXT_JS,
+        steps=int(payload["steps"]), plotly=plotly.offline.get_plotlyjs(), step_views=STEP_VIEWS_JS, figure_text=FIGURE_TEXT_JS, page_changes=PAGE_CHANGES_JS,
         payload=script_json(payload), figures=script_json(figures))
 
 
@@ -95,7 +95,7 @@ class ExportSection:
         texts = {side: view["result"].text for side, (_, view) in zip(SIDES, sides)}
         fingerprints = "|".join(model.fingerprint for model, _ in sides)
         # the renderer too: a restart with new drawing code must not serve a file drawn by the old one (TRACE_DIR outlives it)
-        renderer = STEP_VIEWS_JS + STEP_VIEWS_CSS + FIGURE_TEXT_JS
+        renderer = STEP_VIEWS_JS + STEP_VIEWS_CSS + PAGE_CHANGES_JS + FIGURE_TEXT_JS
         key = hashlib.sha1(f"{fingerprints}|{state['beam_size']}|{state['text']}|{renderer}".encode()).hexdigest()[:16]
         TRACE_DIR.mkdir(exist_ok=True)
         path = TRACE_DIR / f"attention-{key}.html"

@@ -47,8 +47,10 @@ body.attn-large .katex { font-size: 1.6em; }
 #contents a { color: var(--link-text-color); padding: 6px 0; }
 [id^="%s"] { scroll-margin-top: 4rem; }
 """ % SECTION_PREFIX + STEP_VIEWS_CSS + LEARN_CSS
-REACHABLE_JS = (Path(__file__).parent / "reachable.js").read_text()  # whatever scrolls can be reached by keyboard
-FIGURE_TEXT_JS = (Path(__file__).parent / "figure_text.js").read_text()  # a screen reader reads each figure's text alternative
+HERE = Path(__file__).parent
+PAGE_CHANGES_JS = (HERE / "page_changes.js").read_text()  # one observer of the page for the watchers below: () => watch
+REACHABLE_JS = (HERE / "reachable.js").read_text()  # (watch) => …: whatever scrolls can be reached by keyboard
+FIGURE_TEXT_JS = (HERE / "figure_text.js").read_text()  # (watch) => …: a screen reader reads each figure's text alternative
 # A link ending in #section-… (a shared link can) opens on that section. The browser looks for it before
 # Gradio has drawn the page, and what is drawn above it later pushes it down: so the page brings it back
 # under the contents bar whenever the page's height changes, until the reader scrolls or touches it (or 30 s).
@@ -62,7 +64,8 @@ OPEN_ON_SECTION = """() => {
   for (const event of ["wheel", "touchstart", "keydown", "mousedown"]) window.addEventListener(event, stop, { once: true });
   setTimeout(stop, 30000);
 }""" % SECTION_PREFIX
-PAGE_JS = f"() => {{ ({STEP_VIEWS_JS})(); ({LEARN_JS})(); ({REACHABLE_JS})(); ({FIGURE_TEXT_JS})(); ({OPEN_ON_SECTION})(); }}"  # run once, when the page loads
+PAGE_JS = (f"() => {{ ({STEP_VIEWS_JS})(); ({LEARN_JS})(); const watch = ({PAGE_CHANGES_JS})(); ({REACHABLE_JS})(watch); "
+           f"({FIGURE_TEXT_JS})(watch); ({OPEN_ON_SECTION})(); }}")  # run once, when the page loads
 
 
 def section_id(key: str) -> str:
