@@ -13,7 +13,8 @@ E x_j, summed over the embedding dimensions into one number per source piece j:
 The steps are attributed in batches (the sentence repeated, copy t asking about y_t): all T at once
 for input × gradient; for integrated gradients blocks of STEPS_PER_PASS steps, each with the points
 of the integration path batched too (Captum's internal_batch_size), and a step whose integral needs
-more points is computed again alone.
+more points is computed again alone. Copy t runs the decoder up to step t only (Decoder.readout_at),
+so a sentence's T copies cost about T²/2 decoder steps, not T².
 
 The embeddings are looked up once and handed to the model as an input (Encoder.annotate), so no
 hook is set on the model: many requests attribute with the one shared model at once, each on its
@@ -26,12 +27,12 @@ from captum.attr import InputXGradient, IntegratedGradients
 
 METHODS = ("integrated-gradients", "input-x-gradient")
 # Points of the Gauss–Legendre rule, tried in turn until every step's completeness gap is ≤ MAX_GAP.
-# Measured on the benchmark's 20-word sentence: 16 points leave Bahdanau a 7% gap (so 48 points of work
-# in all), 20 points 2.4% (Luong 0.05% at 16); the examples of the page need no more than 20 with
-# either model. A longer sentence may take 40 or 80.
+# Measured on the benchmark's 20-word sentence: 16 points left the Bahdanau of 2026-11-23 a 7% gap (so 48
+# points of work in all), 20 points 2.4% (Luong 0.05% at 16); the examples of the page need no more than
+# 20 with either model. A longer sentence may take 40 or 80.
 IG_STEPS = (20, 40, 80)
 MAX_GAP = 0.05
-STEPS_PER_PASS = 8  # steps attributed together, their target cut after the last: the decoder runs ~T²/2 steps, not T²
+STEPS_PER_PASS = 8  # steps attributed together: all T of a 20-word sentence at once was slower (1.9 → 2.4 s, Bahdanau)
 
 
 @dataclass(frozen=True, eq=False)
@@ -49,14 +50,15 @@ class Attribution:
 
 def log_likelihood(model, embedded, lengths, y_in, y_out, steps) -> torch.Tensor:
     """log p(y_t | y_<t, x) of a teacher-forced target at one step t per row, from the source
-    embeddings (B, S, E), steps (B,) from 0: (B,). Only that step goes through the output layer (a
-    vocabulary-wide softmax at every step of every row would cost T times as much). The source mask
+    embeddings (B, S, E), steps (B,) from 0: (B,). The decoder runs each row up to its step only, and
+    only that step goes through the output layer (a vocabulary-wide softmax at every step of every row
+    would cost T times as much; Decoder.readout_at). The source mask
     comes from the lengths, so that the all-zero baseline still reads as a sentence of that length."""
     annotations, backward_first = model.encoder.annotate(embedded, lengths)
     mask = torch.arange(embedded.size(1), device=embedded.device)[None, :] < lengths[:, None]  # (B, S)
-    readouts = model.decoder.readouts(y_in, model.decoder.memory(annotations, backward_first, mask))  # (B, T, E)
+    readouts = model.decoder.readout_at(y_in, model.decoder.memory(annotations, backward_first, mask), steps)  # (B, E)
+    logits = model.decoder.logits(readouts)  # (B, V)
     rows = torch.arange(embedded.size(0), device=embedded.device)
-    logits = model.decoder.logits(readouts[rows, steps])  # (B, V)
     return logits.log_softmax(-1).gather(-1, y_out[rows, steps][:, None])[:, 0]
 
 
@@ -85,21 +87,22 @@ def attribute(model, source_ids: list[int], target_ids: list[int], method: str) 
 
 def integrated_gradients(ig, embedded, args, log_probs) -> tuple:
     """Integrated gradients of every step with the fewest of IG_STEPS path points that bring its gap
-    under MAX_GAP: a step that needs more points is attributed again alone, with the target cut after it
-    (steps beyond it cannot change its log-probability), so one hard step does not redo the sentence.
+    under MAX_GAP: a step that needs more points is attributed again alone, so one hard step does not redo
+    the sentence.
     Returns A (T, S), the completeness gap (T,) and the most points taken."""
     lengths, y_in, y_out, steps = args
     baseline = torch.zeros_like(embedded)  # x' = 0: the padding piece's embedding
-    change = (log_probs - ig.forward_func(baseline, *args)).abs().clamp_min(1e-12)  # |f_t(x) − f_t(x')|
+    baseline_log_probs = ig.forward_func(baseline, *args)  # f_t(x')
+    change = (log_probs - baseline_log_probs).abs().clamp_min(1e-12)  # |f_t(x) − f_t(x')|
     scores, gap = np.zeros(tuple(embedded.shape[:2]), dtype=np.float32), np.full(embedded.size(0), np.inf)
     todo = np.arange(embedded.size(0))  # the steps still to attribute
     for points in IG_STEPS:
         for block in np.array_split(todo, -(-len(todo) // STEPS_PER_PASS)):
-            rows, end = torch.as_tensor(block, device=embedded.device), int(block.max()) + 1
-            attributed, delta = ig.attribute(embedded[rows], baseline[rows], n_steps=points, return_convergence_delta=True,
-                                             additional_forward_args=(lengths[rows], y_in[rows, :end], y_out[rows, :end], steps[rows]),
-                                             internal_batch_size=len(block) * points)
-            scores[block] = attributed.sum(-1).detach().float().cpu().numpy()
+            rows = torch.as_tensor(block, device=embedded.device)
+            attributed = ig.attribute(embedded[rows], baseline[rows], n_steps=points, internal_batch_size=len(block) * points,
+                                      additional_forward_args=(lengths[rows], y_in[rows], y_out[rows], steps[rows])).sum(-1)
+            scores[block] = attributed.detach().float().cpu().numpy()
+            delta = attributed.sum(-1) - (log_probs - baseline_log_probs)[rows]  # Captum's convergence delta, from f(x), f(x') at hand
             gap[block] = (delta.abs() / change[rows]).detach().cpu().numpy()
         todo = todo[gap[todo] > MAX_GAP]
         if len(todo) == 0:

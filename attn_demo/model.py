@@ -3,6 +3,7 @@
 Every decoder offers the same entry points:
     forward(y_in, memory)       teacher-forced logits for a whole target (training)
     readouts(y_in, memory)      what the output layer reads at each of those steps (logits(readouts) = forward)
+    readout_at(y_in, memory, steps)   the same at one step per row only, computing no step beyond it (attribution)
     step(y_prev, state, memory) one output step with its trace (decoding)
 """
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ class Memory:
     init_state: torch.Tensor  # s_0 (B, H)
     context: torch.Tensor | None = None  # the fixed context c (B, D) of the decoder without attention
 
-    def select(self, rows: torch.Tensor) -> "Memory":
+    def select(self, rows: torch.Tensor | slice) -> "Memory":
         """The memory of the given batch rows (beam search repeats each sentence K times)."""
         fields = (self.annotations, self.keys, self.mask, self.init_state, self.context)
         return Memory(*(None if field is None else field[rows] for field in fields))
@@ -61,6 +62,9 @@ class Encoder(nn.Module):
     def annotate(self, x, lengths):
         """The same from the source embeddings E x_j (B, S, E): what gradient attribution varies."""
         x = self.dropout(x)  # (B, S, E)
+        if bool((lengths == x.size(1)).all()):  # no padding (attribution's copies of one sentence): nothing to pack, and
+            annotations, last = self.rnn(x)  # the packed GRU's backward writes zeros of the whole input's size at every j
+            return annotations, last[1]
         packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
         out, last = self.rnn(packed)  # last: (2, B, D/2); last[1] is the backward GRU at j = 1
         annotations, _ = pad_packed_sequence(out, batch_first=True, total_length=x.size(1))
@@ -125,6 +129,22 @@ class BahdanauDecoder(Decoder):
             contexts.append(context)
         return torch.tanh(self.readout(torch.cat([torch.stack(states, 1), torch.stack(contexts, 1), y_emb], -1)))
 
+    def readout_at(self, y_in, memory, steps):
+        """readouts(y_in, memory)[b, steps[b]] for every row b: (B, E). The rows go through the step loop
+        sorted by their step, longest first, and the rows already done are dropped from the batch as it
+        goes, so T copies of a sentence asking about steps 0 … T−1 cost about T²/2 recurrences, not T²."""
+        order = steps.argsort(descending=True, stable=True)
+        inputs, memory = self.dropout(self.embed(y_in[order])).unbind(1), memory.select(order)  # T × (B, E)
+        reach = (steps[order][None, :] >= torch.arange(int(steps.max()) + 1, device=steps.device)[:, None]).sum(1).tolist()
+        state, ended = memory.init_state, []
+        for t, rows in enumerate(reach):  # rows: how many reach step t (a prefix)
+            if rows <= 3 * len(state) // 4:  # cut a quarter or more at once: each cut's backward writes zeros the size of the batch it cut
+                state, memory = state[:rows], memory.select(slice(0, rows))
+            state, (*_, context) = self._recur(inputs[t][:len(state)], state, memory)
+            done = slice(reach[t + 1] if t + 1 < len(reach) else 0, rows)  # the rows whose step is t
+            ended.append(torch.tanh(self.readout(torch.cat([state[done], context[done], inputs[t][done]], -1))))
+        return torch.cat(ended[::-1])[order.argsort()]  # back from longest-first to the rows' order
+
     def step(self, y_prev, s_prev, memory, weights=None) -> Step:
         """One output step; weights (B, S), when given, replace this step's α (see Attention.forward)."""
         y_emb = self.embed(y_prev)  # (B, E)
@@ -173,9 +193,13 @@ class LuongDecoder(Decoder):
         """y_emb (B, T, E), s_prev (B, H) → states (B, T, H), e, α (B, T, S), c (B, T, D), h̃ (B, T, E);
         weights (B, T, S), when given, stand in for α."""
         states, _ = self.rnn(y_emb, s_prev[None].contiguous())  # (B, T, H)
+        return (states, *self._attend(states, memory, weights))
+
+    def _attend(self, states, memory, weights=None):
+        """The queries s_t (B, T, H) → e, α (B, T, S), c (B, T, D), h̃_t = tanh(W_c [c_t; s_t]) (B, T, E)."""
         scores, weights, context = self.attention(states, memory.keys, memory.annotations, memory.mask, weights)
         attentional = torch.tanh(self.W_c(torch.cat([context, states], dim=-1)))  # h̃_t (B, T, E)
-        return states, scores, weights, context, attentional
+        return scores, weights, context, attentional
 
     def forward(self, y_in, memory):
         return self.logits(self.readouts(y_in, memory))  # (B, T, V)
@@ -183,6 +207,13 @@ class LuongDecoder(Decoder):
     def readouts(self, y_in, memory):
         """What the output layer reads at every step, h̃_t: (B, T, E)."""
         return self._run(self.dropout(self.embed(y_in)), memory.init_state, memory)[-1]
+
+    def readout_at(self, y_in, memory, steps):
+        """readouts(y_in, memory)[b, steps[b]] for every row b: (B, E). The GRU reads each row up to its
+        step only (packed), and attention runs once per row, for that step's s_t."""
+        y_emb = pack_padded_sequence(self.dropout(self.embed(y_in)), (steps + 1).cpu(), batch_first=True, enforce_sorted=False)
+        _, last = self.rnn(y_emb, memory.init_state[None].contiguous())  # s_t at each row's step (1, B, H)
+        return self._attend(last[0][:, None], memory)[-1][:, 0]
 
     def step(self, y_prev, s_prev, memory, weights=None) -> Step:
         """One output step; weights (B, S), when given, replace this step's α (see Attention.forward)."""

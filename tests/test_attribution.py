@@ -78,7 +78,7 @@ def test_more_path_points_are_taken_only_where_sixteen_leave_a_gap(translator, m
 
 
 def test_a_step_that_needs_more_points_is_attributed_again_alone(translator, monkeypatch):
-    """Steps over MAX_GAP at the first number of points get the next one's integral (their target cut after them), the others keep the first's."""
+    """Steps over MAX_GAP at the first number of points get the next one's integral, the others keep the first's."""
     monkeypatch.setattr(attribution, "MAX_GAP", float("inf"))
     at = {}
     for points in (1, 3):  # few points: on a tiny random model 20 and 40 give the same integral

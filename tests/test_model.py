@@ -33,6 +33,29 @@ def test_teacher_forced_logits_equal_step_by_step_decoding(attention):
     torch.testing.assert_close(torch.stack(stepped, 1), forced, atol=1e-5, rtol=1e-5)
 
 
+def test_readout_at_a_row_s_own_step_equals_the_teacher_forced_readout_there_with_its_gradient(attention):
+    """Attribution reads one step per row (Decoder.readout_at): its values and its gradient to the source
+    embeddings must be those of the whole teacher-forced pass, whatever order the steps come in."""
+    model = tiny_model(attention)
+    src, lengths, y_in = batch()
+    rows, steps = torch.tensor([0, 1, 2, 0, 2, 1, 0]), torch.tensor([3, 0, 2, 0, 3, 1, 1])  # repeats, unsorted, ties
+    weights = torch.randn(len(rows), model.config.emb_size, generator=torch.Generator().manual_seed(1))
+    results = []
+    for at_steps in (False, True):
+        embedded = model.encoder.embed(src[rows]).detach().requires_grad_()  # (R, S, E)
+        with torch.enable_grad():
+            memory = model.decoder.memory(*model.encoder.annotate(embedded, lengths[rows]), src[rows] != 0)
+            if at_steps:
+                readout = model.decoder.readout_at(y_in[rows], memory, steps)  # (R, E)
+            else:
+                readout = model.decoder.readouts(y_in[rows], memory)[torch.arange(len(rows)), steps]
+            (grad,) = torch.autograd.grad((readout * weights).sum(), embedded)
+        results.append((readout.detach(), grad))
+    assert results[1][0].shape == (len(rows), model.config.emb_size)
+    for whole, at_steps in zip(*results):
+        torch.testing.assert_close(at_steps, whole, atol=1e-6, rtol=1e-6)
+
+
 def test_query_is_previous_state_for_bahdanau_current_state_for_luong_and_absent_without_attention(attention):
     model = tiny_model(attention)
     src, lengths, y_in = batch()
