@@ -115,6 +115,10 @@ class BahdanauDecoder(Decoder):
         state = self.cell(torch.cat([y_emb, attended[-1]], dim=-1), s_prev)  # (B, H)
         return state, attended
 
+    def _output(self, state, context, y_emb):
+        """What the output layer reads, tanh(W_o [s_t; c_t; E y_{t−1}]): (…, H), (…, D), (…, E) → (…, E)."""
+        return torch.tanh(self.readout(torch.cat([state, context, y_emb], dim=-1)))
+
     def forward(self, y_in, memory):
         """y_in (B, T) = BOS y_1 … y_{T−1} → logits (B, T, V). The step loop is the model: c_t feeds s_t."""
         return self.logits(self.readouts(y_in, memory))  # (B, T, V)
@@ -127,7 +131,7 @@ class BahdanauDecoder(Decoder):
             state, (*_, context) = self._recur(y_emb[:, t], state, memory)
             states.append(state)
             contexts.append(context)
-        return torch.tanh(self.readout(torch.cat([torch.stack(states, 1), torch.stack(contexts, 1), y_emb], -1)))
+        return self._output(torch.stack(states, 1), torch.stack(contexts, 1), y_emb)
 
     def readout_at(self, y_in, memory, steps):
         """readouts(y_in, memory)[b, steps[b]] for every row b: (B, E). The rows go through the step loop
@@ -142,15 +146,14 @@ class BahdanauDecoder(Decoder):
                 state, memory = state[:rows], memory.select(slice(0, rows))
             state, (*_, context) = self._recur(inputs[t][:len(state)], state, memory)
             done = slice(reach[t + 1] if t + 1 < len(reach) else 0, rows)  # the rows whose step is t
-            ended.append(torch.tanh(self.readout(torch.cat([state[done], context[done], inputs[t][done]], -1))))
+            ended.append(self._output(state[done], context[done], inputs[t][done]))
         return torch.cat(ended[::-1])[order.argsort()]  # back from longest-first to the rows' order
 
     def step(self, y_prev, s_prev, memory, weights=None) -> Step:
         """One output step; weights (B, S), when given, replace this step's α (see Attention.forward)."""
         y_emb = self.embed(y_prev)  # (B, E)
         state, (query, scores, weights, context) = self._recur(y_emb, s_prev, memory, weights)
-        readout = torch.tanh(self.readout(torch.cat([state, context, y_emb], dim=-1)))
-        return Step(self.logits(readout), state, query, scores, weights, context)
+        return Step(self.logits(self._output(state, context, y_emb)), state, query, scores, weights, context)
 
 
 class FixedContextDecoder(BahdanauDecoder):
