@@ -92,8 +92,8 @@ def integrated_gradients(ig, embedded, args, log_probs) -> tuple:
     Returns A (T, S), the completeness gap (T,) and the most points taken."""
     lengths, y_in, y_out, steps = args
     baseline = torch.zeros_like(embedded)  # x' = 0: the padding piece's embedding
-    baseline_log_probs = ig.forward_func(baseline, *args)  # f_t(x')
-    change = (log_probs - baseline_log_probs).abs().clamp_min(1e-12)  # |f_t(x) − f_t(x')|
+    difference = log_probs - ig.forward_func(baseline, *args)  # f_t(x) − f_t(x')
+    change = difference.abs().clamp_min(1e-12)
     scores, gap = np.zeros(tuple(embedded.shape[:2]), dtype=np.float32), np.full(embedded.size(0), np.inf)
     todo = np.arange(embedded.size(0))  # the steps still to attribute
     for points in IG_STEPS:
@@ -102,7 +102,7 @@ def integrated_gradients(ig, embedded, args, log_probs) -> tuple:
             attributed = ig.attribute(embedded[rows], baseline[rows], n_steps=points, internal_batch_size=len(block) * points,
                                       additional_forward_args=(lengths[rows], y_in[rows], y_out[rows], steps[rows])).sum(-1)
             scores[block] = attributed.detach().float().cpu().numpy()
-            delta = attributed.sum(-1) - (log_probs - baseline_log_probs)[rows]  # Captum's convergence delta, from f(x), f(x') at hand
+            delta = attributed.sum(-1) - difference[rows]  # Captum's convergence delta, from f(x) and f(x') at hand
             gap[block] = (delta.abs() / change[rows]).detach().cpu().numpy()
         todo = todo[gap[todo] > MAX_GAP]
         if len(todo) == 0:

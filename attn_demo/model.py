@@ -196,10 +196,11 @@ class LuongDecoder(Decoder):
         """y_emb (B, T, E), s_prev (B, H) → states (B, T, H), e, α (B, T, S), c (B, T, D), h̃ (B, T, E);
         weights (B, T, S), when given, stand in for α."""
         states, _ = self.rnn(y_emb, s_prev[None].contiguous())  # (B, T, H)
-        return (states, *self._attend(states, memory, weights))
+        return (states, *self._attentional(states, memory, weights))
 
-    def _attend(self, states, memory, weights=None):
-        """The queries s_t (B, T, H) → e, α (B, T, S), c (B, T, D), h̃_t = tanh(W_c [c_t; s_t]) (B, T, E)."""
+    def _attentional(self, states, memory, weights=None):
+        """The queries s_t (B, T, H) → e, α (B, T, S), c (B, T, D) and the attentional state
+        h̃_t = tanh(W_c [c_t; s_t]) (B, T, E)."""
         scores, weights, context = self.attention(states, memory.keys, memory.annotations, memory.mask, weights)
         attentional = torch.tanh(self.W_c(torch.cat([context, states], dim=-1)))  # h̃_t (B, T, E)
         return scores, weights, context, attentional
@@ -216,7 +217,7 @@ class LuongDecoder(Decoder):
         step only (packed), and attention runs once per row, for that step's s_t."""
         y_emb = pack_padded_sequence(self.dropout(self.embed(y_in)), (steps + 1).cpu(), batch_first=True, enforce_sorted=False)
         _, last = self.rnn(y_emb, memory.init_state[None].contiguous())  # s_t at each row's step (1, B, H)
-        return self._attend(last[0][:, None], memory)[-1][:, 0]
+        return self._attentional(last[0][:, None], memory)[-1][:, 0]
 
     def step(self, y_prev, s_prev, memory, weights=None) -> Step:
         """One output step; weights (B, S), when given, replace this step's α (see Attention.forward)."""
