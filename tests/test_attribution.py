@@ -70,7 +70,7 @@ def test_ranks_share_ties_and_agreement_counts_steps():
     assert flipped["spearman_mean"] == pytest.approx(-1.0) and flipped["argmax_agreement"] == 0.0
 
 
-def test_more_path_points_are_taken_only_where_sixteen_leave_a_gap(translator, monkeypatch):
+def test_more_path_points_are_taken_only_where_the_first_number_leaves_a_gap(translator, monkeypatch):
     monkeypatch.setattr(attribution, "MAX_GAP", -1.0)  # no number of points is ever enough: all are tried
     assert translator.attribute(SENTENCE).path_points == attribution.IG_STEPS[-1]
     monkeypatch.setattr(attribution, "MAX_GAP", float("inf"))
