@@ -21,7 +21,7 @@ from attn_demo.ui.compare import CompareSection
 from attn_demo.ui.explore import ExploreSection
 from attn_demo.ui.export import ExportSection
 from attn_demo.ui.learn import LearnSection
-from attn_demo.ui.page import CSS, PAGE_JS, THEME, contents, section
+from attn_demo.ui.page import CSS, PAGE_JS, THEME, cache_block_signatures, contents, section
 from attn_demo.ui.quiz import QuizSection
 from attn_demo.ui.share import ShareSection
 from attn_demo.ui.translate import CONCURRENCY, TranslateSection
@@ -116,6 +116,7 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
     controls.open_page(demo)
 
 demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=2)
+cache_block_signatures(demo)  # every new session builds its state from all of the page's blocks
 TRANSLATE.warm_up()
 
 LAUNCH = dict(theme=THEME, css=CSS, js=PAGE_JS, max_threads=MAX_THREADS)

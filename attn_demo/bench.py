@@ -19,7 +19,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from attn_demo.attribution import METHODS
-from attn_demo.bench_app import bench_app
+from attn_demo.bench_app import bench_app, bench_classroom
 from attn_demo.catalogue import CHECKPOINTS
 from attn_demo.data import TEST_SET, read_pairs
 from attn_demo.figures import alignment_figure, beam_search_figure
@@ -260,10 +260,13 @@ def print_rows(title: str, rows: list[dict]):
         print("| " + " | ".join(str(row[k]) for k in keys) + " |")
 
 
+CLASSROOM_TITLE = "classroom load (echo: the framework's floor; outputs: the page's outputs, no work)"
+
+
 def print_app(app: dict):
     print(f"\n### app\n\ncold start {app['cold_start_s']} s, RSS after start {app['rss_after_start_mb']} MB, peak {app['peak_rss_mb']} MB")
     print_rows("step change in the browser", app["step_change"])
-    print_rows("classroom load (echo: the framework's floor; outputs: the page's outputs, no work)", app["classroom"])
+    print_rows(CLASSROOM_TITLE, app["classroom"])
     print_rows("a class presses one button together, on a shared 20-word sentence", app["class_press"])
     print(f"RSS over {app['soak_requests']} requests: {app['soak_rss_before_mb']} → {app['soak_rss_after_mb']} MB")
 
@@ -272,7 +275,7 @@ SECTIONS = {"latency": ("translate() latency", bench_latency), "naive": ("ours v
             "roofline": ("decode step against the memory roofline", bench_roofline),
             "throughput": ("batched throughput", bench_throughput), "figures": ("figures per request", bench_figures),
             "explore": ("the explorer's server work, 20 words", bench_explore),
-            "attribution": ("attribution of a 20-word sentence", bench_attribution)}  # then "app": attn_demo.bench_app
+            "attribution": ("attribution of a 20-word sentence", bench_attribution)}  # then "app" (and "classroom", its load alone): attn_demo.bench_app
 
 
 def main(argv=None):
@@ -281,8 +284,8 @@ def main(argv=None):
     parser.add_argument("--json", type=Path, help="write all results here")
     parser.add_argument("--models", nargs=2, default=MODELS, metavar=("LEFT", "RIGHT"),
                         help="the two checkpoints in checkpoints/ to time, and to pick on the page for the app benchmarks")
-    parser.add_argument("--sections", nargs="+", choices=[*SECTIONS, "app"], default=[*SECTIONS, "app"],
-                        help="run only these sections, in this order")
+    parser.add_argument("--sections", nargs="+", choices=[*SECTIONS, "app", "classroom"], default=[*SECTIONS, "app"],
+                        help="run only these sections, in this order (classroom: the app's classroom load alone)")
     args = parser.parse_args(argv)
     p = QUICK if args.quick else FULL
     translators = {name: load_translator(CHECKPOINTS / name) for name in args.models}
@@ -292,6 +295,9 @@ def main(argv=None):
         if key == "app":
             report["app"] = bench_app(tuple(args.models), p)
             print_app(report["app"])
+        elif key == "classroom":
+            report["classroom"] = bench_classroom(tuple(args.models), p)
+            print_rows(CLASSROOM_TITLE, report["classroom"])
         else:
             title, fn = SECTIONS[key]
             report[key] = fn(translators, p)

@@ -323,9 +323,9 @@ CLASSROOM_APPS = {"echo": ROOT / "benchmarks" / "bare_app.py", "outputs": ROOT /
 CALLS = {"translate": False, "flow": True}  # translate alone, or the page's whole flow (classroom_load's flow)
 
 
-def bench_app(picks: tuple[str, str], p: dict) -> dict:
-    """Cold start and peak memory of app.py, the classroom load against it (with the picked models)
-    and against the bare apps, translate alone and the whole flow, and RSS before/after a soak of many requests."""
+def classroom_inputs(picks: tuple[str, str], p: dict) -> tuple[list[str], dict]:
+    """New test sentences for every round of the classroom load, and what each app's translation of
+    a text is and how it reads from the reply (classroom's `answers`)."""
     from attn_demo.catalogue import CHECKPOINTS
     from attn_demo.examples import EXAMPLES
     from attn_demo.translator import load_translator
@@ -341,10 +341,43 @@ def bench_app(picks: tuple[str, str], p: dict) -> dict:
     answers = {"echo": (lambda text: text, lambda reply: reply),  # what each app's translation of a text is, and how it reads
                "outputs": (lambda text: expected[EXAMPLES[0]], left_text),  # every request answered with the first example's
                "app": (lambda text: expected[text], left_text)}
+    return sentences, answers
+
+
+def start_classroom_apps(picks: tuple[str, str]) -> dict:
+    """Every app of CLASSROOM_APPS started, by name."""
     servers = {}
     try:
         for name, script in CLASSROOM_APPS.items():
             servers[name] = Server(script, env={"BENCH_PICKS": " ".join(picks), "PYTHONPATH": str(ROOT)})  # benchmarks/ imports attn_demo
+    except BaseException:
+        stop_all(servers)
+        raise
+    return servers
+
+
+def stop_all(servers: dict):
+    for server in servers.values():
+        server.stop()
+
+
+def bench_classroom(picks: tuple[str, str], p: dict) -> list[dict]:
+    """The classroom load alone (`--sections classroom`): to restate the floor after a change without
+    the rest of the app's benchmarks."""
+    sentences, answers = classroom_inputs(picks, p)
+    servers = start_classroom_apps(picks)
+    try:
+        return classroom(servers, sentences, answers, picks, p)
+    finally:
+        stop_all(servers)
+
+
+def bench_app(picks: tuple[str, str], p: dict) -> dict:
+    """Cold start and peak memory of app.py, the classroom load against it (with the picked models)
+    and against the bare apps, translate alone and the whole flow, and RSS before/after a soak of many requests."""
+    sentences, answers = classroom_inputs(picks, p)
+    servers = start_classroom_apps(picks)
+    try:
         app = servers["app"]
         result = {"picks": list(picks), "cold_start_s": round(app.startup_s, 2), "rss_after_start_mb": app.rss_mb(),
                   "step_change": step_change_ms(app.url, p["step_presses"], picks),
@@ -356,8 +389,7 @@ def bench_app(picks: tuple[str, str], p: dict) -> dict:
         result["soak_requests"] = soak(app.url, sentences, p["soak"], picks)
         result["soak_rss_before_mb"], result["soak_rss_after_mb"] = before, app.rss_mb()
     finally:
-        for server in servers.values():
-            server.stop()
+        stop_all(servers)
     return result
 
 

@@ -37,7 +37,7 @@ def test_translate_fills_both_columns_and_the_scrubber(translated):
     state, shown = translated[0], reply(translated)
     assert shown["status"] == "" and shown["left"]["text"].strip() and shown["right"]["text"].strip()
     assert shown["slider"]["maximum"] == max(2, translate.steps_of(app.TRANSLATE.sides(state))) and shown["slider"]["value"] == 1
-    assert shown["left"]["grid"]["value"].data[0].z.shape == state["views"]["left"]["result"].attention.shape
+    assert shown["left"]["grid"].data[0].z.shape == state["views"]["left"]["result"].attention.shape
     assert state["picks"] == dict(zip(translate.SIDES, app.OPENING_PICKS))
     for side in translate.SIDES:  # each side names its model and that model's test BLEU, from its card
         metrics = app.TRANSLATE.picked(state, side).translator.metrics
@@ -77,14 +77,14 @@ def test_step_data_holds_every_step_of_both_models_without_retranslating(transla
 
 def test_large_text_redraws_the_grids_from_state(translated):
     grid, _, _, _ = app.TRANSLATE.grids(translated[0], True)
-    assert grid["value"].layout.font.size > reply(translated)["left"]["grid"]["value"].layout.font.size
+    assert grid.layout.font.size > reply(translated)["left"]["grid"].layout.font.size
 
 
 @pytest.mark.parametrize("text", BAD_INPUTS)
 def test_bad_input_gives_a_message_and_clears_the_page(text):
     outputs = app.TRANSLATE.translate(text, 1, False)
     shown = reply(outputs)
-    assert outputs[0] is None and shown["left"]["text"] == "" and shown["left"]["grid"]["value"] is None
+    assert outputs[0] is None and shown["left"]["text"] == "" and shown["left"]["grid"] is None
     assert shown["status"].startswith("⚠️") and "<" not in shown["status"].removeprefix("⚠️")
 
 
@@ -103,7 +103,7 @@ def test_a_few_unknown_characters_are_translated_and_named_in_a_notice(text, unk
     assert "<unk>" in state["views"]["right"]["result"].source_tokens
     assert shown["status"].startswith("ℹ️") and "<" not in shown["status"]  # the markup's characters are shown as text
     assert html.unescape(shown["status"]).split("\n\n")[0].endswith(f"read as <unk>: {unknown}")  # then any unseen words
-    assert "&lt;unk&gt;" in shown["left"]["grid"]["value"].layout.xaxis.ticktext
+    assert "&lt;unk&gt;" in shown["left"]["grid"].layout.xaxis.ticktext
 
 
 def test_actions_before_any_translation_do_nothing_harmful():
@@ -279,12 +279,12 @@ def test_why_attention_charts_every_models_length_curve_from_its_card():
 def test_words_view_draws_the_grids_by_word_with_rows_that_still_sum_to_one():
     state = app.TRANSLATE.translate("The European Parliament met yesterday.", 1, False, "words")[0]
     grids = app.TRANSLATE.grids(state, False, "words")[::2]
-    for update, side in zip(grids, translate.SIDES):
-        grid, result = update["value"], state["views"][side]["result"]
+    for grid, side in zip(grids, translate.SIDES):
+        result = state["views"][side]["result"]
         assert list(grid.layout.xaxis.ticktext) == ["The", "European", "Parliament", "met", "yesterday.", "&lt;/s&gt;"]
         z = np.asarray(grid.data[0].z)
         assert z.shape == (len(grid.layout.yaxis.ticktext), 6) and len(result.source_tokens) >= 6
         np.testing.assert_allclose(z.sum(1), 1.0, rtol=1e-5)  # float32 α, summed
         assert "by word" in grid.layout.title.text and "(by words)" in grid.data[0].hovertemplate
-    pieces = app.TRANSLATE.grids(state, False, "pieces")[0]["value"]
+    pieces = app.TRANSLATE.grids(state, False, "pieces")[0]
     assert "by piece" in pieces.layout.title.text and np.asarray(pieces.data[0].z).shape[1] == len(state["views"]["left"]["result"].source_tokens)

@@ -66,7 +66,10 @@ def test_quick_run_end_to_end(tmp_path, capsys):
 
 
 def test_sections_runs_only_the_ones_named(tmp_path, capsys):
-    main(["--quick", "--sections", "attribution", "--json", str(tmp_path / "bench.json")])
+    main(["--quick", "--sections", "attribution", "classroom", "--json", str(tmp_path / "bench.json")])
     report = json.loads((tmp_path / "bench.json").read_text())
-    assert set(report) == {"machine", "quick", "command", "attribution"} and len(report["attribution"]) == 2 * len(METHODS)
-    assert "attribution of a 20-word sentence" in capsys.readouterr().out
+    assert set(report) == {"machine", "quick", "command", "attribution", "classroom"} and len(report["attribution"]) == 2 * len(METHODS)
+    assert [(load["calls"], load["app"], load["errors"]) for load in report["classroom"]] == [
+        (calls, app, 0) for calls in ("translate", "flow") for app in ("echo", "outputs", "app")]
+    out = capsys.readouterr().out
+    assert "attribution of a 20-word sentence" in out and "classroom load" in out

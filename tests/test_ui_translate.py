@@ -62,14 +62,14 @@ def test_every_view_works_for_every_attention_type_beside_bahdanau(section, atte
     assert shown["left"]["text"] == result.text and model.title in shown["left"]["heading"]
     assert shown["left"]["equations"] == equations_markdown(model)
     if attention == "none":  # no grid, and a sentence that says why
-        assert shown["left"]["grid"]["visible"] is False and shown["left"]["note"]["value"] == NO_GRID
+        assert shown["left"]["grid"] is None and shown["left"]["note"] == NO_GRID
         assert "fixed vector" in shown["left"]["equations"] and "e_{tj}" not in shown["left"]["equations"]
     else:
-        figure = shown["left"]["grid"]["value"]
+        figure = shown["left"]["grid"]
         np.testing.assert_array_equal(figure.data[0].z, result.attention)
-        assert shown["left"]["note"]["visible"] is False and f"(B, S, {model.kind.keys(model.translator.config)})" in shown["left"]["equations"]
+        assert shown["left"]["note"] == "" and f"(B, S, {model.kind.keys(model.translator.config)})" in shown["left"]["equations"]
     words = section.grids(state, False, "words")
-    assert words[1]["visible"] == (attention == "none")  # the words view leaves the baseline out, with the note
+    assert words[1] == (NO_GRID if attention == "none" else "")  # the words view leaves the baseline out, with the note
 
     payload = untyped(json.loads(json.dumps(section.step_data(state))))  # as the page receives it
     left = payload["views"][0]
@@ -112,7 +112,7 @@ def test_changing_a_pick_decodes_only_the_new_model(section, monkeypatch):
     outputs = section.repick(state, False, "pieces", "tiny-bahdanau", "tiny-none")
     assert computed == []  # the kept side did not decode again
     assert outputs[0]["views"]["left"] is state["views"]["left"] and outputs[0]["text"] == state["text"]
-    assert outputs[0]["picks"]["right"] == "tiny-none" and sides(outputs)["right"]["note"]["value"] == NO_GRID
+    assert outputs[0]["picks"]["right"] == "tiny-none" and sides(outputs)["right"]["note"] == NO_GRID
 
 
 def test_before_any_translation_a_pick_shows_its_equations_and_nothing_else(section):

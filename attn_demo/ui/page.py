@@ -1,6 +1,7 @@
 """What the whole page shares and no section owns: its theme, its style rules, its browser scripts
 and the contents bar that takes a teacher to any section in one click."""
 import html
+import inspect
 from pathlib import Path
 
 import gradio as gr
@@ -15,6 +16,7 @@ CONTENTS = (("translate", "Translate"), ("share", "Share"), ("explore", "Explore
             ("alignment", "Does attention align?"),
             ("compare", "Compare them all"), ("quiz", "Quiz"))
 
+HIDDEN_WHEN_EMPTY = "hidden-when-empty"  # the class of a Markdown block that takes no room while it is empty
 # The Soft theme with the colours it gives text and controls darkened to WCAG AA contrast (4.5:1): its indigo
 # labels on light indigo (3.6:1), grey notes (2.5:1) and primary buttons (4.46:1) wash out on a projector
 THEME = gr.themes.Soft().set(
@@ -38,6 +40,8 @@ body.attn-large .katex { font-size: 1.6em; }
 /* a plot with nothing to show yet is not drawn (Gradio's empty-plot icon reads as a broken image); while its
    event runs it is, for its progress; the section says in words what to press */
 .block:has(> .empty[aria-label="Empty value"]):has(> [data-testid="status-tracker"].hide) { display: none; }
+/* a note with nothing to say (beside a grid) takes no room */
+.%s:has(.md:empty) { display: none; }
 /* the contents bar stays at the top of the screen, one line that scrolls sideways on a phone; a section it
    jumps to starts below it. Gradio's container hides its overflow, which would make it the bar's scroller
    and the bar scroll away with it: clip is the same to the eye and lets the bar stick */
@@ -46,7 +50,7 @@ body.attn-large .katex { font-size: 1.6em; }
 #contents nav { display: flex; gap: 0.4em 1.2em; overflow-x: auto; white-space: nowrap; font-weight: 600; }
 #contents a { color: var(--link-text-color); padding: 6px 0; }
 [id^="%s"] { scroll-margin-top: 4rem; }
-""" % SECTION_PREFIX + STEP_VIEWS_CSS + LEARN_CSS
+""" % (HIDDEN_WHEN_EMPTY, SECTION_PREFIX) + STEP_VIEWS_CSS + LEARN_CSS
 HERE = Path(__file__).parent
 PAGE_CHANGES_JS = (HERE / "page_changes.js").read_text()  # one observer of the page for the watchers below: () => watch
 REACHABLE_JS = (HERE / "reachable.js").read_text()  # (watch) => …: whatever scrolls can be reached by keyboard
@@ -84,3 +88,16 @@ def contents() -> str:
     """The contents bar: a link to each section of CONTENTS."""
     links = "".join(f'<a href="#{html.escape(section_id(key))}">{html.escape(name)}</a>' for key, name in CONTENTS)
     return f'<nav aria-label="Sections of the page">{links}</nav>'
+
+
+def cache_block_signatures(page: gr.Blocks) -> None:
+    """Give inspect the constructor signature of every kind of block on `page`, computed once.
+
+    Gradio builds each new session's state from the config of every block on the page, and each
+    block's config starts from its class's constructor signature (inspect.signature in
+    Block.get_config): computed afresh for every block of every session, half the cost of a new
+    session on this page of 200 blocks, which a class of students pays together (BENCHMARKS.md).
+    A function's __signature__ is Python's own way of handing inspect a signature (PEP 362); set
+    to the very value inspect computes, it changes nothing but the time."""
+    for kind in {type(block) for block in page.blocks.values()}:
+        kind.__init__.__signature__ = inspect.signature(kind.__init__)

@@ -21,6 +21,7 @@ import orjson
 
 from attn_demo.coverage import LONG_WORDS, unseen_words
 from attn_demo.examples import EXAMPLES
+from attn_demo.ui.page import HIDDEN_WHEN_EMPTY
 from attn_demo.ui.share import read_link
 from attn_demo.ui.step_group import StepGroup, network_slot, step_slot
 from attn_demo.tokenizer import named, normalise_english
@@ -168,17 +169,19 @@ class TranslateSection:
             for key in set(self.picks.values()):
                 self.models[key].view(example, 1)
 
-    def grid(self, model, view, large, unit="pieces"):
-        """A model's alignment grid (views.grid_figure), or, for a model without attention, a sentence saying why."""
+    def grid(self, model, view, large, unit="pieces") -> tuple:
+        """A model's alignment grid (views.grid_figure) and an empty note, or, for a model without
+        attention, no grid and a sentence saying why. Values, not updates: both are always on the
+        page and an empty one takes no room (page.CSS), because an update costs Gradio a new
+        component and its config for every request of a class (BENCHMARKS.md, issue 31)."""
         if not model.has_attention:
-            return gr.update(value=None, visible=False), gr.update(value=NO_GRID, visible=True)
-        return gr.update(value=grid_figure(model, view, large, unit), visible=True), gr.update(value="", visible=False)
+            return None, NO_GRID
+        return grid_figure(model, view, large, unit), ""
 
     def side_outputs(self, model, view, large, unit) -> list:
         """One side's heading, equations, translation, grid and grid note (empty before a translation)."""
         if view is None:
-            grid, note = gr.update(value=None, visible=model.has_attention), gr.update(value="", visible=False)
-            return [heading_markdown(model), equations_markdown(model), "", grid, note]
+            return [heading_markdown(model), equations_markdown(model), "", None, ""]
         return [heading_markdown(model), equations_markdown(model), view["result"].text, *self.grid(model, view, large, unit)]
 
     def outputs(self, state, picks: dict, status: str, large: bool, unit: str) -> list:
@@ -258,15 +261,15 @@ class TranslateSection:
         pickers, sides = [], {}
         with gr.Row():
             for i, side in enumerate(SIDES):
-                heading, equation, _, grid, _ = opening[len(FIELDS) * i:len(FIELDS) * (i + 1)]
+                heading, equation, *_ = opening[len(FIELDS) * i:len(FIELDS) * (i + 1)]
                 with gr.Column():
                     pickers.append(gr.Dropdown(self.choices(), value=self.picks[side], label="Model", elem_id=f"{side}-model"))
                     sides[side] = {
                         "heading": gr.Markdown(heading, elem_id=f"{side}-heading"),
                         "text": gr.Textbox(label="French", interactive=False, elem_classes="translation", elem_id=f"{side}-text"),
-                        "grid": gr.Plot(label="Alignment grid", show_label=False, elem_id=f"{side}-grid",
-                                        visible=grid["visible"]),
-                        "note": gr.Markdown(elem_id=f"{side}-grid-note", visible=False, latex_delimiters=LATEX),
+                        "grid": gr.Plot(label="Alignment grid", show_label=False, elem_id=f"{side}-grid"),
+                        "note": gr.Markdown(elem_id=f"{side}-grid-note", elem_classes=HIDDEN_WHEN_EMPTY,
+                                            latex_delimiters=LATEX),
                         "equations": equation}
         # under the translations, so that a phone's first screen shows one (the page opens translated)
         unit = gr.Radio(list(UNITS), value="pieces", label="Alignment grids by", elem_id="grid-unit",
@@ -293,6 +296,9 @@ class TranslateSection:
 
         steps_json = gr.JSON(visible=False)  # step_data's output, kept in the browser for step_views.js
         outputs = [session, status, *(sides[side][field] for side in SIDES for field in FIELDS), step_slider]
+        # a translation's progress shows on the French texts: an empty grid would be drawn for it (page.CSS),
+        # and a side without attention has no grid to draw
+        progress_on = [sides[side]["text"] for side in SIDES]
         grid_outputs = [sides[side][field] for side in SIDES for field in ("grid", "note")]
 
         def with_steps(event, prefix: str) -> tuple:
@@ -304,9 +310,9 @@ class TranslateSection:
 
         translate_inputs = [source_box, beam_slider, large_text, unit, *pickers]
         with_steps(gr.on([translate_button.click, source_box.submit], self.translate, translate_inputs, outputs,
-                         api_name="translate", concurrency_limit=CONCURRENCY), "")
+                         api_name="translate", concurrency_limit=CONCURRENCY, show_progress_on=progress_on), "")
         with_steps(gr.on([picker.input for picker in pickers], self.repick, [session, large_text, unit, *pickers], outputs,
-                         api_name="pick_model", concurrency_limit=CONCURRENCY), "pick_")
+                         api_name="pick_model", concurrency_limit=CONCURRENCY, show_progress_on=progress_on), "pick_")
         unit.change(self.grids, [session, large_text, unit], grid_outputs, api_name="grid_unit")
         large_text.change(self.grids, [session, large_text, unit], grid_outputs, api_name="restyle")
         large_text.change(None, large_text, None, js=STEPS.relayout, api_name="relayout_steps")
@@ -314,13 +320,14 @@ class TranslateSection:
 
         def translate_after(event, name: str):
             """Translate what the box and the pickers hold once `event` has run (another section's preset)."""
-            with_steps(event.then(self.translate, translate_inputs, outputs, api_name=name), f"{name}_")
+            with_steps(event.then(self.translate, translate_inputs, outputs, api_name=name, show_progress_on=progress_on),
+                       f"{name}_")
 
         def open_page(page: gr.Blocks):
             """When the page loads: the view of its link (or the first example), then that link's step."""
             requested_step = gr.Number(1, visible=False)  # not a State: the browser reads it (MOVE_TO_STEP)
             opening = page.load(self.open_link, large_text, [source_box, beam_slider, unit, *pickers, requested_step, *outputs],
-                                api_name="open_page")
+                                api_name="open_page", show_progress_on=progress_on)
             steps, trace = with_steps(opening, "open_page_")
             trace.then(None, requested_step, step_slider, js=MOVE_TO_STEP, api_name="open_page_step")
             # a user who translates or picks before the page has opened wins: what is left of the opening is

@@ -1,0 +1,33 @@
+import inspect
+
+import gradio as gr
+from gradio.state_holder import SessionState
+
+from attn_demo.ui.page import cache_block_signatures
+
+
+def a_page() -> gr.Blocks:
+    """Blocks of the kinds the page has: layout, components wrapped by Gradio's metaclass, state."""
+    with gr.Blocks() as page:
+        with gr.Row():
+            with gr.Column():
+                gr.Markdown("$e_{tj}$", elem_id="note", visible=False)
+                slider = gr.Slider(1, 8, value=3, step=1, label="Beam")
+            gr.Plot(show_label=False)
+        text = gr.Textbox(label="French")
+        gr.State({"text": "le chat"})
+        gr.Button("Translate").click(lambda beam: str(beam), slider, text, api_name="translate")
+    return page
+
+
+def test_cached_signatures_leave_every_session_config_as_it_was(monkeypatch):
+    page = a_page()
+    kinds = {type(block) for block in page.blocks.values()}
+    for kind in kinds:  # as Gradio has them, whatever another test cached before
+        monkeypatch.delattr(kind.__init__, "__signature__", raising=False)
+    signatures = {kind: inspect.signature(kind.__init__) for kind in kinds}
+    before = SessionState(page).config_values
+    cache_block_signatures(page)
+    assert SessionState(page).config_values == before
+    assert all(kind.__init__.__signature__ == signatures[kind] for kind in kinds)
+    assert len(kinds) >= 8 and before and all(config["props"] for config in before.values())
