@@ -71,8 +71,8 @@ def export_html(payload: dict, grids: dict, source: str, beam_size: int, texts: 
     return PAGE.format(
         title=html.escape(" | ".join(titles)), source=html.escape(source), beam=int(beam_size), css=STEP_VIEWS_CSS,
         sides=sides, slots="".join(SLOT.format(side=side) for side in SIDES), group=GROUP, group_json=json.dumps(GROUP),
-        steps=int(payload["steps"]), plotly=plotly.offline.get_plotlyjs(), step_views=STEP_VIEWS_JS, figure_text=FIGURE_TEXT_JS, page_changes=PAGE_CHANGES_JS,
-        payload=script_json(payload), figures=script_json(figures))
+        steps=int(payload["steps"]), payload=script_json(payload), figures=script_json(figures),
+        plotly=plotly.offline.get_plotlyjs(), step_views=STEP_VIEWS_JS, figure_text=FIGURE_TEXT_JS, page_changes=PAGE_CHANGES_JS)
 
 
 def script_json(value) -> str:
