@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -344,40 +345,32 @@ def classroom_inputs(picks: tuple[str, str], p: dict) -> tuple[list[str], dict]:
     return sentences, answers
 
 
-def start_classroom_apps(picks: tuple[str, str]) -> dict:
-    """Every app of CLASSROOM_APPS started, by name."""
+@contextmanager
+def classroom_apps(picks: tuple[str, str]):
+    """Every app of CLASSROOM_APPS running, by name, for the length of the with-block."""
     servers = {}
     try:
         for name, script in CLASSROOM_APPS.items():
             servers[name] = Server(script, env={"BENCH_PICKS": " ".join(picks), "PYTHONPATH": str(ROOT)})  # benchmarks/ imports attn_demo
-    except BaseException:
-        stop_all(servers)
-        raise
-    return servers
-
-
-def stop_all(servers: dict):
-    for server in servers.values():
-        server.stop()
+        yield servers
+    finally:
+        for server in servers.values():
+            server.stop()
 
 
 def bench_classroom(picks: tuple[str, str], p: dict) -> list[dict]:
     """The classroom load alone (`--sections classroom`): to restate the floor after a change without
     the rest of the app's benchmarks."""
     sentences, answers = classroom_inputs(picks, p)
-    servers = start_classroom_apps(picks)
-    try:
+    with classroom_apps(picks) as servers:
         return classroom(servers, sentences, answers, picks, p)
-    finally:
-        stop_all(servers)
 
 
 def bench_app(picks: tuple[str, str], p: dict) -> dict:
     """Cold start and peak memory of app.py, the classroom load against it (with the picked models)
     and against the bare apps, translate alone and the whole flow, and RSS before/after a soak of many requests."""
     sentences, answers = classroom_inputs(picks, p)
-    servers = start_classroom_apps(picks)
-    try:
+    with classroom_apps(picks) as servers:
         app = servers["app"]
         result = {"picks": list(picks), "cold_start_s": round(app.startup_s, 2), "rss_after_start_mb": app.rss_mb(),
                   "step_change": step_change_ms(app.url, p["step_presses"], picks),
@@ -388,8 +381,6 @@ def bench_app(picks: tuple[str, str], p: dict) -> dict:
         before = app.rss_mb()
         result["soak_requests"] = soak(app.url, sentences, p["soak"], picks)
         result["soak_rss_before_mb"], result["soak_rss_after_mb"] = before, app.rss_mb()
-    finally:
-        stop_all(servers)
     return result
 
 
