@@ -22,7 +22,7 @@ from attn_demo.attribution import METHODS
 from attn_demo.bench_app import bench_app, bench_classroom
 from attn_demo.catalogue import CHECKPOINTS
 from attn_demo.data import TEST_SET, read_pairs
-from attn_demo.figures import alignment_figure, beam_search_figure
+from attn_demo.figures import alignment_figure, beam_search_figure, to_json
 from attn_demo.search import max_target_length
 from attn_demo.steps import pca_projection, step_payload
 from attn_demo.timing import SENTENCES, machine, timed
@@ -227,7 +227,7 @@ def request_figures(results) -> tuple[list, list]:
 
 def request_json(results) -> tuple[str, str]:
     grids, steps = request_figures(results)
-    return "".join(figure.to_json() for figure in grids), json.dumps(steps)
+    return "".join(to_json(figure) for figure in grids), json.dumps(steps)
 
 
 def bench_figures(translators, p) -> list[dict]:

@@ -9,15 +9,19 @@ Every figure carries its text alternative (WCAG 1.1.1) in layout.meta.text, writ
 numbers it draws and escaped like its labels: ui/figure_text.js gives it to the plot as its
 aria-label, so a screen reader hears what the picture shows (for a grid: where each row looks most).
 
-Figures are written as plain dicts and wrapped without Plotly's per-property validation
-(`_validate=False`): validation cost 10–60 ms a figure, more than everything else a request
-does. tests/test_figures.py re-validates every figure, so a typo still fails there.
+A figure is a plain dict, {"data": [...], "layout": {...}}: the form plotly.js reads, and what
+plotly.py's go.Figure holds. It is never wrapped in a go.Figure: validation cost 10–60 ms a figure,
+and even unvalidated, building one and writing it out cost 2–3 ms a grid (two deep copies of every
+hover label), more than the rest of a cached translation's request. to_json writes it as plotly.py
+would (numpy arrays as typed arrays) in a tenth of a millisecond. tests/test_figures.py validates
+every figure against Plotly's schema and checks to_json against plotly.py's own writing.
 """
+import base64
 import html
 import re
 
 import numpy as np
-import plotly.graph_objects as go
+import orjson
 from plotly.colors import make_colorscale, sequential
 
 from attn_demo.steps import VECTOR_COLORSCALE  # signed numbers, white at 0: the step view's vectors and attributions
@@ -46,10 +50,34 @@ def _layout(title: str, height: int, large: bool, top: int = 60) -> dict:
     )
 
 
-def _figure(data: list, layout: dict, text: str) -> go.Figure:
+def _figure(data: list, layout: dict, text: str) -> dict:
     """The figure, with `text` (escaped) as what a screen reader says in its place."""
     layout["meta"] = dict(text=text)
-    return go.Figure(dict(data=data, layout=layout), _validate=False)
+    return dict(data=data, layout=layout)
+
+
+# what plotly.py writes as an escape, so that the JSON can sit in an HTML <script> (a piece "</script>" too)
+HTML_SAFE = (("<", "\\u003c"), (">", "\\u003e"), ("/", "\\u002f"))
+
+
+def to_json(figure: dict) -> str:
+    """A figure as plotly.js reads it, written as plotly.py writes a go.Figure of it."""
+    text = orjson.dumps(figure, default=_plotly_value).decode()
+    for character, escape in HTML_SAFE:
+        text = text.replace(character, escape)
+    return text
+
+
+def _plotly_value(value):
+    """What orjson cannot write itself, as plotly.py writes it: a float array as a typed array
+    {dtype, bdata, shape} (shape only for more than one dimension), a numpy number as a number."""
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.size:
+        array = np.ascontiguousarray(value, dtype=value.dtype.newbyteorder("<"))
+        typed = {"dtype": f"f{array.itemsize}", "bdata": base64.b64encode(array.tobytes()).decode("ascii")}
+        return typed | ({"shape": ", ".join(map(str, array.shape))} if array.ndim > 1 else {})
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.tolist()
+    raise TypeError(f"a figure holds {type(value).__name__}, which JSON cannot write")
 
 
 def _plain(title: str) -> str:
@@ -98,7 +126,7 @@ def _grid_layout(title: str, across, down, down_title: str, large: bool) -> dict
 
 
 def alignment_figure(source_tokens, target_tokens, attention, title: str, large: bool = False,
-                     unit: str = "pieces", marked: tuple[int, int | None] | None = None) -> go.Figure:
+                     unit: str = "pieces", marked: tuple[int, int | None] | None = None) -> dict:
     """Heatmap of α (T, S): target pieces (or words) down, source pieces (or words) across; the
     hover says which (unit). marked (t, j), 0-based, outlines in red what a user changed: French
     row t (j None: its piece was edited) or the cell (t, j) (α at step t was set onto piece j)."""
@@ -121,7 +149,7 @@ def alignment_figure(source_tokens, target_tokens, attention, title: str, large:
     return _figure([heatmap], layout, text)
 
 
-def gold_check_figure(english, french, alpha, sure, possible, links, title: str, large: bool = False) -> go.Figure:
+def gold_check_figure(english, french, alpha, sure, possible, links, title: str, large: bool = False) -> dict:
     """Word-level α (French words down, English words across) with the human links outlined
     (sure: solid, possible only: dashed) and the links drawn from α marked with a dot. Links
     are (English word, French word) pairs, 0-based."""
@@ -152,7 +180,7 @@ def gold_check_figure(english, french, alpha, sure, possible, links, title: str,
     return _figure([heatmap, dots], layout, text)
 
 
-def length_figure(curves: dict, large: bool = False) -> go.Figure:
+def length_figure(curves: dict, large: bool = False) -> dict:
     """BLEU by English sentence length, one line per model: {model title: {"1-10": {"bleu", "n"}, …}}
     (Bahdanau et al. 2015, Figure 2, for our own models)."""
     data = [dict(type="scatter", mode="lines+markers", name=label(title), x=[b.replace("-", "–") for b in buckets],
@@ -168,7 +196,7 @@ def length_figure(curves: dict, large: bool = False) -> go.Figure:
     return _figure(data, layout, f"{layout['title']['text']}, one line per model, BLEU by English words: {lines}.")
 
 
-def comparison_figure(rows: list[dict], large: bool = False) -> go.Figure:
+def comparison_figure(rows: list[dict], large: bool = False) -> dict:
     """Every model's test BLEU beside its BLEU on 41–50-word inputs, as grouped horizontal bars (the
     model names down the side, so they never overlap on a phone), from the rows of catalogue.summary;
     a model not measured on a set has no bar there."""
@@ -187,7 +215,7 @@ def comparison_figure(rows: list[dict], large: bool = False) -> go.Figure:
     return _figure(data, layout, f"{layout['title']['text']}, per model: {bars}.")
 
 
-def attribution_figure(source_tokens, target_tokens, scores, title: str, large: bool = False, unit: str = "pieces") -> go.Figure:
+def attribution_figure(source_tokens, target_tokens, scores, title: str, large: bool = False, unit: str = "pieces") -> dict:
     """Heatmap of an attribution (T, S) on the axes of the alignment grid: red where a source piece
     (or word) lowered the log-probability of the French piece, blue where it raised it, white at 0."""
     scores = np.asarray(scores, dtype=np.float32)
@@ -209,7 +237,7 @@ def attribution_figure(source_tokens, target_tokens, scores, title: str, large: 
 KEPT, PRUNED = "#4c72b0", "#b0b0b0"  # a beam search's kept beginnings, and the extensions it dropped
 
 
-def beam_search_figure(weighed, pieces: list[str], hypotheses: list[list[str]], large: bool = False) -> go.Figure:
+def beam_search_figure(weighed, pieces: list[str], hypotheses: list[list[str]], large: bool = False) -> dict:
     """A beam search as it went (search.Candidate's, with `pieces` the piece of each): at each output
     step (across), the extensions of the kept beginnings it weighed, most probable on top (down), an
     edge from each to the beginning it extends. The n best hypotheses (`hypotheses`, as pieces, best

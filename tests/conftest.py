@@ -2,6 +2,7 @@
 trained on it, and tiny models with distinct sizes (E=5, D=6, H=7, A=4) so a swapped
 dimension fails loudly."""
 import base64
+import json
 import sys
 from pathlib import Path
 
@@ -88,6 +89,16 @@ def app_url(tmp_path_factory):
     server = Server(ROOT / "app.py", log=tmp_path_factory.mktemp("app") / "app.log")
     yield server.url
     server.stop()
+
+
+def plotly_figure(figure):
+    """A figure of attn_demo.figures (a plain dict), or a plot's value as the page sends it (PlotData), as
+    plotly.py reads it: every property validated against Plotly's schema, so a misspelt one fails, and read
+    as attributes (fig.data[0].z)."""
+    import plotly.graph_objects as go
+    from gradio.components.plot import PlotData
+
+    return go.Figure(untyped(json.loads(figure.plot)) if isinstance(figure, PlotData) else figure)
 
 
 def untyped(value):

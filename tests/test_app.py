@@ -18,7 +18,7 @@ from attn_demo.alignment import alignment_error, argmax_links, sentence_word_att
 from attn_demo.ui import translate
 from attn_demo.ui.alignment_check import EXAMPLES, AlignmentCheckSection
 from attn_demo.bench_app import Server, free_port
-from conftest import ROOT, untyped
+from conftest import ROOT, plotly_figure, untyped
 
 SENTENCE = "I don't like coffee."
 BAD_INPUTS = ["", "   ", "a" * 5000, "😀😀😀", "我喜欢咖啡", "أنا أحب القهوة", "bell\x07 and \x1b escape"]
@@ -37,7 +37,7 @@ def test_translate_fills_both_columns_and_the_scrubber(translated):
     state, shown = translated[0], reply(translated)
     assert shown["status"] == "" and shown["left"]["text"].strip() and shown["right"]["text"].strip()
     assert shown["slider"]["maximum"] == max(2, translate.steps_of(app.TRANSLATE.sides(state))) and shown["slider"]["value"] == 1
-    assert shown["left"]["grid"].data[0].z.shape == state["views"]["left"]["result"].attention.shape
+    assert plotly_figure(shown["left"]["grid"]).data[0].z.shape == state["views"]["left"]["result"].attention.shape
     assert state["picks"] == dict(zip(translate.SIDES, app.OPENING_PICKS))
     for side in translate.SIDES:  # each side names its model and that model's test BLEU, from its card
         metrics = app.TRANSLATE.picked(state, side).translator.metrics
@@ -77,7 +77,7 @@ def test_step_data_holds_every_step_of_both_models_without_retranslating(transla
 
 def test_large_text_redraws_the_grids_from_state(translated):
     grid, _, _, _ = app.TRANSLATE.grids(translated[0], True)
-    assert grid.layout.font.size > reply(translated)["left"]["grid"].layout.font.size
+    assert plotly_figure(grid).layout.font.size > plotly_figure(reply(translated)["left"]["grid"]).layout.font.size
 
 
 @pytest.mark.parametrize("text", BAD_INPUTS)
@@ -103,7 +103,7 @@ def test_a_few_unknown_characters_are_translated_and_named_in_a_notice(text, unk
     assert "<unk>" in state["views"]["right"]["result"].source_tokens
     assert shown["status"].startswith("ℹ️") and "<" not in shown["status"]  # the markup's characters are shown as text
     assert html.unescape(shown["status"]).split("\n\n")[0].endswith(f"read as <unk>: {unknown}")  # then any unseen words
-    assert "&lt;unk&gt;" in shown["left"]["grid"].layout.xaxis.ticktext
+    assert "&lt;unk&gt;" in plotly_figure(shown["left"]["grid"]).layout.xaxis.ticktext
 
 
 def test_actions_before_any_translation_do_nothing_harmful():
@@ -245,7 +245,7 @@ def test_alignment_check_scores_a_hansards_sentence_against_its_human_links():
     assert gold is not None, "the Hansards gold alignments should be in ../shared/data"
     outputs = section.show(number, False, *app.OPENING_PICKS)
     for key, grid, score in zip(app.OPENING_PICKS, outputs[::2], outputs[1::2]):
-        alpha, figure = sentence_word_attention(section.models[key].translator, gold.english[number - 1], gold.french[number - 1]), grid["value"]
+        alpha, figure = sentence_word_attention(section.models[key].translator, gold.english[number - 1], gold.french[number - 1]), plotly_figure(grid["value"])
         expected = alignment_error([argmax_links(alpha)], [gold.sure[number - 1]], [gold.possible[number - 1]])
         assert f"AER **{expected['aer']:.2f}**" in score
         np.testing.assert_array_equal(figure.data[0].z, alpha)
@@ -270,7 +270,7 @@ def test_alignment_check_without_the_gold_data_says_so(tmp_path):
 
 def test_why_attention_charts_every_models_length_curve_from_its_card():
     figure = app.WHY_ATTENTION.figure(False)
-    lines = {line.name: line for line in figure.data}
+    lines = {line.name: line for line in plotly_figure(figure).data}
     for model in app.MODELS:
         curve = model.translator.length_curve
         assert list(lines[model.title].y) == [v["bleu"] for v in curve.values()]
@@ -279,12 +279,12 @@ def test_why_attention_charts_every_models_length_curve_from_its_card():
 def test_words_view_draws_the_grids_by_word_with_rows_that_still_sum_to_one():
     state = app.TRANSLATE.translate("The European Parliament met yesterday.", 1, False, "words")[0]
     grids = app.TRANSLATE.grids(state, False, "words")[::2]
-    for grid, side in zip(grids, translate.SIDES):
+    for grid, side in zip(map(plotly_figure, grids), translate.SIDES):
         result = state["views"][side]["result"]
         assert list(grid.layout.xaxis.ticktext) == ["The", "European", "Parliament", "met", "yesterday.", "&lt;/s&gt;"]
         z = np.asarray(grid.data[0].z)
         assert z.shape == (len(grid.layout.yaxis.ticktext), 6) and len(result.source_tokens) >= 6
         np.testing.assert_allclose(z.sum(1), 1.0, rtol=1e-5)  # float32 α, summed
         assert "by word" in grid.layout.title.text and "(by words)" in grid.data[0].hovertemplate
-    pieces = app.TRANSLATE.grids(state, False, "pieces")[0]
+    pieces = plotly_figure(app.TRANSLATE.grids(state, False, "pieces")[0])
     assert "by piece" in pieces.layout.title.text and np.asarray(pieces.data[0].z).shape[1] == len(state["views"]["left"]["result"].source_tokens)

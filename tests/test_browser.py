@@ -18,7 +18,7 @@ from attn_demo.ui import page as page_parts
 from attn_demo.ui.translate import EXAMPLES, SIDES, STEPS
 from attn_demo.ui.why_attention import LONG_EXAMPLE
 from attn_demo.views import grid_figure
-from conftest import ROOT, untyped
+from conftest import ROOT, plotly_figure, untyped
 
 CHROMIUM = shutil.which("chromium") or CHROMIUM
 SCREENSHOT_DIR = ROOT / "artifacts"
@@ -319,7 +319,7 @@ def test_alignment_check_draws_the_human_links_on_each_models_grid(browser, app_
     for side, grid in zip(SIDES, expected[::2]):
         drawn = json.loads(page.evaluate(
             "(side) => JSON.stringify(document.querySelector(`#${side}-gold-grid .js-plotly-plot`).layout.shapes)", side))
-        assert len(drawn) == len(grid["value"].layout.shapes)  # every human link outlined
+        assert len(drawn) == len(plotly_figure(grid["value"]).layout.shapes)  # every human link outlined
     page.locator("#right-gold-grid").scroll_into_view_if_needed()
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT_DIR / f"alignment-check-{width}.png"), full_page=False)
@@ -427,7 +427,7 @@ def test_the_page_opens_on_a_translated_example(browser, app_url, width, height)
     assert {"left-grid", "right-grid", "length-chart"} <= texts.keys() and all(
         role == "figure" and label for role, label in texts.values()), texts
     for side, (model, view) in zip(SIDES, app.TRANSLATE.sides(state)):
-        assert texts[f"{side}-grid"][1] == html.unescape(grid_figure(model, view, False).layout.meta["text"])
+        assert texts[f"{side}-grid"][1] == html.unescape(grid_figure(model, view, False)["layout"]["meta"]["text"])
     for side in SIDES:  # a first step whose attention rests on </s> says what is known about it, and only such a step
         alpha = state["views"][side]["result"].attention
         resting = alpha is not None and alpha[0].argmax() == alpha.shape[1] - 1

@@ -1,10 +1,13 @@
+import json
+
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 
 from attn_demo.figures import (ALIGNMENT_COLORSCALE, HIGHLIGHT, KEPT, PRUNED, alignment_figure, attribution_figure,
-                               beam_search_figure, comparison_figure, gold_check_figure, label, length_figure)
+                               beam_search_figure, comparison_figure, gold_check_figure, label, length_figure, to_json)
 from attn_demo.search import Candidate
+from conftest import plotly_figure
 
 SOURCE = ["▁the", "▁<img", "▁src=x", "▁the", "</s>"]  # S = 5, a repeated piece and markup
 TARGET = ["▁le", "▁<b>", "</s>"]  # T = 3
@@ -15,10 +18,10 @@ def softmax_rows(seed=0) -> np.ndarray:
     return (np.exp(scores) / np.exp(scores).sum(1, keepdims=True)).astype(np.float32)
 
 
-def all_strings(fig) -> str:
+def all_strings(figure: dict) -> str:
     """The figure as the browser receives it, after checking it against Plotly's schema."""
-    go.Figure(fig.to_dict())  # validates every property the builders skipped validating
-    return fig.to_json()
+    plotly_figure(figure)
+    return to_json(figure)
 
 
 def test_label_escapes_markup_so_plotly_prints_it():
@@ -28,7 +31,8 @@ def test_label_escapes_markup_so_plotly_prints_it():
 
 def test_alignment_grid_draws_attention_on_a_fixed_shared_scale():
     attention = softmax_rows()
-    fig = alignment_figure(SOURCE, TARGET, attention, "Bahdanau")
+    figure = alignment_figure(SOURCE, TARGET, attention, "Bahdanau")
+    fig = plotly_figure(figure)
     heatmap = fig.data[0]
     np.testing.assert_array_equal(np.asarray(heatmap.z), attention)
     assert (heatmap.zmin, heatmap.zmax) == (0.0, 1.0)
@@ -38,22 +42,22 @@ def test_alignment_grid_draws_attention_on_a_fixed_shared_scale():
     assert list(fig.layout.yaxis.ticktext) == [label(p) for p in TARGET]
     assert list(heatmap.customdata[1][1]) == ["▁&lt;b&gt;", "▁&lt;img"]
     assert "← %{customdata[1]}: α = %{z:.2f}" in heatmap.hovertemplate
-    assert "<img" not in all_strings(fig) and "<b>" not in all_strings(fig)
+    assert "<img" not in all_strings(figure) and "<b>" not in all_strings(figure)
 
 
 def test_alignment_grid_says_in_words_where_each_french_piece_looks_most():
     attention = np.array([[0.1, 0.6, 0.1, 0.1, 0.1], [0.0, 0.0, 0.0, 0.3, 0.7], [0.9, 0.0, 0.0, 0.1, 0.0]], dtype=np.float32)
-    text = alignment_figure(SOURCE, TARGET, attention, "Luong: α<sub>tj</sub> by piece").layout.meta["text"]
+    text = plotly_figure(alignment_figure(SOURCE, TARGET, attention, "Luong: α<sub>tj</sub> by piece")).layout.meta["text"]
     assert text.startswith("Luong: α tj by piece: a grid of α, 3 French pieces (rows) by 5 English pieces (columns)")
     assert text.endswith("▁le ← ▁&lt;img (α 0.60); ▁&lt;b&gt; ← &lt;/s&gt; (α 0.70); &lt;/s&gt; ← ▁the (α 0.90).")
 
 
 def test_alignment_grid_outlines_what_a_user_changed():
     attention = softmax_rows()
-    assert not alignment_figure(SOURCE, TARGET, attention, "α").layout.shapes
-    (row,) = alignment_figure(SOURCE, TARGET, attention, "α", marked=(1, None)).layout.shapes  # piece 2 edited
+    assert not plotly_figure(alignment_figure(SOURCE, TARGET, attention, "α")).layout.shapes
+    (row,) = plotly_figure(alignment_figure(SOURCE, TARGET, attention, "α", marked=(1, None))).layout.shapes  # piece 2 edited
     assert (row.x0, row.x1, row.y0, row.y1) == (-0.5, 4.5, 0.5, 1.5) and row.line.color == HIGHLIGHT
-    (cell,) = alignment_figure(SOURCE, TARGET, attention, "α", marked=(2, 3)).layout.shapes  # α of step 3 set onto piece 4
+    (cell,) = plotly_figure(alignment_figure(SOURCE, TARGET, attention, "α", marked=(2, 3))).layout.shapes  # α of step 3 set onto piece 4
     assert (cell.x0, cell.x1, cell.y0, cell.y1) == (2.5, 3.5, 1.5, 2.5)
 
 
@@ -63,14 +67,14 @@ def test_grid_cells_keep_their_size_and_labels_never_overlap(large, cell):
     wide grid sideways instead of squeezing its labels onto each other."""
     for n in (3, 40):
         pieces = [f"▁w{i}" for i in range(n)]
-        fig = alignment_figure(pieces, pieces, np.full((n, n), 1 / n, dtype=np.float32), "α", large)
+        fig = plotly_figure(alignment_figure(pieces, pieces, np.full((n, n), 1 / n, dtype=np.float32), "α", large))
         margin = fig.layout.margin
         assert fig.layout.width - margin.l - margin.r >= cell * n and fig.layout.height - margin.t - margin.b >= cell * n
         assert fig.layout.xaxis.tickangle == -90  # one line of text wide: narrower than a cell
         assert len(fig.layout.xaxis.ticktext) == len(fig.layout.yaxis.ticktext) == n
-    wide = alignment_figure(["▁a"] * 40, ["▁b"] * 2, np.full((2, 40), 1 / 40, dtype=np.float32), "α", large)
+    wide = plotly_figure(alignment_figure(["▁a"] * 40, ["▁b"] * 2, np.full((2, 40), 1 / 40, dtype=np.float32), "α", large))
     assert wide.layout.width > 40 * cell  # grows with the English pieces
-    long_label = alignment_figure(["▁" + "x" * 30], ["▁y"], np.ones((1, 1), dtype=np.float32), "α", large)
+    long_label = plotly_figure(alignment_figure(["▁" + "x" * 30], ["▁y"], np.ones((1, 1), dtype=np.float32), "α", large))
     assert long_label.layout.margin.t > 30 * 0.6 * long_label.layout.font.size  # room for the longest label
 
 
@@ -85,7 +89,8 @@ def test_gold_check_figure_outlines_the_human_links_and_marks_the_drawn_ones():
     alpha = np.array([[0.9, 0.05, 0.05], [0.1, 0.2, 0.7], [0.1, 0.8, 0.1]], dtype=np.float32)
     sure, possible = {(0, 0), (2, 1)}, {(0, 0), (2, 1), (1, 2), (1, 1)}
     links = {(0, 0), (2, 1), (1, 2)}
-    fig = gold_check_figure(english, french, alpha, sure, possible, links, "Luong")
+    figure = gold_check_figure(english, french, alpha, sure, possible, links, "Luong")
+    fig = plotly_figure(figure)
     heatmap, dots = fig.data
     np.testing.assert_array_equal(np.asarray(heatmap.z), alpha)
     assert sorted(zip(dots.x, dots.y)) == sorted(links)
@@ -93,7 +98,7 @@ def test_gold_check_figure_outlines_the_human_links_and_marks_the_drawn_ones():
     assert boxes == {(0, 0): "solid", (2, 1): "solid", (1, 2): "dot", (1, 1): "dot"}
     assert list(heatmap.customdata[2][1]) == ["rouge", "&lt;b&gt;red", "possible", "yes"]
     assert list(heatmap.customdata[1][0]) == ["voiture", "the", "no", "no"]
-    assert "<b>red" not in all_strings(fig)
+    assert "<b>red" not in all_strings(figure)
     assert ("Links drawn from α: la ← the, voiture ← car, rouge ← &lt;b&gt;red. Human links, sure: la ← the, voiture ← car; "
             "possible only: voiture ← &lt;b&gt;red, rouge ← &lt;b&gt;red.") in fig.layout.meta["text"]
 
@@ -101,11 +106,12 @@ def test_gold_check_figure_outlines_the_human_links_and_marks_the_drawn_ones():
 def test_length_figure_draws_one_line_per_model_from_the_card_numbers():
     curves = {"Luong <general>": {"1-10": {"n": 200, "bleu": 35.2}, "41-50": {"n": 198, "bleu": 2.1}},
               "Bahdanau": {"1-10": {"n": 200, "bleu": 35.0}, "41-50": {"n": 200, "bleu": 3.9}}}
-    fig = length_figure(curves)
+    figure = length_figure(curves)
+    fig = plotly_figure(figure)
     luong, bahdanau = fig.data
     assert list(luong.x) == ["1–10", "41–50"] and list(luong.y) == [35.2, 2.1] and list(luong.customdata) == [200, 198]
     assert list(bahdanau.y) == [35.0, 3.9] and luong.name == "Luong &lt;general&gt;"
-    assert "<general>" not in all_strings(fig)
+    assert "<general>" not in all_strings(figure)
     assert fig.layout.xaxis.automargin and fig.layout.yaxis.automargin  # the margin grows to the tick labels ("40", not "0")
     assert fig.layout.meta["text"].endswith("Luong &lt;general&gt;: 1–10 words 35.2, 41–50 words 2.1; "
                                             "Bahdanau: 1–10 words 35.0, 41–50 words 3.9.")
@@ -114,22 +120,24 @@ def test_length_figure_draws_one_line_per_model_from_the_card_numbers():
 def test_comparison_figure_draws_each_models_test_and_long_input_bleu_and_leaves_gaps_unmeasured():
     rows = [{"title": "Luong <general>", "test_bleu": 39.25, "long_41_50_bleu": 40.4},
             {"title": "No attention (baseline)", "test_bleu": 37.0, "long_41_50_bleu": None}]
-    fig = comparison_figure(rows)
+    figure = comparison_figure(rows)
+    fig = plotly_figure(figure)
     test, long = fig.data
     assert list(test.y) == ["Luong &lt;general&gt;", "No attention (baseline)"] and list(test.x) == [39.25, 37.0]
     assert list(long.x) == [40.4, None]  # not measured: no bar, not a zero
     assert fig.layout.meta["text"].endswith("Luong &lt;general&gt;: test set 39.2, 41–50 words 40.4; "
                                             "No attention (baseline): test set 37.0, 41–50 words not measured.")
-    assert "<general>" not in all_strings(fig)
+    assert "<general>" not in all_strings(figure)
 
 
 def test_attribution_figure_is_signed_and_centred_on_zero():
     scores = np.array([[0.5, -2.0, 0.1, 0.0, 1.0], [0.2, 0.3, -0.1, 0.0, 0.4], [0.0, 0.1, 0.2, 0.3, -0.4]], dtype=np.float32)
-    fig = attribution_figure(SOURCE, TARGET, scores, "Luong <general>: integrated gradients")
+    figure = attribution_figure(SOURCE, TARGET, scores, "Luong <general>: integrated gradients")
+    fig = plotly_figure(figure)
     heatmap = fig.data[0]
     assert (heatmap.zmin, heatmap.zmax) == (-2.0, 2.0) and np.array_equal(heatmap.z, scores)  # white is exactly 0
     assert list(fig.layout.xaxis.ticktext) == [label(p) for p in SOURCE] and "A = " in heatmap.hovertemplate
-    assert "<general>" not in all_strings(fig) and "<img" not in all_strings(fig)
+    assert "<general>" not in all_strings(figure) and "<img" not in all_strings(figure)
     assert fig.layout.meta["text"].endswith("▁le ← ▁&lt;img (A -2.00); ▁&lt;b&gt; ← &lt;/s&gt; (A +0.40); "
                                             "&lt;/s&gt; ← &lt;/s&gt; (A -0.40).")  # the largest in size, its sign kept
 
@@ -140,7 +148,8 @@ def test_the_beam_search_figure_draws_every_candidate_at_its_step_and_rank_and_c
                C(2, 0, 3, -0.1, -0.3, "ended"), C(2, 1, 8, -0.5, -1.5, "kept"), C(2, 0, 9, -2.0, -2.2, "pruned"),
                C(3, 4, 3, -0.4, -1.9, "ended")]
     pieces = ["▁le", "▁<b>", "▁un", "</s>", "▁chat", "▁x", "</s>"]
-    fig = beam_search_figure(weighed, pieces, [["▁le", "</s>"]])
+    figure = beam_search_figure(weighed, pieces, [["▁le", "</s>"]])
+    fig = plotly_figure(figure)
     *lines, points = fig.data
     assert list(points.x) == [1, 1, 1, 2, 2, 2, 3] and list(points.y) == [0, 1, 2, 0, 1, 2, 0]  # most probable on top
     colours = list(points.textfont.color)
@@ -155,4 +164,24 @@ def test_the_beam_search_figure_draws_every_candidate_at_its_step_and_rank_and_c
     assert sum(x is None for line in lines for x in line.x) == 4  # an edge for every candidate after step 1
     assert fig.layout.meta["text"].endswith("Over 3 output steps it weighed 7 extensions: kept 3, finished 2 hypotheses, "
                                             "pruned 2. The best, as pieces: #1 ▁le &lt;/s&gt;.")
-    assert "<b>" not in all_strings(fig)
+    assert "<b>" not in all_strings(figure)
+
+
+def every_figure() -> list:
+    """One figure of each builder, with markup in its labels."""
+    attention = softmax_rows()
+    weighed = [Candidate(1, -1, 5, -0.2, -0.2, "kept"), Candidate(1, -1, 7, -3.0, -3.0, "pruned"),
+               Candidate(2, 0, 3, -0.1, -0.3, "ended")]
+    return [alignment_figure(SOURCE, TARGET, attention, "α", marked=(2, 3)),
+            attribution_figure(SOURCE, TARGET, attention - 0.2, "A", unit="words"),
+            gold_check_figure(["the", "<b>red"], ["la", "rouge"], attention[:2, :2], {(0, 0)}, {(0, 0), (1, 1)}, {(1, 1)}, "g"),
+            length_figure({"Luong <general>": {"1-10": {"n": 200, "bleu": 35.2}}}),
+            comparison_figure([{"title": "<i>dot", "test_bleu": 37.5, "long_41_50_bleu": None}]),
+            beam_search_figure(weighed, ["▁le", "▁<b>", "</s>"], [["▁le", "</s>"]])]
+
+
+@pytest.mark.parametrize("figure", every_figure(), ids=lambda figure: figure["data"][-1]["type"])
+def test_to_json_writes_each_figure_as_plotly_writes_it(figure):
+    written = to_json(figure)
+    assert json.loads(written) == json.loads(go.Figure(figure, _validate=False).to_json())  # arrays typed alike
+    assert not {"<", ">", "/"} & set(written)  # escaped as plotly.py escapes them: safe inside an HTML script

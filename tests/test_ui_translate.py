@@ -22,7 +22,7 @@ from attn_demo.ui.quiz import QuizSection
 from attn_demo.ui.translate import (NO_GRID, TRACE_MAX_AGE_S, TranslateSection, client_reply, data_line, equations_markdown,
                                    remove_expired)
 from attn_demo.ui.why_attention import WhyAttentionSection
-from conftest import tiny_model, untyped
+from conftest import plotly_figure, tiny_model, untyped
 
 SENTENCE = "I see the red cat."
 
@@ -66,7 +66,7 @@ def test_every_view_works_for_every_attention_type_beside_bahdanau(section, atte
         assert "fixed vector" in shown["left"]["equations"] and "e_{tj}" not in shown["left"]["equations"]
     else:
         figure = shown["left"]["grid"]
-        np.testing.assert_array_equal(figure.data[0].z, result.attention)
+        np.testing.assert_array_equal(plotly_figure(figure).data[0].z, result.attention)
         assert shown["left"]["note"] == "" and f"(B, S, {model.kind.keys(model.translator.config)})" in shown["left"]["equations"]
     words = section.grids(state, False, "words")
     assert words[1] == (NO_GRID if attention == "none" else "")  # the words view leaves the baseline out, with the note
@@ -174,7 +174,7 @@ def test_the_alignment_check_leaves_the_baseline_out_with_a_note(models, tmp_pat
     grid, note, other_grid, other_note = check.show(1, False, "tiny-none", "tiny-bahdanau")
     assert grid["visible"] is False and "no attention, so no α" in note
     assert other_grid["visible"] is True and "AER **0.00**" in other_note  # every argmax link is a human one
-    np.testing.assert_array_equal(other_grid["value"].data[0].z, alpha)
+    np.testing.assert_array_equal(plotly_figure(other_grid["value"]).data[0].z, alpha)
     with gr.Blocks():
         check.render(gr.Checkbox(), [gr.Dropdown([("a", "tiny-none")], value="tiny-none"),
                                      gr.Dropdown([("b", "tiny-bahdanau")], value="tiny-bahdanau")])
@@ -184,7 +184,7 @@ def test_compare_them_all_has_a_row_and_a_bar_for_every_model(models):
     compare = CompareSection(models)
     rows = compare.table_markdown().splitlines()[2:]
     assert len(rows) == len(models) and all(f"`{model.key}`" in row for model, row in zip(models, rows))
-    assert list(compare.figure(False).data[0].y) == [model.title for model in models]
+    assert list(plotly_figure(compare.figure(False)).data[0].y) == [model.title for model in models]
 
 
 def test_the_baseline_note_reads_the_fall_of_each_line_from_the_cards(models, monkeypatch):
@@ -215,6 +215,7 @@ def test_the_html_export_holds_both_sides_and_no_text_can_close_its_script(secti
 def test_attribution_is_drawn_for_every_model_and_compared_with_alpha_where_there_is_one(section, attention):
     state = section.translate(SENTENCE, 2, False, "pieces", f"tiny-{attention}", "tiny-bahdanau")[0]
     grid, note, other_grid, other_note, bars = AttributionSection(section).show(state, "input-x-gradient", False, "pieces")
+    grid = plotly_figure(grid)
     left = state["views"]["left"]["result"]
     expected = section.models[f"tiny-{attention}"].translator.attribute(SENTENCE, left.target_tokens, "input-x-gradient")
     np.testing.assert_array_equal(grid.data[0].z, expected.scores)  # the pieces on screen (beam 2), not a new translation
@@ -222,7 +223,7 @@ def test_attribution_is_drawn_for_every_model_and_compared_with_alpha_where_ther
     np.testing.assert_array_equal(untyped(bars[0]["scores"]), expected.scores)  # and the same numbers
     assert list(grid.layout.yaxis.ticktext) == [label(piece) for piece in left.target_tokens]
     assert ("no α to compare" in note) == (attention == "none") and "Spearman" in other_note
-    words = AttributionSection(section).show(state, "integrated-gradients", False, "words")[0]
+    words = plotly_figure(AttributionSection(section).show(state, "integrated-gradients", False, "words")[0])
     assert "by word" in words.layout.title.text and "path points" in AttributionSection(section).show(
         state, "integrated-gradients", False, "pieces")[1]
     nothing = AttributionSection(section).show(None, "input-x-gradient", False, "pieces")
@@ -237,6 +238,7 @@ def test_attribution_on_screen_is_redrawn_by_word_with_the_method_it_was_drawn_w
     attribution = AttributionSection(section)
     *_, bars = attribution.show(state, "input-x-gradient", False, "pieces")
     grid, note, other_grid, other_note = attribution.redraw(state, bars, True, "words")  # the method radio may differ
+    grid = plotly_figure(grid)
     left = state["views"]["left"]["result"]
     scores = attribution.attribution(f"tiny-{attention}", SENTENCE, tuple(left.target_tokens), "input-x-gradient").scores
     source, target, by_word = words_view(left.source_tokens, left.target_tokens, scores)
@@ -255,7 +257,7 @@ def test_the_explorer_shows_the_beam_and_answers_what_if_with_the_models_numbers
     hypotheses = section.models[key].translator.translate(SENTENCE, beam_size=4, n_best=3)
     assert [h.target_tokens for h in explored["hypotheses"]] == [h.target_tokens for h in hypotheses]
     assert len(table.splitlines()) == 2 + 3 and len(rank["choices"]) == 3
-    *_, nodes = tree.data
+    *_, nodes = plotly_figure(tree).data
     assert {label(h.target_tokens[0]) for h in hypotheses} <= set(nodes.text)  # each first piece is drawn
     assert sum(text.endswith((" #1", " #2", " #3")) for text in nodes.text) == 3  # where each of the 3 best ends
     grid, note, steps, pieces, payload, slider = explore.pick(explored, 0, False)
@@ -273,15 +275,15 @@ def test_the_explorer_shows_the_beam_and_answers_what_if_with_the_models_numbers
     assert [view["target"] for view in payload["views"]] == [hypotheses[0].target_tokens, edited.target_tokens]
     assert [view["forced"] for view in payload["views"]] == [[], []]  # a changed piece: every α is softmax(e)
     if attention != "none":
-        (outline,) = result_grid["value"].layout.shapes  # the edited row, step 1
+        (outline,) = plotly_figure(result_grid["value"]).layout.shapes  # the edited row, step 1
         assert (outline.y0, outline.y1, outline.x0) == (-0.5, 0.5, -0.5)
     summary, result_grid, result_note, payload, _ = explore.move(explored, 0, 2, None, "", 1, False)
     if attention == "none":
         assert "no attention" in summary and result_grid["visible"] is False and payload == gr.skip()
     else:
-        alpha = result_grid["value"].data[0].z
+        alpha = plotly_figure(result_grid["value"]).data[0].z
         np.testing.assert_array_equal(alpha[1], np.eye(alpha.shape[1], dtype=np.float32)[1])  # step 2 all on piece 2
-        (outline,) = result_grid["value"].layout.shapes  # the cell whose α was set
+        (outline,) = plotly_figure(result_grid["value"]).layout.shapes  # the cell whose α was set
         assert (outline.x0, outline.y0) == (0.5, 0.5)
         np.testing.assert_array_equal(untyped(payload["views"][1]["weights"])[1], alpha[1])  # the step view shows this α
         assert [view["forced"] for view in payload["views"]] == [[], [2]]  # and says where it was set by hand

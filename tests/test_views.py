@@ -4,7 +4,7 @@ import numpy as np
 from attn_demo.catalogue import load_models
 from attn_demo.checkpoint import save_checkpoint
 from attn_demo.views import grid_figure, step_data
-from conftest import tiny_model
+from conftest import plotly_figure, tiny_model
 
 
 def test_grids_and_steps_come_from_the_sides_translations(tmp_path, toy_tokenizers, attention):
@@ -19,6 +19,6 @@ def test_grids_and_steps_come_from_the_sides_translations(tmp_path, toy_tokenize
     if attention == "none":
         assert grid_figure(model, view, False) is None  # no α, no grid
         return
-    np.testing.assert_array_equal(grid_figure(model, view, False).data[0].z, view["result"].attention)
-    by_word = grid_figure(model, view, False, unit="words").data[0].z
+    np.testing.assert_array_equal(plotly_figure(grid_figure(model, view, False)).data[0].z, view["result"].attention)
+    by_word = plotly_figure(grid_figure(model, view, False, unit="words")).data[0].z
     np.testing.assert_allclose(by_word.sum(axis=1), 1, atol=1e-6)  # a French word's row still sums to 1

@@ -11,6 +11,7 @@ import gradio as gr
 from attn_demo.alignment import GOLD_DIR, alignment_error, argmax_links, links_source, read_gold, sentence_word_attention
 from attn_demo.computed_once import ComputedOnce
 from attn_demo.figures import gold_check_figure
+from attn_demo.ui.page import plot
 from attn_demo.ui.translate import SIDES
 
 EXAMPLES = (28, 22, 110, 76)  # 1-based sentence numbers worth checking first: one-to-one, many-to-one, paraphrases
@@ -69,7 +70,7 @@ class AlignmentCheckSection:
         score = alignment_error([links], [sure], [possible])
         figure = gold_check_figure(english, french, alpha, sure, possible, links,
                                    f"{model.title}: word-level α and the human links", large)
-        return [gr.update(value=figure, visible=True),
+        return [gr.update(value=plot(figure), visible=True),
                 f"**{model.title}**, this sentence: AER **{score['aer']:.2f}** (argmax), precision "
                 f"{score['precision']:.2f}, recall {score['recall']:.2f}"]
 

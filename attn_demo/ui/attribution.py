@@ -16,6 +16,7 @@ from attn_demo.computed_once import ComputedOnce
 from attn_demo.figures import attribution_figure
 from attn_demo.steps import typed
 from attn_demo.translator import Translator
+from attn_demo.ui.page import plot
 from attn_demo.ui.translate import SIDES, STEPS
 
 EXPLANATION = """## Is attention an explanation?
@@ -52,7 +53,7 @@ class AttributionSection:
                                     large, unit)
         bars = {"method": method, "label": METHOD_LABELS[method], "source": result.source_tokens,
                 "target": result.target_tokens, "scores": typed(result.scores)}
-        return [figure, self.agreement_markdown(model, view, result)], bars
+        return [plot(figure), self.agreement_markdown(model, view, result)], bars
 
     def agreement_markdown(self, model, view, result) -> str:
         gap = (f" The attributions of each step add up to its change in log-probability within "

@@ -5,6 +5,7 @@ import gradio as gr
 
 from attn_demo.catalogue import summary
 from attn_demo.figures import comparison_figure
+from attn_demo.ui.page import plot
 
 EXPLANATION = """## Compare them all
 Every model on this page, measured the same way: BLEU and chrF on the Tatoeba test set (beam 5), BLEU on
@@ -32,7 +33,7 @@ class CompareSection:
         return "\n".join([header, *lines])
 
     def figure(self, large: bool):
-        return comparison_figure(self.rows, large)
+        return plot(comparison_figure(self.rows, large))
 
     def render(self, large_text: gr.Checkbox):
         gr.Markdown(EXPLANATION)

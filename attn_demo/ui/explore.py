@@ -15,6 +15,7 @@ from attn_demo.computed_once import ComputedOnce
 from attn_demo.figures import alignment_figure, beam_search_figure
 from attn_demo.steps import pca_projection
 from attn_demo.translator import Translator
+from attn_demo.ui.page import plot
 from attn_demo.ui.step_group import StepGroup, network_slot, step_slot
 from attn_demo.ui.translate import LATEX, NO_GRID, SIDES
 from attn_demo.views import step_views
@@ -70,7 +71,7 @@ class ExploreSection:
         if result.attention is None:
             return gr.update(value=None, visible=False), gr.update(value=NO_GRID, visible=True)
         figure = alignment_figure(result.source_tokens, result.target_tokens, result.attention, title, large, marked=marked)
-        return gr.update(value=figure, visible=True), gr.update(value="", visible=False)
+        return gr.update(value=plot(figure), visible=True), gr.update(value="", visible=False)
 
     def beam(self, state, key: str, beam_size: float, n_best: float, large: bool) -> list:
         """The beam search of the session's sentence with the chosen model laid open: the n best
@@ -82,7 +83,7 @@ class ExploreSection:
         hypotheses = beam.translations
         explored = {"key": key, "text": state["text"], "beam_size": k, "hypotheses": hypotheses}
         figure = beam_search_figure(beam.weighed, beam.pieces, [h.target_tokens for h in hypotheses], large)
-        return [explored, hypothesis_table(hypotheses), figure, gr.update(choices=[(f"{i}. {h.text}", i - 1)
+        return [explored, hypothesis_table(hypotheses), plot(figure), gr.update(choices=[(f"{i}. {h.text}", i - 1)
                 for i, h in enumerate(hypotheses, start=1)], value=0)]
 
     def pick(self, explored, rank, large: bool) -> list:

@@ -14,6 +14,7 @@ import time
 import gradio as gr
 import plotly.offline
 
+from attn_demo.figures import to_json
 from attn_demo.ui.page import FIGURE_TEXT_JS, PAGE_CHANGES_JS
 from attn_demo.ui.step_group import STEP_VIEWS_CSS, STEP_VIEWS_JS
 from attn_demo.ui.translate import SIDES, TRACE_DIR
@@ -67,7 +68,7 @@ def export_html(payload: dict, grids: dict, source: str, beam_size: int, texts: 
     sides = "".join(SIDE.format(title=html.escape(title), text=html.escape(texts[side]), side=side,
                                 no_grid="" if grids[side] is not None else "<p>No attention, so no grid.</p>")
                     for side, title in zip(SIDES, titles))
-    figures = {side: json.loads(figure.to_json()) for side, figure in grids.items() if figure is not None}
+    figures = {side: json.loads(to_json(figure)) for side, figure in grids.items() if figure is not None}
     return PAGE.format(
         title=html.escape(" | ".join(titles)), source=html.escape(source), beam=int(beam_size), css=STEP_VIEWS_CSS,
         sides=sides, slots="".join(SLOT.format(side=side) for side in SIDES), group=GROUP, group_json=json.dumps(GROUP),

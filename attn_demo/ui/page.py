@@ -5,7 +5,9 @@ import inspect
 from pathlib import Path
 
 import gradio as gr
+from gradio.components.plot import PlotData
 
+from attn_demo.figures import to_json
 from attn_demo.ui.learn import LEARN_CSS, LEARN_JS
 from attn_demo.ui.step_group import STEP_VIEWS_CSS, STEP_VIEWS_JS
 
@@ -101,3 +103,11 @@ def cache_block_signatures(page: gr.Blocks) -> None:
     to the very value inspect computes, it changes nothing but the time."""
     for kind in {type(block) for block in page.blocks.values()}:
         kind.__init__.__signature__ = inspect.signature(kind.__init__)
+
+
+
+def plot(figure: dict | None) -> PlotData | None:
+    """A figure of attn_demo.figures (a plain dict) as gr.Plot's value, written by figures.to_json: given
+    the figure itself, gr.Plot would take only a go.Figure, whose building and writing cost 2–3 ms a
+    grid, on every translation of a whole class (BENCHMARKS.md, issue 31)."""
+    return None if figure is None else PlotData(type="plotly", plot=to_json(figure))

@@ -21,7 +21,7 @@ import orjson
 
 from attn_demo.coverage import LONG_WORDS, unseen_words
 from attn_demo.examples import EXAMPLES
-from attn_demo.ui.page import HIDDEN_WHEN_EMPTY
+from attn_demo.ui.page import HIDDEN_WHEN_EMPTY, plot
 from attn_demo.ui.share import read_link
 from attn_demo.ui.step_group import StepGroup, network_slot, step_slot
 from attn_demo.tokenizer import named, normalise_english
@@ -176,7 +176,7 @@ class TranslateSection:
         component and its config for every request of a class (BENCHMARKS.md, issue 31)."""
         if not model.has_attention:
             return None, NO_GRID
-        return grid_figure(model, view, large, unit), ""
+        return plot(grid_figure(model, view, large, unit)), ""
 
     def side_outputs(self, model, view, large, unit) -> list:
         """One side's heading, equations, translation, grid and grid note (empty before a translation)."""

@@ -6,6 +6,7 @@ import gradio as gr
 
 from attn_demo.examples import LONG_EXAMPLE
 from attn_demo.figures import length_figure
+from attn_demo.ui.page import plot
 
 EXPLANATION = """## Why attention?
 An encoder–decoder without attention squeezes the whole English sentence into one fixed vector, and the
@@ -25,7 +26,7 @@ class WhyAttentionSection:
 
     def figure(self, large: bool):
         curves = {model.title: model.translator.length_curve for model in self.models if model.translator.length_curve}
-        return length_figure(curves, large) if curves else None
+        return plot(length_figure(curves, large)) if curves else None
 
     def baseline_note(self) -> str:
         """What the chart shows about the baseline, in two sentences, from the cards' numbers."""
