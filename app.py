@@ -13,6 +13,7 @@ import html
 
 import gradio as gr
 import torch
+from threadpoolctl import threadpool_limits
 
 from attn_demo.catalogue import load_models, requested_models
 from attn_demo.ui.alignment_check import AlignmentCheckSection
@@ -30,6 +31,9 @@ from attn_demo.ui.why_attention import WhyAttentionSection
 # One intra-op thread: requests decode at small batch sizes, where a second thread costs more in
 # synchronisation than it saves, and the other core is left to the web server (BENCHMARKS.md).
 torch.set_num_threads(1)
+# numpy's BLAS likewise (each translation's PCA of its h_j): on two threads, with the other core busy with a
+# class, a 30-piece sentence's projection cost 1.6 ms of CPU instead of 0.4 (BENCHMARKS.md, issue 31)
+threadpool_limits(1, user_api="blas")
 OPENING_PICKS = ("bahdanau-en-fr", "luong-en-fr")  # the two models the page opens on, where they are there
 QUEUE_SIZE = 100  # requests waiting beyond those running; the next one is told the app is busy, at once
 # Gradio runs each call of a plain function in a worker thread (40 by default), and a translation

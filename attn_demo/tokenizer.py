@@ -1,4 +1,5 @@
 """SentencePiece tokenizers (one per language) and the checks every user input passes."""
+import functools
 import unicodedata
 from pathlib import Path
 
@@ -13,12 +14,19 @@ class Tokenizer:
     def __init__(self, model_file: Path):
         self.model_file = Path(model_file)
         self.sp = spm.SentencePieceProcessor(model_file=str(model_file))
+        # every input's characters are looked up (unknown_characters), each a call of SentencePiece: the answers
+        # are the tokenizer's own and never change, so they are kept for the characters met most recently
+        self.reads_as_unknown = functools.lru_cache(maxsize=4096)(self._reads_as_unknown)
 
     def __len__(self):
         return self.sp.get_piece_size()
 
     def encode(self, text: str) -> list[int]:
         return self.sp.encode(text)
+
+    def _reads_as_unknown(self, character: str) -> bool:
+        """Whether the tokenizer reads this one character as its unknown piece."""
+        return self.sp.unk_id() in self.encode(character)
 
     def pieces(self, ids) -> list[str]:
         return [self.sp.id_to_piece(int(i)) for i in ids]
@@ -88,8 +96,7 @@ def read_english(text, tokenizer: Tokenizer) -> tuple[str, list[str]]:
 
 def unknown_characters(text: str, tokenizer: Tokenizer) -> list[str]:
     """The distinct characters of text that the tokenizer reads as its unknown piece, in order."""
-    unk = tokenizer.sp.unk_id()
-    return [ch for ch in dict.fromkeys(text) if not ch.isspace() and unk in tokenizer.encode(ch)]
+    return [ch for ch in dict.fromkeys(text) if not ch.isspace() and tokenizer.reads_as_unknown(ch)]
 
 
 def named(characters: list[str]) -> str:

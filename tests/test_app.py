@@ -11,7 +11,9 @@ import urllib.request
 import gradio as gr
 import numpy as np
 import pytest
+import torch
 from gradio_client import Client
+from threadpoolctl import threadpool_info
 
 import app
 from attn_demo.alignment import alignment_error, argmax_links, sentence_word_attention
@@ -74,6 +76,11 @@ def test_step_data_holds_every_step_of_both_models_without_retranslating(transla
         np.testing.assert_array_equal(model["queries"], result.queries)
     assert app.TRANSLATE.step_data(None) is None
 
+
+
+def test_the_app_computes_on_one_thread_in_torch_and_in_numpys_blas():
+    blas = [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+    assert torch.get_num_threads() == 1 and blas and set(blas) == {1}
 
 def test_large_text_redraws_the_grids_from_state(translated):
     grid, _, _, _ = app.TRANSLATE.grids(translated[0], True)

@@ -1,6 +1,6 @@
 import pytest
 
-from attn_demo.tokenizer import MAX_INPUT_CHARS, check_text, normalise_english, read_english
+from attn_demo.tokenizer import MAX_INPUT_CHARS, check_text, normalise_english, read_english, unknown_characters
 
 
 def test_check_text_normalises_whitespace():
@@ -27,6 +27,16 @@ def test_a_few_unknown_characters_are_named_and_mostly_unknown_input_is_refused(
     assert read_english("cat 😀😀😀", source) == ("cat 😀😀😀", ["😀"])  # half unknown: still read
     with pytest.raises(ValueError, match="Most of the input is characters the model has never seen: '😀'"):
         read_english("cat 😀😀😀😀", source)
+
+
+
+def test_the_kept_answer_for_a_character_is_sentencepieces_own(toy_tokenizers):
+    source = toy_tokenizers[0]
+    text = "the cat 😀 é ç the 😀"
+    for _ in range(2):  # asked afresh, then answered from what was kept
+        assert unknown_characters(text, source) == [ch for ch in dict.fromkeys(text)
+                                                    if not ch.isspace() and source.sp.unk_id() in source.sp.encode(ch)]
+    assert "😀" in unknown_characters(text, source) and "t" not in unknown_characters(text, source)
 
 
 def test_limit_is_stated_in_the_message():
