@@ -16,7 +16,6 @@ hover label), more than the rest of a cached translation's request. to_json writ
 would (numpy arrays as typed arrays) in a tenth of a millisecond. tests/test_figures.py validates
 every figure against Plotly's schema and checks to_json against plotly.py's own writing.
 """
-import base64
 import html
 import re
 
@@ -25,6 +24,7 @@ import orjson
 from plotly.colors import make_colorscale, sequential
 
 from attn_demo.steps import VECTOR_COLORSCALE  # signed numbers, white at 0: the step view's vectors and attributions
+from attn_demo.steps import typed  # float32 grids as plotly.js reads them, as the step payload sends them
 
 # The colour scale is spelled out, as unvalidated figures would hand its name to plotly.js.
 ALIGNMENT_COLORSCALE = make_colorscale(sequential.Viridis)  # fixed to [0, 1] so both models' grids compare
@@ -69,12 +69,11 @@ def to_json(figure: dict) -> str:
 
 
 def _plotly_value(value):
-    """What orjson cannot write itself, as plotly.py writes it: a float array as a typed array
-    {dtype, bdata, shape} (shape only for more than one dimension), a numpy number as a number."""
-    if isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.size:
-        array = np.ascontiguousarray(value, dtype=value.dtype.newbyteorder("<"))
-        typed = {"dtype": f"f{array.itemsize}", "bdata": base64.b64encode(array.tobytes()).decode("ascii")}
-        return typed | ({"shape": ", ".join(map(str, array.shape))} if array.ndim > 1 else {})
+    """What orjson cannot write itself, as plotly.py writes it: a grid of float32 (a heatmap's z, the
+    only arrays the builders hold) as the typed array {dtype, bdata, shape} (steps.typed), any other
+    array or numpy number as numbers."""
+    if isinstance(value, np.ndarray) and value.dtype == np.float32 and value.ndim > 1 and value.size:
+        return typed(value)
     if isinstance(value, (np.ndarray, np.generic)):
         return value.tolist()
     raise TypeError(f"a figure holds {type(value).__name__}, which JSON cannot write")

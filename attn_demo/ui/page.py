@@ -105,7 +105,6 @@ def cache_block_signatures(page: gr.Blocks) -> None:
         kind.__init__.__signature__ = inspect.signature(kind.__init__)
 
 
-
 def plot(figure: dict | None) -> PlotData | None:
     """A figure of attn_demo.figures (a plain dict) as gr.Plot's value, written by figures.to_json: given
     the figure itself, gr.Plot would take only a go.Figure, whose building and writing cost 2–3 ms a
