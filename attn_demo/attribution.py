@@ -11,10 +11,11 @@ E x_j, summed over the embedding dimensions into one number per source piece j:
     input × gradient       A_tj = Σ_d x_jd ∂f_t(x) / ∂x_jd
 
 The steps are attributed in batches (the sentence repeated, copy t asking about y_t): all T at once
-for input × gradient; for integrated gradients blocks of STEPS_PER_PASS steps, each with the points
-of the integration path batched too (Captum's internal_batch_size), and a step whose integral needs
-more points is computed again alone. Copy t runs the decoder up to step t only (Decoder.readout_at),
-so a sentence's T copies cost about T²/2 decoder steps, not T².
+for input × gradient; for integrated gradients, pieces of the integration path of many steps, each
+piece's Gauss–Legendre points batched too (Captum's internal_batch_size). A step's path starts whole;
+where its integral misses completeness, the pieces that miss it are halved and integrated again (below).
+Copy t runs the decoder up to step t only (Decoder.readout_at), so a sentence's T copies cost about
+T²/2 decoder steps, not T².
 
 The embeddings are looked up once and handed to the model as an input (Encoder.annotate), so no
 hook is set on the model: many requests attribute with the one shared model at once, each on its
@@ -26,13 +27,19 @@ import torch
 from captum.attr import InputXGradient, IntegratedGradients
 
 METHODS = ("integrated-gradients", "input-x-gradient")
-# Points of the Gauss–Legendre rule, tried in turn until every step's completeness gap is ≤ MAX_GAP.
-# Measured on the benchmark's 20-word sentence: 16 points left the Bahdanau of 2026-11-23 a 7% gap (so 48
-# points of work in all), 20 points 2.4% (Luong 0.05% at 16); the examples of the page need no more than
-# 20 with either model. A longer sentence may take 40 or 80.
-IG_STEPS = (20, 40, 80)
+# Integrated gradients on a path cut where it turns: the integral is additive over pieces of the path,
+# and each piece has its own completeness, Σ_j A_tj over [a, b] = f_t(b·x) − f_t(a·x) (x' = 0), so a miss
+# can be found and mended where it happens. Every step starts with the whole path on FIRST_POINTS points
+# (enough for the page's examples with every model); while a step's gap is over MAX_GAP, each of its
+# pieces whose own miss is over its share of MAX_GAP (its length's) is halved, each half on PIECE_POINTS
+# points, down to 2^-MAX_HALVINGS of the path. Measured on the page's 41-word example (BENCHMARKS.md):
+# Bahdanau's late steps turn sharply between a = 0.56 and 0.6, where 40 and then 80 evenly spread points
+# still left a 74.5% gap (64 s); cut pieces bring every step under 5% with at most 92 points (36 s).
+FIRST_POINTS = 20
+PIECE_POINTS = 6
+MAX_HALVINGS = 6
 MAX_GAP = 0.05
-STEPS_PER_PASS = 8  # steps attributed together: all T of a 20-word sentence at once was slower (1.9 → 2.4 s, Bahdanau)
+POINTS_PER_PASS = 160  # path points in one batch: 8 steps of 20 at once was fastest (all T of a 20-word sentence: 1.9 → 2.4 s, Bahdanau)
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,8 +71,7 @@ def log_likelihood(model, embedded, lengths, y_in, y_out, steps) -> torch.Tensor
 
 def attribute(model, source_ids: list[int], target_ids: list[int], method: str) -> tuple:
     """A_tj (T, S), f_t(x) (T,) and, for integrated gradients, the completeness gap (T,) and the
-    most path points any step took (each step takes the fewest of IG_STEPS that bring its gap under
-    MAX_GAP, else the most tried)."""
+    most path points any step's integral took (integrated_gradients)."""
     if method not in METHODS:
         raise ValueError(f"unknown attribution method {method!r}; valid: {', '.join(METHODS)}")
     device, T = next(model.parameters()).device, len(target_ids)
@@ -81,33 +87,80 @@ def attribute(model, source_ids: list[int], target_ids: list[int], method: str) 
         if method == "input-x-gradient":
             scores = InputXGradient(forward).attribute(embedded, additional_forward_args=args)
             return scores.sum(-1).detach().float().cpu().numpy(), log_probs.detach().float().cpu().numpy(), None, None
-        scores, gap, points = integrated_gradients(IntegratedGradients(forward), embedded, args, log_probs)
+        # Captum differentiates at its own points of the path: a graph back to `embedded` would cost 15%
+        scores, gap, points = integrated_gradients(IntegratedGradients(forward), embedded.detach(), args, log_probs.detach())
     return scores, log_probs.detach().float().cpu().numpy(), gap, points
 
 
+@dataclass(eq=False)
+class Piece:
+    """A piece [start, end] of step t's integration path, from start·x to end·x (x' = 0), with f_t at its
+    ends; once integrated, its A_tj (S,) on `points` points and its miss, Σ_j A_tj − (f_t(end·x) − f_t(start·x))."""
+
+    step: int
+    start: float
+    end: float
+    f_start: float
+    f_end: float
+    points: int = 0
+    scores: np.ndarray | None = None
+    miss: float = 0.0
+
+
 def integrated_gradients(ig, embedded, args, log_probs) -> tuple:
-    """Integrated gradients of every step with the fewest of IG_STEPS path points that bring its gap
-    under MAX_GAP: a step that needs more points is attributed again alone, so one hard step does not redo
-    the sentence.
-    Returns A (T, S), the completeness gap (T,) and the most points taken."""
-    lengths, y_in, y_out, steps = args
-    baseline = torch.zeros_like(embedded)  # x' = 0: the padding piece's embedding
-    difference = log_probs - ig.forward_func(baseline, *args)  # f_t(x) − f_t(x')
-    change = difference.abs().clamp_min(1e-12)
-    scores, gap = np.zeros(tuple(embedded.shape[:2]), dtype=np.float32), np.full(embedded.size(0), np.inf)
-    todo = np.arange(embedded.size(0))  # the steps still to attribute
-    for points in IG_STEPS:
-        for block in np.array_split(todo, -(-len(todo) // STEPS_PER_PASS)):
-            rows = torch.as_tensor(block, device=embedded.device)
-            attributed = ig.attribute(embedded[rows], baseline[rows], n_steps=points, internal_batch_size=len(block) * points,
-                                      additional_forward_args=(lengths[rows], y_in[rows], y_out[rows], steps[rows])).sum(-1)
-            scores[block] = attributed.detach().float().cpu().numpy()
-            delta = attributed.sum(-1) - difference[rows]  # Captum's convergence delta, from f(x) and f(x') at hand
-            gap[block] = (delta.abs() / change[rows]).detach().cpu().numpy()
-        todo = todo[gap[todo] > MAX_GAP]
-        if len(todo) == 0:
-            break
-    return scores, gap, points
+    """Integrated gradients of every step, its path cut into pieces where it misses completeness
+    (FIRST_POINTS … MAX_HALVINGS above). Returns A (T, S), the completeness gap (T,) and the most
+    points any step's integral took."""
+    with torch.no_grad():
+        at_baseline = ig.forward_func(torch.zeros_like(embedded), *args).tolist()  # f_t(x'), x' = 0: the padding piece's embedding
+    paths = [[Piece(t, 0.0, 1.0, f0, f1)] for t, (f0, f1) in enumerate(zip(at_baseline, log_probs.tolist()))]
+    change = [max(abs(path[0].f_end - path[0].f_start), 1e-12) for path in paths]  # |f_t(x) − f_t(x')|
+    todo, points = [path[0] for path in paths], FIRST_POINTS
+    while todo:
+        integrate(ig, embedded, args, todo, points)
+        halved = [piece for t, path in enumerate(paths) if abs(sum(piece.miss for piece in path)) > MAX_GAP * change[t]
+                  for piece in path if misses(piece, change[t])]
+        todo, points = halve(ig, embedded, args, paths, halved), PIECE_POINTS
+    scores = np.stack([sum(piece.scores for piece in path) for path in paths])
+    gap = np.array([abs(sum(piece.miss for piece in path)) / change[t] for t, path in enumerate(paths)])
+    return scores, gap, max(sum(piece.points for piece in path) for path in paths)
+
+
+def misses(piece: Piece, change: float) -> bool:
+    """Whether a piece misses completeness by more than its share of MAX_GAP and may still be halved."""
+    length = piece.end - piece.start
+    return abs(piece.miss) > MAX_GAP * change * length and length > 2.0 ** -MAX_HALVINGS
+
+
+def halve(ig, embedded, args, paths: list[list[Piece]], pieces: list[Piece]) -> list[Piece]:
+    """Each of `pieces` replaced in its path by its two halves, f_t at the middles computed in one batch;
+    returns the new halves, in step order."""
+    if not pieces:
+        return []
+    middles = [(piece.start + piece.end) / 2 for piece in pieces]
+    rows = torch.tensor([piece.step for piece in pieces], device=embedded.device)
+    scale = torch.tensor(middles, dtype=embedded.dtype, device=embedded.device)[:, None, None]
+    with torch.no_grad():
+        at_middles = ig.forward_func(embedded[rows] * scale, *(arg[rows] for arg in args)).tolist()
+    halves = {piece: [Piece(piece.step, piece.start, middle, piece.f_start, f), Piece(piece.step, middle, piece.end, f, piece.f_end)]
+              for piece, middle, f in zip(pieces, middles, at_middles)}
+    for t, path in enumerate(paths):
+        paths[t] = [half for piece in path for half in halves.get(piece, [piece])]
+    return [half for path in paths for half in path if half.scores is None]
+
+
+def integrate(ig, embedded, args, pieces: list[Piece], points: int):
+    """Each piece's integral on `points` Gauss–Legendre points and its miss, filled in place, in batches
+    of about POINTS_PER_PASS path points (the pieces in step order, so a batch's decoder runs are alike)."""
+    for block in np.array_split(np.arange(len(pieces)), -(-len(pieces) * points // POINTS_PER_PASS)):
+        batch = [pieces[i] for i in block]
+        rows = torch.tensor([piece.step for piece in batch], device=embedded.device)
+        start, end = (torch.tensor([getattr(piece, side) for piece in batch], device=embedded.device,
+                                   dtype=embedded.dtype)[:, None, None] for side in ("start", "end"))
+        scores = ig.attribute(embedded[rows] * end, embedded[rows] * start, n_steps=points, internal_batch_size=len(batch) * points,
+                              additional_forward_args=tuple(arg[rows] for arg in args)).sum(-1).detach().float().cpu().numpy()
+        for piece, row in zip(batch, scores):
+            piece.points, piece.scores, piece.miss = points, row, float(row.sum()) - (piece.f_end - piece.f_start)
 
 
 def ranks(values: np.ndarray) -> np.ndarray:

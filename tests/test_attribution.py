@@ -3,6 +3,7 @@ import threading
 import numpy as np
 import pytest
 import torch
+from captum.attr import IntegratedGradients
 
 from attn_demo import attribution, load_translator
 from attn_demo.attribution import METHODS, agreement, ranks
@@ -70,29 +71,75 @@ def test_ranks_share_ties_and_agreement_counts_steps():
     assert flipped["spearman_mean"] == pytest.approx(-1.0) and flipped["argmax_agreement"] == 0.0
 
 
-def test_more_path_points_are_taken_only_where_the_first_number_leaves_a_gap(translator, monkeypatch):
-    monkeypatch.setattr(attribution, "MAX_GAP", -1.0)  # no number of points is ever enough: all are tried
-    assert translator.attribute(SENTENCE).path_points == attribution.IG_STEPS[-1]
+def test_more_path_points_are_taken_only_where_the_whole_path_leaves_a_gap(translator, monkeypatch):
+    monkeypatch.setattr(attribution, "MAX_HALVINGS", 2)
+    monkeypatch.setattr(attribution, "MAX_GAP", -1.0)  # no integral is ever close enough: every piece is halved, twice
+    assert translator.attribute(SENTENCE).path_points == 4 * attribution.PIECE_POINTS
     monkeypatch.setattr(attribution, "MAX_GAP", float("inf"))
-    assert translator.attribute(SENTENCE).path_points == attribution.IG_STEPS[0]
+    assert translator.attribute(SENTENCE).path_points == attribution.FIRST_POINTS
 
 
-def test_a_step_that_needs_more_points_is_attributed_again_alone(translator, monkeypatch):
-    """Steps over MAX_GAP at the first number of points get the next one's integral, the others keep the first's."""
+def test_the_completeness_gap_is_what_the_scores_miss(translator, monkeypatch):
+    """The reported gap, path cut into pieces or not, is |Σ_j A_tj − (f_t(x) − f_t(x'))| / |f_t(x) − f_t(x')|
+    with f_t computed here afresh: the pieces' own misses add up to the whole path's."""
+    monkeypatch.setattr(attribution, "MAX_HALVINGS", 3)
+    for gap in (float("inf"), -1.0):
+        monkeypatch.setattr(attribution, "MAX_GAP", gap)
+        result = translator.attribute(SENTENCE)
+        model, T = translator.model, len(result.target_tokens)
+        source = torch.tensor([translator.encode(SENTENCE)] * T)
+        target = [translator.target_tokenizer.sp.piece_to_id(p) for p in result.target_tokens]
+        args = (torch.full((T,), source.size(1)), torch.tensor([[model.config.bos_id, *target[:-1]]] * T),
+                torch.tensor([target] * T), torch.arange(T))
+        with torch.no_grad():
+            embedded = model.encoder.embed(source)
+            change = (attribution.log_likelihood(model, embedded, *args) - attribution.log_likelihood(model, 0 * embedded, *args)).numpy()
+        np.testing.assert_allclose(result.completeness_gap, np.abs(result.scores.sum(1) - change) / np.abs(change), rtol=1e-3, atol=1e-5)
+
+
+def test_halved_steps_come_closer_to_the_integral_and_the_others_keep_the_whole_paths(translator, monkeypatch):
     monkeypatch.setattr(attribution, "MAX_GAP", float("inf"))
-    at = {}
-    for points in (1, 3):  # few points: on a tiny random model 20 and 40 give the same integral
-        monkeypatch.setattr(attribution, "IG_STEPS", (points,))
-        at[points] = translator.attribute(SENTENCE)
-    monkeypatch.setattr(attribution, "IG_STEPS", (1, 3))
-    monkeypatch.setattr(attribution, "MAX_GAP", float(np.median(at[1].completeness_gap)))
+    monkeypatch.setattr(attribution, "FIRST_POINTS", 64)
+    exact = translator.attribute(SENTENCE)  # 64 points on a tiny model: the integral, near enough
+    monkeypatch.setattr(attribution, "FIRST_POINTS", 1)
+    whole = translator.attribute(SENTENCE)
+    monkeypatch.setattr(attribution, "PIECE_POINTS", 3)
+    monkeypatch.setattr(attribution, "MAX_HALVINGS", 1)
+    monkeypatch.setattr(attribution, "MAX_GAP", float(np.median(whole.completeness_gap)))
     mixed = translator.attribute(SENTENCE)
-    again = at[1].completeness_gap > attribution.MAX_GAP
-    assert again.any() and not again.all() and mixed.path_points == 3
-    assert np.abs(at[3].scores - at[1].scores).max() > 1e-4  # the two integrals tell apart
-    for points, steps in ((1, ~again), (3, again)):
-        np.testing.assert_allclose(mixed.scores[steps], at[points].scores[steps], rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(mixed.completeness_gap[steps], at[points].completeness_gap[steps], rtol=0.05)  # a ratio of float32 differences
+    halved = whole.completeness_gap > attribution.MAX_GAP
+    assert halved.any() and not halved.all() and mixed.path_points == 6
+    np.testing.assert_array_equal(mixed.scores[~halved], whole.scores[~halved])
+    error = lambda result: np.abs(result.scores[halved] - exact.scores[halved]).sum(1)  # noqa: E731
+    assert (error(mixed) < error(whole)).all(), (error(mixed), error(whole))
+
+
+ROW_SUM = 10.0  # Σx of every row of the sharp turn's input
+
+
+class SharpTurn(torch.nn.Module):
+    """f(x) = σ(k (Σ x − c)) of each row: a step function of the path's position where a·Σx = c, whose
+    integrated gradients are known exactly, A_j = x_j / Σx · (f(x) − f(0)) (the gradient is the same for every x_j)."""
+
+    def forward(self, embedded, *row_args):
+        return torch.sigmoid(400 * (embedded.sum((1, 2)) - 0.58 * ROW_SUM))
+
+
+
+def test_a_sharp_turn_of_the_path_is_found_and_integrated(monkeypatch):
+    generator = torch.Generator().manual_seed(3)
+    x = torch.rand(5, 7, 3, generator=generator) + 0.1  # (T, S, E): 5 steps
+    x = x / x.sum((1, 2), keepdim=True) * ROW_SUM
+    args = tuple(torch.arange(5) for _ in range(4))
+    f = SharpTurn()
+    exact = (x.sum(-1) / ROW_SUM * (f(x) - f(0 * x))[:, None]).numpy()
+    monkeypatch.setattr(attribution, "MAX_HALVINGS", 0)  # the whole path only: 20 points miss the turn
+    scores, gap, points = attribution.integrated_gradients(IntegratedGradients(f), x, args, f(x))
+    assert (gap > 0.05).all() and points == attribution.FIRST_POINTS
+    monkeypatch.setattr(attribution, "MAX_HALVINGS", 12)
+    scores, gap, points = attribution.integrated_gradients(IntegratedGradients(f), x, args, f(x))
+    assert (gap <= 0.05).all() and points > attribution.FIRST_POINTS
+    np.testing.assert_allclose(scores, exact, atol=0.05 * np.abs(exact).max())
 
 
 def test_attributions_running_at_once_on_the_shared_model_each_equal_their_own_result(translator):
