@@ -34,7 +34,7 @@ METHODS = ("integrated-gradients", "input-x-gradient")
 # pieces whose own miss is over its share of MAX_GAP (its length's) is halved, each half on PIECE_POINTS
 # points, down to 2^-MAX_HALVINGS of the path. Measured on the page's 41-word example (BENCHMARKS.md):
 # Bahdanau's late steps turn sharply between a = 0.56 and 0.6, where 40 and then 80 evenly spread points
-# still left a 74.5% gap (64 s); cut pieces bring every step under 5% with at most 92 points (36 s).
+# still left a 74.5% gap (64 s); cut pieces bring every step under 5% with at most 42 points (34 s).
 FIRST_POINTS = 20
 PIECE_POINTS = 6
 MAX_HALVINGS = 6
