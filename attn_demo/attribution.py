@@ -118,12 +118,16 @@ def integrated_gradients(ig, embedded, args, log_probs) -> tuple:
     todo, points = [path[0] for path in paths], FIRST_POINTS
     while todo:
         integrate(ig, embedded, args, todo, points)
-        halved = [piece for t, path in enumerate(paths) if abs(sum(piece.miss for piece in path)) > MAX_GAP * change[t]
-                  for piece in path if misses(piece, change[t])]
+        halved = [piece for path, c in zip(paths, change) if gap(path, c) > MAX_GAP for piece in path if misses(piece, c)]
         todo, points = halve(ig, embedded, args, paths, halved), PIECE_POINTS
     scores = np.stack([sum(piece.scores for piece in path) for path in paths])
-    gap = np.array([abs(sum(piece.miss for piece in path)) / change[t] for t, path in enumerate(paths)])
-    return scores, gap, max(sum(piece.points for piece in path) for path in paths)
+    gaps = np.array([gap(path, c) for path, c in zip(paths, change)])
+    return scores, gaps, max(sum(piece.points for piece in path) for path in paths)
+
+
+def gap(path: list[Piece], change: float) -> float:
+    """A step's completeness gap: what its pieces miss together, over |f_t(x) − f_t(x')|."""
+    return abs(sum(piece.miss for piece in path)) / change
 
 
 def misses(piece: Piece, change: float) -> bool:

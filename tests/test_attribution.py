@@ -125,7 +125,6 @@ class SharpTurn(torch.nn.Module):
         return torch.sigmoid(400 * (embedded.sum((1, 2)) - 0.58 * ROW_SUM))
 
 
-
 def test_a_sharp_turn_of_the_path_is_found_and_integrated(monkeypatch):
     generator = torch.Generator().manual_seed(3)
     x = torch.rand(5, 7, 3, generator=generator) + 0.1  # (T, S, E): 5 steps
