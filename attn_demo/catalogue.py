@@ -10,10 +10,10 @@ to load (a folder that does not exist, a broken checkpoint) stops the start with
 
 Every call of a model goes through Model.run (attn_demo.zerogpu: on a ZeroGPU Space, the GPU is lent
 for it). Each model decodes its own requests: concurrent translations with the same beam size are decoded
-as one batch (MicroBatcher), and a translation once made is kept (read-only, shared by every
-session) for the next user who asks for the same sentence.
+as one batch (MicroBatcher), and a translation is made once (ComputedOnce): a class sending the same sentence
+together waits for one decoding, and the next user who asks for it gets it at once (read-only, shared by every
+session).
 """
-import functools
 import hashlib
 import os
 from pathlib import Path
@@ -23,6 +23,7 @@ from attn_demo.alignment import ALIGNERS
 from attn_demo.attention import KINDS, AttentionKind
 from attn_demo.batching import MicroBatcher
 from attn_demo.checkpoint import training_runs
+from attn_demo.computed_once import ComputedOnce
 from attn_demo.steps import pca_projection
 from attn_demo.translator import CheckpointUnavailable, Translator, load_translator
 
@@ -44,7 +45,7 @@ class Model:
         self.fingerprint = hashlib.sha1(weights).hexdigest()  # trace files of other weights are never served
         self.batcher = MicroBatcher(self._translate_requests, key=lambda request: request[1], max_batch=MAX_BATCH,
                                     window_s=0.005)
-        self.view = functools.lru_cache(maxsize=CACHED_TRANSLATIONS)(self._view)
+        self.view = ComputedOnce(self._view, CACHED_TRANSLATIONS)
         zerogpu.load(translator)
 
     @property

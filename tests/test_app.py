@@ -156,9 +156,12 @@ def test_repeated_input_is_served_from_the_cache_read_only(translated, monkeypat
         again[0]["views"]["right"]["result"].attention[0, 0] = 1.0
 
 
-def test_examples_are_translated_at_start_up_with_the_opening_models():
+def test_examples_are_translated_at_start_up_with_the_opening_models(monkeypatch):
     for key in app.OPENING_PICKS:
-        assert app.TRANSLATE.models[key].view.cache_info().currsize >= len(translate.EXAMPLES)
+        model = app.TRANSLATE.models[key]
+        monkeypatch.setattr(model.batcher, "batch_fn", lambda requests: pytest.fail(f"{requests} was not translated at start-up"))
+        for example in translate.EXAMPLES:
+            assert model.view(example, 1)["result"].text
 
 
 def test_concurrent_requests_are_batched_and_each_gets_its_own_translation(monkeypatch):

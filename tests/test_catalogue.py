@@ -1,4 +1,5 @@
 import shutil
+import threading
 
 import huggingface_hub.constants
 import pytest
@@ -62,15 +63,35 @@ def test_a_folder_that_does_not_exist_stops_the_start(checkpoints, tmp_path, off
         load_models(tmp_path / "empty")
 
 
-def test_a_view_is_decoded_once_and_shared_read_only(checkpoints, attention):
+def test_a_view_is_decoded_once_and_shared_read_only(checkpoints, attention, monkeypatch):
     model = next(m for m in load_models(checkpoints, device="cpu")[0] if m.translator.config.attention == attention)
     first = model.view("the red cat", 1)
-    assert model.view("the red cat", 1) is first and model.view.cache_info().hits == 1
+    monkeypatch.setattr(model.batcher, "batch_fn", lambda requests: pytest.fail("a kept view was decoded again"))
+    assert model.view("the red cat", 1) is first
     assert first["result"].target_tokens == model.translator.translate("the red cat").target_tokens
     with pytest.raises(ValueError, match="read-only"):
         first["result"].contexts[0, 0] = 1.0
     with pytest.raises(ValueError):
         model.view("", 1)  # refused alone, before it can join a batch
+
+
+def test_a_class_sending_one_new_sentence_together_waits_for_one_decoding(checkpoints, attention, monkeypatch):
+    model = next(m for m in load_models(checkpoints, device="cpu")[0] if m.translator.config.attention == attention)
+    decoded, original = [], model.batcher.batch_fn
+    monkeypatch.setattr(model.batcher, "batch_fn", lambda requests: decoded.extend(requests) or original(requests))
+    monkeypatch.setattr(model.batcher, "window_s", 0.3)  # every student asks while the first one's batch waits
+    start, views = threading.Barrier(6), []
+
+    def student():
+        start.wait()
+        views.append(model.view("the red cat", 1))
+
+    students = [threading.Thread(target=student) for _ in range(6)]
+    for student in students:
+        student.start()
+    for student in students:
+        student.join(timeout=60)
+    assert decoded == [("the red cat", 1)] and len(views) == 6 and all(view is views[0] for view in views)
 
 
 def test_the_comparison_row_comes_from_the_card_and_the_weights(checkpoints):
