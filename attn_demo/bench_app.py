@@ -157,7 +157,9 @@ def pooled(rounds: list[dict]) -> dict:
 
 # The buttons a teacher has a whole class press at once, after everyone translated the same sentence:
 # each as gradio_client calls it (the session's sentence travels in the session, not in the call).
+# Translate is pressed on another sentence, new to the app, that the teacher reads out.
 CLASS_PRESSES = {
+    "translate": lambda client, picks: client.predict(SENTENCES[30], 1, False, "pieces", *picks, api_name="/translate"),
     "attribution": lambda client, picks: client.predict("integrated-gradients", False, "pieces", api_name="/attribute"),
     "beam": lambda client, picks: client.predict(picks[0], 5, 5, False, api_name="/explore_beam"),
     "alignment check": lambda client, picks: client.predict(1, False, *picks, api_name="/alignment_check"),

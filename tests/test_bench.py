@@ -60,7 +60,7 @@ def test_quick_run_end_to_end(tmp_path, capsys):
     assert report["app"]["soak_rss_after_mb"] > 0
     for press in report["app"]["class_press"]:  # every client answered, all alike: one shared computation, nothing mixed
         assert (press["answered"], press["errors"], press["distinct_replies"]) == (3, 0, 1), press
-    assert [press["button"] for press in report["app"]["class_press"]] == ["attribution", "beam", "alignment check"]
+    assert [press["button"] for press in report["app"]["class_press"]] == ["translate", "attribution", "beam", "alignment check"]
     assert [(r["where"], r["n"] > 0) for r in report["app"]["step_change"]] == [("translate", True), ("explorer", True), ("watch it learn", True)]
     assert "classroom load" in capsys.readouterr().out
 
