@@ -18,6 +18,7 @@ from attn_demo.ui.attribution import AttributionSection
 from attn_demo.ui.compare import CompareSection
 from attn_demo.ui.explore import NOT_SHOWN, ExploreSection
 from attn_demo.ui.export import ExportSection
+from attn_demo.ui import translate
 from attn_demo.ui.quiz import QuizSection
 from attn_demo.ui.translate import (NO_GRID, TRACE_MAX_AGE_S, TranslateSection, client_reply, data_line, equations_markdown,
                                    remove_expired)
@@ -96,6 +97,20 @@ def test_expired_trace_files_go_and_one_gone_meanwhile_is_passed_over(tmp_path, 
     monkeypatch.setattr(type(tmp_path), "glob", lambda self, pattern: iter(listed))
     remove_expired(tmp_path)
     assert not old.exists() and new.exists()
+
+
+def test_the_trace_folder_is_swept_once_a_minute_not_for_every_new_file(section, tmp_path, monkeypatch):
+    monkeypatch.setattr(translate, "TRACE_DIR", tmp_path)
+    swept = []
+    monkeypatch.setattr(translate, "remove_expired", swept.append)
+    monkeypatch.setattr(section, "swept_at", float("-inf"))
+    states = [section.translate(text, 1, False, "pieces")[0] for text in ("I see a cat.", "I see a dog.", "I see a pen.")]
+    paths = [section.trace_file(state) for state in states[:2]]
+    assert swept == [tmp_path] and all(os.path.exists(path) for path in paths)
+    monkeypatch.setattr(section, "swept_at", time.monotonic() - translate.SWEEP_EVERY_S)  # a minute later
+    assert section.trace_file(states[0]) == paths[0] and swept == [tmp_path]  # a file already written: no sweep
+    section.trace_file(states[2])
+    assert swept == [tmp_path, tmp_path]
 
 
 def test_the_same_checkpoint_on_both_sides_works(section):

@@ -33,6 +33,7 @@ UNITS = ("pieces", "words")  # what the alignment grids show: SentencePiece piec
 CONCURRENCY = 48  # requests in /translate at once; they wait on the decoding workers (catalogue.Model)
 TRACE_DIR = Path(tempfile.gettempdir()) / "attn-demo-traces"  # shared by restarts; files older than an hour go
 TRACE_MAX_AGE_S = 3600
+SWEEP_EVERY_S = 60  # the folder is swept at most this often: a sweep stats every file (8 ms at 700 files)
 LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
 STEPS = StepGroup("translate-steps")  # this section's scrubber and step views (step_views.js)
 # a link's step t, kept within the translation, returned for the slider; step 1 (no step asked for)
@@ -129,6 +130,7 @@ class TranslateSection:
     def __init__(self, models: list, picks: tuple[str, str]):
         self.models = {model.key: model for model in models}
         self.picks = dict(zip(SIDES, picks))  # what each side shows when the page opens
+        self.swept_at = float("-inf")  # time.monotonic() of the trace folder's last sweep
 
     def choices(self) -> list[tuple[str, str]]:
         return [(f"{model.kind.title} — {key}", key) for key, model in self.models.items()]
@@ -152,7 +154,7 @@ class TranslateSection:
         key = hashlib.sha1(f"{fingerprints}|{state['beam_size']}|{state['text']}".encode()).hexdigest()[:16]
         path = TRACE_DIR / f"attention-trace-{key}.json"
         if not path.exists():
-            remove_expired(TRACE_DIR)
+            self.sweep()
             payload = {"source": state["text"], "beam_size": state["beam_size"],
                        "models": {model.key: {"title": model.title, **state["views"][side]["result"].to_dict()}
                                   for side, model in zip(SIDES, models)}}
@@ -162,6 +164,15 @@ class TranslateSection:
             partial.write_bytes(orjson.dumps(payload, option=orjson.OPT_SERIALIZE_NUMPY, default=np.ascontiguousarray))
             partial.replace(path)  # atomic: two users asking at once never see half a file
         return str(path)
+
+    def sweep(self):
+        """Remove the trace folder's expired files, unless it was swept less than SWEEP_EVERY_S ago:
+        a class writes a trace file for every new sentence, and a sweep for each one cost as much as
+        writing it (BENCHMARKS.md). Two requests sweeping at once is harmless (remove_expired)."""
+        now = time.monotonic()
+        if now - self.swept_at >= SWEEP_EVERY_S:
+            self.swept_at = now
+            remove_expired(TRACE_DIR)
 
     def warm_up(self):
         """The examples answer at once with the models the page opens on, from the first click on."""
