@@ -26,6 +26,8 @@ import numpy as np
 import torch
 from captum.attr import InputXGradient, IntegratedGradients
 
+from attn_demo.model import gradients_through_eval_gru
+
 METHODS = ("integrated-gradients", "input-x-gradient")
 # Integrated gradients on a path cut where it turns: the integral is additive over pieces of the path,
 # and each piece has its own completeness, Σ_j A_tj over [a, b] = f_t(b·x) − f_t(a·x) (x' = 0), so a miss
@@ -82,7 +84,7 @@ def attribute(model, source_ids: list[int], target_ids: list[int], method: str) 
     y_out = torch.tensor([target_ids] * T, device=device)
     forward = lambda *inputs: log_likelihood(model, *inputs)  # noqa: E731
     args = (lengths, y_in, y_out, torch.arange(T, device=device))  # Captum repeats them along the path
-    with torch.enable_grad(), torch.backends.cudnn.flags(enabled=False):  # cuDNN's GRU backward needs training mode
+    with torch.enable_grad(), gradients_through_eval_gru():
         log_probs = forward(embedded, *args)  # f_t(x) (T,)
         if method == "input-x-gradient":
             scores = InputXGradient(forward).attribute(embedded, additional_forward_args=args)

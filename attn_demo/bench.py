@@ -23,6 +23,7 @@ from attn_demo.bench_app import bench_app, bench_classroom
 from attn_demo.catalogue import CHECKPOINTS
 from attn_demo.data import TEST_SET, read_pairs
 from attn_demo.figures import alignment_figure, beam_search_figure, to_json
+from attn_demo.model import gradients_through_eval_gru
 from attn_demo.search import max_target_length
 from attn_demo.steps import pca_projection, step_payload
 from attn_demo.timing import SENTENCES, machine, timed
@@ -123,9 +124,10 @@ def step_weight_bytes(translator) -> int:
     memory and activations, which grow with the batch."""
     with torch.no_grad():  # the memory is built once, before decoding: its weights are not the step's
         y, state, memory = first_step_inputs(translator, [[translator.config.eos_id]])
-    logits = translator.model.decoder.step(y, state, memory).logits
     weights = list(translator.model.decoder.parameters())
-    grads = torch.autograd.grad(logits.sum(), weights, allow_unused=True)  # None: the step never read it
+    with gradients_through_eval_gru():
+        logits = translator.model.decoder.step(y, state, memory).logits
+        grads = torch.autograd.grad(logits.sum(), weights, allow_unused=True)  # None: the step never read it
     return sum(w.nbytes for w, grad in zip(weights, grads) if grad is not None)
 
 

@@ -6,6 +6,8 @@ Every decoder offers the same entry points:
     readout_at(y_in, memory, steps)   the same at one step per row only, computing no step beyond it (attribution)
     step(y_prev, state, memory) one output step with its trace (decoding)
 """
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -15,6 +17,34 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from attn_demo.attention import KINDS, build_attention
 from attn_demo.config import ModelConfig
+
+
+class _CudnnOff:
+    """cuDNN's GRU has a backward pass only for a forward run in training mode, and the app's models
+    stay in eval mode: gradients through them (attribution) need cuDNN off. The switch is one for the
+    whole process, so the threads inside are counted and it goes back as it was when the last one
+    leaves, never while another's backward pass still needs it off."""
+
+    def __init__(self):
+        self.lock, self.inside, self.was_enabled = threading.Lock(), 0, True
+
+    @contextmanager
+    def __call__(self):
+        with self.lock:
+            if self.inside == 0:
+                self.was_enabled = torch.backends.cudnn.enabled
+                torch.backends.cudnn.enabled = False
+            self.inside += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.inside -= 1
+                if self.inside == 0:
+                    torch.backends.cudnn.enabled = self.was_enabled
+
+
+gradients_through_eval_gru = _CudnnOff()  # `with gradients_through_eval_gru():` around such a forward and backward
 
 
 @dataclass

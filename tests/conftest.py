@@ -19,6 +19,9 @@ from attn_demo.checkpoint import save_checkpoint  # noqa: E402
 from attn_demo.config import ATTENTION_TYPES, ModelConfig  # noqa: E402
 from attn_demo.model import Seq2Seq  # noqa: E402
 from attn_demo.tokenizer import train_tokenizer  # noqa: E402
+from attn_demo.translator import pick_device  # noqa: E402
+
+DEVICE = pick_device().type  # the suite's translators run where the app's would: on a GPU where there is one
 
 COLOURS = {"red": "rouge", "blue": "bleu", "green": "vert", "black": "noir", "white": "blanc", "yellow": "jaune", "grey": "gris"}
 NOUNS = {"cat": "chat", "dog": "chien", "book": "livre", "pen": "stylo", "bike": "vélo", "truck": "camion", "ball": "ballon", "boat": "bateau"}

@@ -6,6 +6,7 @@ from attn_demo.attribution import METHODS
 from attn_demo.bench import main, naive_greedy, step_weight_bytes
 from attn_demo.timing import percentiles
 from attn_demo.translator import load_translator
+from conftest import DEVICE
 
 
 def test_percentiles():
@@ -14,7 +15,7 @@ def test_percentiles():
 
 
 def test_naive_reference_decodes_the_same_tokens(toy_checkpoint):
-    translator = load_translator(toy_checkpoint, device="cpu")
+    translator = load_translator(toy_checkpoint, device=DEVICE)
     for text in ("the red cat", "I see the black dog."):
         tokens = translator.target_tokenizer.pieces(naive_greedy(translator, text))
         assert tokens == translator.translate(text).target_tokens
@@ -23,7 +24,7 @@ def test_naive_reference_decodes_the_same_tokens(toy_checkpoint):
 def test_step_weight_bytes_counts_what_a_step_reads(toy_checkpoint):
     """By hand from the sizes: every decoder weight a step multiplies by, in float32, and none of
     the once-per-sentence ones (W_init, and W_h, W or V, which make the keys)."""
-    translator = load_translator(toy_checkpoint, device="cpu")
+    translator = load_translator(toy_checkpoint, device=DEVICE)
     c = translator.config
     E, D, H, A, R, V = c.emb_size, c.annotation_size, c.dec_hidden_size, c.attn_hidden_size, c.attn_rank, c.tgt_vocab_size
     output = V * E + V  # the tied output layer reads the whole embedding table, and its bias

@@ -8,7 +8,7 @@ from attn_demo.attention import KINDS
 from attn_demo.catalogue import load_models, requested_models, summary, training_summary
 from attn_demo.checkpoint import save_checkpoint
 from attn_demo.config import ATTENTION_TYPES
-from conftest import tiny_model
+from conftest import DEVICE, tiny_model
 
 
 @pytest.fixture
@@ -22,7 +22,7 @@ def checkpoints(tmp_path, toy_tokenizers):
 
 
 def test_every_checkpoint_folder_is_served_in_the_order_of_the_attention_types(checkpoints):
-    models, notices = load_models(checkpoints, device="cpu")
+    models, notices = load_models(checkpoints, device=DEVICE)
     assert [model.key for model in models] == [f"tiny-{attention}" for attention in KINDS] and notices == []
     assert [model.title for model in models] == [kind.title for kind in KINDS.values()]
     assert [model.has_attention for model in models] == [attention != "none" for attention in KINDS]
@@ -30,7 +30,7 @@ def test_every_checkpoint_folder_is_served_in_the_order_of_the_attention_types(c
 
 def test_a_checkpoint_dropped_in_appears_and_two_of_a_kind_are_told_apart(checkpoints, toy_tokenizers):
     save_checkpoint(checkpoints / "another-dot", tiny_model("luong-dot", seed=5), *toy_tokenizers)
-    models = {model.key: model for model in load_models(checkpoints, device="cpu")[0]}
+    models = {model.key: model for model in load_models(checkpoints, device=DEVICE)[0]}
     assert len(models) == len(ATTENTION_TYPES) + 1
     assert models["another-dot"].title == "Luong (dot) · another-dot" and models["tiny-luong-dot"].title == "Luong (dot) · tiny-luong-dot"
     assert models["tiny-bahdanau"].title == "Bahdanau (additive)"
@@ -48,7 +48,7 @@ def test_hub_ids_load_from_an_offline_cache_and_an_unreachable_one_is_left_out_w
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
     requested = requested_models({"ATTN_DEMO_MODELS": "attn-demo/tiny, someorg/missing"})
     assert requested == ["attn-demo/tiny", "someorg/missing"]
-    models, notices = load_models(checkpoints, requested, device="cpu")
+    models, notices = load_models(checkpoints, requested, device=DEVICE)
     keys = [model.key for model in models]
     assert "attn-demo/tiny" in keys and "someorg/missing" not in keys and len(keys) == len(ATTENTION_TYPES) + 1
     assert len(notices) == 1 and "'someorg/missing'" in notices[0] and "cannot be reached" in notices[0]
@@ -64,7 +64,7 @@ def test_a_folder_that_does_not_exist_stops_the_start(checkpoints, tmp_path, off
 
 
 def test_a_view_is_decoded_once_and_shared_read_only(checkpoints, attention, monkeypatch):
-    model = next(m for m in load_models(checkpoints, device="cpu")[0] if m.translator.config.attention == attention)
+    model = next(m for m in load_models(checkpoints, device=DEVICE)[0] if m.translator.config.attention == attention)
     first = model.view("the red cat", 1)
     monkeypatch.setattr(model.batcher, "batch_fn", lambda requests: pytest.fail("a kept view was decoded again"))
     assert model.view("the red cat", 1) is first
@@ -76,7 +76,7 @@ def test_a_view_is_decoded_once_and_shared_read_only(checkpoints, attention, mon
 
 
 def test_a_class_sending_one_new_sentence_together_waits_for_one_decoding(checkpoints, attention, monkeypatch):
-    model = next(m for m in load_models(checkpoints, device="cpu")[0] if m.translator.config.attention == attention)
+    model = next(m for m in load_models(checkpoints, device=DEVICE)[0] if m.translator.config.attention == attention)
     decoded, original = [], model.batcher.batch_fn
     monkeypatch.setattr(model.batcher, "batch_fn", lambda requests: decoded.extend(requests) or original(requests))
     monkeypatch.setattr(model.batcher, "window_s", 0.3)  # every student asks while the first one's batch waits
@@ -95,7 +95,7 @@ def test_a_class_sending_one_new_sentence_together_waits_for_one_decoding(checkp
 
 
 def test_the_comparison_row_comes_from_the_card_and_the_weights(checkpoints):
-    models = {model.key: model for model in load_models(checkpoints, device="cpu")[0]}
+    models = {model.key: model for model in load_models(checkpoints, device=DEVICE)[0]}
     bahdanau, none = summary(models["tiny-bahdanau"]), summary(models["tiny-none"])
     attention = models["tiny-bahdanau"].translator.model.decoder.attention
     assert bahdanau["attention_parameters"] == sum(p.numel() for p in attention.parameters()) > 0

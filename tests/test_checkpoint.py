@@ -10,16 +10,16 @@ from huggingface_hub import ModelCard
 from attn_demo.checkpoint import load_checkpoint, save_checkpoint, warm_start, warm_start_text, write_model_card
 from attn_demo.model import Seq2Seq
 from attn_demo.translator import load_translator
-from conftest import tiny_config, tiny_model
+from conftest import DEVICE, tiny_config, tiny_model
 
 SENTENCES = ["the red cat", "I see the green boat."]
 
 
 def test_save_then_load_gives_identical_translations(toy_checkpoint, tmp_path):
-    first = load_translator(toy_checkpoint, device="cpu")
+    first = load_translator(toy_checkpoint, device=DEVICE)
     model, src_tok, tgt_tok = load_checkpoint(toy_checkpoint)
     save_checkpoint(tmp_path / "again", model, src_tok, tgt_tok)
-    second = load_translator(tmp_path / "again", device="cpu")
+    second = load_translator(tmp_path / "again", device=DEVICE)
     for a, b in zip(first.translate_batch(SENTENCES, beam_size=2), second.translate_batch(SENTENCES, beam_size=2)):
         assert a.target_tokens == b.target_tokens
         for name in ("scores", "attention", "contexts", "queries"):

@@ -10,6 +10,7 @@ from attn_demo.data import LONG_BUCKETS, long_dev_set, read_pairs, train_valid_s
 from attn_demo.evaluate import eos_argmax_share, main, score, translate_traced
 from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
 from attn_demo.translator import load_translator
+from conftest import DEVICE
 
 
 def test_score_of_perfect_output_is_100_with_buckets_adding_up():
@@ -116,7 +117,7 @@ def test_cli_alignments_json_and_card(toy_checkpoint, toy_tsv, tmp_path, capsys,
     assert all(set(s) == {"aer", "precision", "recall"} and 0.0 <= s["aer"] <= 1.0 for s in result["aligner"].values())
     card = (toy_checkpoint / "README.md").read_text(encoding="utf-8")
     assert "## Does attention align words?" in card and "--alignments" in card
-    assert load_translator(toy_checkpoint, device="cpu").metrics == {"aer": result["aer"]["argmax"]}
+    assert load_translator(toy_checkpoint, device=DEVICE).metrics == {"aer": result["aer"]["argmax"]}
 
 
 def test_cli_takes_one_mode_at_a_time(toy_checkpoint, tmp_path):

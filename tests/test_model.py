@@ -2,6 +2,7 @@ import pytest
 import torch
 
 from attn_demo.config import ModelConfig
+from attn_demo.model import gradients_through_eval_gru
 from conftest import tiny_config, tiny_model
 
 B, S, T, V = 3, 5, 4, 40
@@ -125,3 +126,17 @@ def test_config_round_trips_through_json_and_rejects_bad_values(tmp_path, attent
     (tmp_path / "config.json").write_text('{"attention": "bahdanau", "src_vocab_size": 4, "tgt_vocab_size": 4, "colour": 1}')
     with pytest.raises(ValueError, match="colour"):
         ModelConfig.from_json(tmp_path / "config.json")
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_cudnn_stays_off_until_the_last_of_overlapping_attributions_leaves(monkeypatch, enabled):
+    """Two requests attribute at once: the first to finish must not turn cuDNN back on under the
+    other's backward pass (whose GRU then fails on CUDA), and the last puts back what was there."""
+    monkeypatch.setattr(torch.backends.cudnn, "enabled", enabled)
+    first, second = gradients_through_eval_gru(), gradients_through_eval_gru()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert torch.backends.cudnn.enabled is False
+    second.__exit__(None, None, None)
+    assert torch.backends.cudnn.enabled is enabled

@@ -6,7 +6,7 @@ import pytest
 from attn_demo import load_translator
 from attn_demo.checkpoint import save_checkpoint
 from attn_demo.quiz import Question, concept_questions, context_size, entropy, more_spread, most_attended, trace_questions
-from conftest import tiny_model
+from conftest import DEVICE, tiny_model
 
 SOURCE = ["▁the", "▁red", "▁the", "▁car", "</s>"]  # a repeated piece
 
@@ -59,7 +59,7 @@ def test_concept_questions_use_the_model_sizes():
 
 
 def test_trace_questions_are_answered_from_a_real_trace(toy_checkpoint, attention):
-    translator = load_translator(toy_checkpoint, device="cpu")
+    translator = load_translator(toy_checkpoint, device=DEVICE)
     results = [("greedy", translator.translate("I see the red cat.")), ("beam", translator.translate("I see the red cat.", beam_size=3))]
     questions = trace_questions(results)
     size = questions[-1]
@@ -80,7 +80,7 @@ def test_trace_questions_skip_alpha_for_the_baseline_and_compare_only_two_differ
     translators = {}
     for attention in ("none", "bahdanau"):
         save_checkpoint(tmp_path / attention, tiny_model(attention), *toy_tokenizers)
-        translators[attention] = load_translator(tmp_path / attention, device="cpu")
+        translators[attention] = load_translator(tmp_path / attention, device=DEVICE)
     none, bahdanau = (translators[a].translate("the red cat") for a in ("none", "bahdanau"))
     questions = trace_questions([("No attention", none), ("Bahdanau", bahdanau)])
     assert "Bahdanau emitted" in questions[0].prompt and len(questions) == 2  # no "which spreads more": one has α

@@ -7,7 +7,7 @@ from attn_demo.checkpoint import load_checkpoint, write_model_card
 from attn_demo.timeline import (AGREEMENT, PIECE_POINTS, PROBES, argmax_agreement, continued, first_agreement, main, next_point,
                                 probe, read_timeline, write_timeline)
 from attn_demo.translator import Translator
-from conftest import ROOT
+from conftest import DEVICE, ROOT
 
 
 def test_points_are_dense_at_the_start_then_double():
@@ -17,7 +17,7 @@ def test_points_are_dense_at_the_start_then_double():
 
 
 def test_probe_records_the_greedy_translation_and_alpha_the_app_shows(toy_checkpoint, attention):
-    translator = Translator(toy_checkpoint, device="cpu")
+    translator = Translator(toy_checkpoint, device=DEVICE)
     model, src_tok, tgt_tok = load_checkpoint(toy_checkpoint)
     recorded = probe(model, src_tok, tgt_tok, "I see the red cat.")
     shown = translator.translate("I see the red cat.")

@@ -121,7 +121,8 @@ def test_a_run_whose_out_folder_is_its_run_folder_writes_its_card_and_training_d
     args = train_args(tmp_path, toy_tsv, "luong-dot", minutes=10)
     args[args.index("--run-dir") + 1] = str(tmp_path / "out")  # as `--out runs/x` does with the default run folder
     main(args + ["--target-tokens", "1000"])
-    assert ModelCard.load(tmp_path / "out" / "README.md").data.training["target_tokens"] >= 1000
+    # the card of this run (its best weights may be those it started with, so not its last piece count)
+    assert "--target-tokens 1000" in ModelCard.load(tmp_path / "out" / "README.md").data.training["command"]
     assert read_training_data(tmp_path / "out")["pairs"] > 0
 
 

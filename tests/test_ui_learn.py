@@ -6,7 +6,7 @@ from attn_demo.catalogue import load_models
 from attn_demo.checkpoint import load_checkpoint, save_checkpoint
 from attn_demo.timeline import PROBES, point, write_timeline
 from attn_demo.ui.learn import LearnSection
-from conftest import tiny_model
+from conftest import DEVICE, tiny_model
 
 
 def record(folder, pieces, made_these_weights=True):
@@ -23,7 +23,7 @@ def section(tmp_path_factory, toy_tokenizers):
     record(folder / "a-bahdanau", [0, 1000, 3000])
     record(folder / "b-luong", [0, 2000, 3000], made_these_weights=False)
     record(folder / "c-none", [0, 500])
-    return LearnSection(load_models(folder, device="cpu")[0], ("a-bahdanau", "b-luong"))
+    return LearnSection(load_models(folder, device=DEVICE)[0], ("a-bahdanau", "b-luong"))
 
 
 def test_both_sides_come_with_every_recorded_point_and_one_slider_over_both_runs(section):

@@ -23,7 +23,7 @@ from attn_demo.ui.quiz import QuizSection
 from attn_demo.ui.translate import (NO_GRID, TRACE_MAX_AGE_S, TranslateSection, client_reply, data_line, equations_markdown,
                                    remove_expired)
 from attn_demo.ui.why_attention import WhyAttentionSection
-from conftest import plotly_figure, tiny_model, untyped
+from conftest import DEVICE, plotly_figure, tiny_model, untyped
 
 SENTENCE = "I see the red cat."
 
@@ -34,7 +34,7 @@ def models(tmp_path_factory, toy_tokenizers):
     for attention in ATTENTION_TYPES:
         save_checkpoint(folder / f"tiny-{attention}", tiny_model(attention), *toy_tokenizers)
     save_checkpoint(folder / "seventh", tiny_model("luong-general", seed=7), *toy_tokenizers)  # dropped in: no code change
-    return load_models(folder, device="cpu")[0]
+    return load_models(folder, device=DEVICE)[0]
 
 
 @pytest.fixture(scope="module")
