@@ -1,6 +1,6 @@
 """App benchmarks: app.py run as a server, measured as its users meet it. Cold start and memory,
 a classroom of gradio_client users translating with the picked models (translate alone, and the
-page's whole flow: translate, then the step data, then the trace file) against two bare apps of
+page's whole flow: translate, then the step data with the trace file) against two bare apps of
 the same endpoints (benchmarks/: one echoing its input as one text, the framework's floor, and one
 answering with the page's own outputs, computed once, which shows where the rest goes), a class
 pressing one button together on a shared sentence (attribution, the beam, the alignment check), a
@@ -103,7 +103,7 @@ def arrive(url: str, barrier: threading.Barrier, errors: list, lock: threading.L
 def classroom_load(url: str, sentences: list[str], expected: dict, clients: int, per_client: int, picks=(),
                    answer=lambda reply: reply, flow: bool = True, cpu_seconds=lambda: 0.0) -> dict:
     """`clients` gradio_client users at once, each translating `per_client` different sentences with
-    the picked models, and with `flow` as the page goes on (the step data, then the trace file), and
+    the picked models, and with `flow` as the page goes on (the step data with the trace file), and
     checking that every translation is that of the sentence it sent: answer(reply) must equal
     expected[text]. A request's latency is its calls together. cpu_seconds() (the server's) is read
     once the whole class has connected and again at the end: "cpu_s", the requests' own."""
@@ -121,8 +121,7 @@ def classroom_load(url: str, sentences: list[str], expected: dict, clients: int,
             try:
                 reply = client.predict(text, 1, False, "pieces", *picks, api_name="/translate")
                 if flow:
-                    client.predict(api_name="/step_data")
-                    client.predict(api_name="/trace_file")
+                    client.predict(api_name="/step_data")  # with the trace file
             except Exception as error:
                 with lock:
                     errors.append(repr(error)[:200])

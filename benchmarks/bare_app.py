@@ -1,5 +1,5 @@
 """The framework's floor for the classroom load test: a Gradio app with the requests of app.py's
-page (translate, then the step data, then the trace file) whose functions do no work: translate
+page (translate, then the step data with the trace file) whose functions do no work: translate
 echoes its input as one text (kept in the session, as the page keeps its translation for the
 calls that follow), the others return next to nothing. Started by `python -m attn_demo.bench`."""
 import gradio as gr
@@ -9,12 +9,8 @@ def translate(text: str, beam_size: float, large: bool, unit: str, left: str, ri
     return text, text
 
 
-def step_data(state: str) -> dict:
-    return {"source": state}
-
-
-def trace_file(state: str):
-    return None
+def steps_and_trace(state: str) -> tuple[dict, None]:
+    return {"source": state}, None
 
 
 with gr.Blocks() as demo:
@@ -26,8 +22,7 @@ with gr.Blocks() as demo:
     pickers = [gr.Textbox(), gr.Textbox()]
     echo, steps, download = gr.Textbox(), gr.JSON(), gr.DownloadButton()
     gr.Button().click(translate, [source_box, beam_slider, large_text, unit, *pickers], [session, echo],
-                      api_name="translate").then(step_data, session, steps, api_name="step_data").then(
-        trace_file, session, download, api_name="trace_file")
+                      api_name="translate").then(steps_and_trace, session, [steps, download], api_name="step_data")
 
 demo.queue(max_size=100, default_concurrency_limit=2)
 

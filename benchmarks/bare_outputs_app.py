@@ -18,17 +18,13 @@ class ReplayedSection(TranslateSection):
     def __init__(self, models, picks):
         super().__init__(models, picks)
         self.reply = super().translate(EXAMPLES[0], 1, False)
-        self.steps = super().step_data(self.reply[0])
-        self.trace = super().trace_file(self.reply[0])
+        self.steps = super().steps_and_trace(self.reply[0])
 
     def translate(self, text, beam_size, large, unit="pieces", left=None, right=None):
         return self.reply
 
-    def step_data(self, state):
+    def steps_and_trace(self, state):
         return self.steps
-
-    def trace_file(self, state):
-        return self.trace
 
 
 MODELS, _ = load_models()

@@ -131,16 +131,16 @@ def test_running_app_through_gradio_client_keeps_sessions_apart(app_url):
     b = translate.client_reply(bob.predict("We are going to the cinema tomorrow evening.", 2, False, api_name="/translate"))
     assert a["status"] == "" and a["left"]["text"].strip() and a["right"]["text"].strip() and b["left"]["text"].strip()
     assert a["left"]["text"] != b["left"]["text"]
-    # each client's step views are those of its own translation
-    a_steps, b_steps = alice.predict(api_name="/step_data"), bob.predict(api_name="/step_data")
-    assert "▁coffee" in a_steps["views"][0]["source"]
-    assert "▁evening" in b_steps["views"][0]["source"]
+    # each client's step views and trace file, sent together, are those of its own translation
+    (a_steps, a_trace), (b_steps, b_trace) = alice.predict(api_name="/step_data"), bob.predict(api_name="/step_data")
+    assert "▁coffee" in a_steps["views"][0]["source"] and json.loads(open(a_trace).read())["source"] == "I don't like coffee."
+    assert "▁evening" in b_steps["views"][0]["source"] and "evening" in json.loads(open(b_trace).read())["source"]
     status, *_ = alice.predict("<script>alert(1)</script>", 1, False, api_name="/translate")
     assert status.startswith("ℹ️") and "<" not in status  # translated, its unknown characters named as text
     status, *_ = alice.predict("我喜欢咖啡", 1, False, api_name="/translate")
     assert status.startswith("⚠️")
-    assert alice.predict(api_name="/step_data") is None
-    assert bob.predict(api_name="/step_data") == b_steps  # bob's session survived alice's bad input
+    assert alice.predict(api_name="/step_data") == (None, None)
+    assert bob.predict(api_name="/step_data")[0] == b_steps  # bob's session survived alice's bad input
 
 
 def test_repeated_input_is_served_from_the_cache_read_only(translated, monkeypatch):

@@ -535,6 +535,23 @@ def test_the_grids_download_as_svg_with_the_models_numbers(browser, app_url):
     page.close()
 
 
+def test_the_traces_download_with_the_step_data_of_the_translation_on_screen(browser, app_url):
+    """The trace file comes in the step data's event (TranslateSection.steps_and_trace): after a new
+    translation the button downloads that sentence's traces, both models'."""
+    sentence = EXAMPLES[2]
+    page = browser.new_page(viewport={"width": 1440, "height": 900}, accept_downloads=True)
+    open_app(page, app_url)
+    page.get_by_role("textbox", name="English sentence").fill(sentence)
+    page.get_by_role("button", name="Translate").click()
+    page.wait_for_function(f"() => {GROUP}?.payload?.views[0].source.includes('▁sunset')", timeout=60_000)
+    with page.expect_download(timeout=30_000) as download:
+        page.get_by_role("button", name="Download the traces (JSON)").click()
+    trace = json.loads(Path(download.value.path()).read_text())
+    state = app.TRANSLATE.translate(sentence, 1, False)[0]
+    assert trace["source"] == sentence and list(trace["models"]) == [app.TRANSLATE.picked(state, side).key for side in SIDES]
+    page.close()
+
+
 def test_the_exported_html_opens_offline_and_shows_the_same_numbers(browser, app_url, tmp_path):
     sentence, k = EXAMPLES[2], 3
     page = browser.new_page(viewport={"width": 1440, "height": 900})

@@ -249,6 +249,11 @@ class TranslateSection:
         views; None before any translation."""
         return step_data(self.sides(state)) if state else None
 
+    def steps_and_trace(self, state) -> tuple:
+        """The step data and the trace file, in the one event that follows a translation: every event a
+        student waits for costs the framework more than either does (BENCHMARKS.md, stop 43)."""
+        return self.step_data(state), self.trace_file(state)
+
     def grids(self, state, large, unit="pieces") -> list:
         """Both sides' alignment grids and notes, redrawn from the session (nothing before a translation)."""
         if not state:
@@ -313,11 +318,11 @@ class TranslateSection:
         grid_outputs = [sides[side][field] for side in SIDES for field in ("grid", "note")]
 
         def with_steps(event, prefix: str) -> tuple:
-            """The step views, then the trace file, follow every translation; returns those two server events."""
-            steps = event.then(self.step_data, session, steps_json, api_name=f"{prefix}step_data")
-            trace = steps.then(None, [steps_json, large_text], None, js=STEPS.load, api_name=f"{prefix}load_steps").then(
-                self.trace_file, session, trace_download, api_name=f"{prefix}trace_file")
-            return steps, trace
+            """The step data and trace file follow every translation, then the browser draws the step views;
+            returns the server event and the drawing."""
+            steps = event.then(self.steps_and_trace, session, [steps_json, trace_download], api_name=f"{prefix}step_data")
+            drawn = steps.then(None, [steps_json, large_text], None, js=STEPS.load, api_name=f"{prefix}load_steps")
+            return steps, drawn
 
         translate_inputs = [source_box, beam_slider, large_text, unit, *pickers]
         with_steps(gr.on([translate_button.click, source_box.submit], self.translate, translate_inputs, outputs,
@@ -340,12 +345,12 @@ class TranslateSection:
             requested_step = gr.Number(1, visible=False)  # not a State: the browser reads it (MOVE_TO_STEP)
             opening = page.load(self.open_link, large_text, [source_box, beam_slider, unit, *pickers, requested_step, *outputs],
                                 api_name="open_page", show_progress_on=progress_on)
-            steps, trace = with_steps(opening, "open_page_")
-            trace.then(None, requested_step, step_slider, js=MOVE_TO_STEP, api_name="open_page_step")
+            steps, drawn = with_steps(opening, "open_page_")
+            drawn.then(None, requested_step, step_slider, js=MOVE_TO_STEP, api_name="open_page_step")
             # a user who translates or picks before the page has opened wins: what is left of the opening is
             # cancelled, so its step views can never be drawn over the user's
             gr.on([translate_button.click, source_box.submit, *(picker.input for picker in pickers)], None, None,
-                  cancels=[opening, steps, trace], api_name="open_page_cancel")
+                  cancels=[opening, steps], api_name="open_page_cancel")
 
         return TranslateControls(session, source_box, beam_slider, unit, pickers, step_slider, steps_json, translate_after, open_page)
 
