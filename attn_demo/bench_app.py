@@ -1,6 +1,6 @@
 """App benchmarks: app.py run as a server, measured as its users meet it. Cold start and memory,
 a classroom of gradio_client users translating with the picked models (translate alone, and the
-page's whole flow: translate, then the step data with the trace file) against two bare apps of
+page's whole flow: translate, then the events it sets off, AFTER_TRANSLATE) against two bare apps of
 the same endpoints (benchmarks/: one echoing its input as one text, the framework's floor, and one
 answering with the page's own outputs, computed once, which shows where the rest goes), a class
 pressing one button together on a shared sentence (attribution, the beam, the alignment check), a
@@ -100,10 +100,30 @@ def arrive(url: str, barrier: threading.Barrier, errors: list, lock: threading.L
     return client
 
 
+# The server events a translation sets off on the page, after translate and in the order its browser
+# sends them: the step data with the trace file, the explorer forgetting the last translation's beam,
+# and the quiz's questions about the new one. None decodes, and the page sends each outside the queue
+# (one HTTP POST); tests/test_browser.py checks this list against what the page sends.
+AFTER_TRANSLATE = ("step_data", "explore_forget", "quiz_questions")
+
+
+def send_outside_the_queue(client, api_name: str) -> list:
+    """Call an endpoint whose inputs the session holds as the page's browser does for an event outside
+    the queue (queue=False): one POST to run/predict, which gradio_client never sends (it always queues)."""
+    import httpx
+
+    dependency = next(d for d in client.config["dependencies"] if d["api_name"] == api_name)
+    body = {"data": [None] * len(dependency["inputs"]), "event_data": None, "fn_index": dependency["id"],
+            "session_hash": client.session_hash}
+    response = httpx.post(f"{client.src_prefixed}run/predict", json=body, timeout=600)
+    response.raise_for_status()
+    return response.json()["data"]
+
+
 def classroom_load(url: str, sentences: list[str], expected: dict, clients: int, per_client: int, picks=(),
                    answer=lambda reply: reply, flow: bool = True, cpu_seconds=lambda: 0.0) -> dict:
     """`clients` gradio_client users at once, each translating `per_client` different sentences with
-    the picked models, and with `flow` as the page goes on (the step data with the trace file), and
+    the picked models, and with `flow` as the page goes on (AFTER_TRANSLATE, as the browser sends them), and
     checking that every translation is that of the sentence it sent: answer(reply) must equal
     expected[text]. A request's latency is its calls together. cpu_seconds() (the server's) is read
     once the whole class has connected and again at the end: "cpu_s", the requests' own."""
@@ -121,7 +141,8 @@ def classroom_load(url: str, sentences: list[str], expected: dict, clients: int,
             try:
                 reply = client.predict(text, 1, False, "pieces", *picks, api_name="/translate")
                 if flow:
-                    client.predict(api_name="/step_data")  # with the trace file
+                    for api_name in AFTER_TRANSLATE:
+                        send_outside_the_queue(client, api_name)
             except Exception as error:
                 with lock:
                     errors.append(repr(error)[:200])

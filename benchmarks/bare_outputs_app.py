@@ -1,14 +1,18 @@
 """Where the rest goes, for the classroom load test: the page's translate section as app.py renders
-it (the same components, events and outputs), each event answering with what the page answers for
-one sentence, computed once at start. A request costs the framework what the page's costs, and no
-work of ours: its gap to bare_app.py (the framework's floor, echoing a text) is the price of the
-page's outputs; app.py's gap to it is our handlers' work. Started by `python -m attn_demo.bench`,
+it (the same components, events and outputs), with the two sections that answer each translation
+(the explorer and the quiz), translate and the step data answering with what the page answers for
+one sentence, computed once at start. A request costs the framework what the page's costs, and
+next to no work of ours (the explorer and the quiz answer from the session, as on the page): its
+gap to bare_app.py (the framework's floor, echoing a text) is the price of the page's outputs;
+app.py's gap to it is our handlers' work. Started by `python -m attn_demo.bench`,
 with the models picked on the page in BENCH_PICKS ("LEFT RIGHT")."""
 import os
 
 import gradio as gr
 
 from attn_demo.catalogue import load_models
+from attn_demo.ui.explore import ExploreSection
+from attn_demo.ui.quiz import QuizSection
 from attn_demo.ui.translate import EXAMPLES, TranslateSection
 
 
@@ -31,7 +35,10 @@ MODELS, _ = load_models()
 SECTION = ReplayedSection(MODELS, tuple(os.environ["BENCH_PICKS"].split()))
 
 with gr.Blocks() as demo:
-    SECTION.render(gr.Checkbox(label="Large text"))
+    large_text = gr.Checkbox(label="Large text")
+    controls = SECTION.render(large_text)
+    ExploreSection(SECTION).render(controls, large_text)
+    QuizSection(MODELS).render(controls.session)
 
 demo.queue(max_size=100, default_concurrency_limit=2)
 

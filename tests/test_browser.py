@@ -5,13 +5,14 @@ import json
 import os
 import shutil
 from pathlib import Path
+from urllib.request import urlopen
 
 import numpy as np
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 
 import app
-from attn_demo.bench_app import CHROMIUM, CHROMIUM_FLAGS
+from attn_demo.bench_app import AFTER_TRANSLATE, CHROMIUM, CHROMIUM_FLAGS
 from attn_demo.steps import EOS_NOTE, VECTOR_COLORSCALE, project
 from attn_demo.ui import attribution, explore, learn
 from attn_demo.ui import page as page_parts
@@ -549,6 +550,24 @@ def test_the_traces_download_with_the_step_data_of_the_translation_on_screen(bro
     trace = json.loads(Path(download.value.path()).read_text())
     state = app.TRANSLATE.translate(sentence, 1, False)[0]
     assert trace["source"] == sentence and list(trace["models"]) == [app.TRANSLATE.picked(state, side).key for side in SIDES]
+    page.close()
+
+
+def test_a_translation_sends_the_requests_the_classroom_benchmark_times(browser, app_url):
+    """bench_app's whole flow is the page's: translate through the queue, then AFTER_TRANSLATE, each outside
+    it (one POST); a section that starts answering translations, or an event moved into the queue, fails here."""
+    dependencies = {d["id"]: d["api_name"] for d in json.loads(urlopen(f"{app_url}config").read())["dependencies"]}
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    open_app(page, app_url)
+    sent = []
+    page.on("request", lambda request: sent.append((request.url.split("/gradio_api/")[1].split("?")[0],
+                                                    dependencies[json.loads(request.post_data)["fn_index"]]))
+            if request.method == "POST" and "/gradio_api/" in request.url else None)
+    page.get_by_role("textbox", name="English sentence").fill(EXAMPLES[2])
+    page.get_by_role("button", name="Translate").click()
+    page.wait_for_function(f"() => {GROUP}?.payload?.views[0].source.includes('▁sunset')", timeout=60_000)
+    page.wait_for_timeout(2_000)  # anything else the translation sets off
+    assert sorted(sent) == sorted([("queue/join", "translate"), *(("run/predict", name) for name in AFTER_TRANSLATE)])
     page.close()
 
 

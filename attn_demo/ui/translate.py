@@ -317,10 +317,13 @@ class TranslateSection:
         progress_on = [sides[side]["text"] for side in SIDES]
         grid_outputs = [sides[side][field] for side in SIDES for field in ("grid", "note")]
 
-        def with_steps(event, prefix: str) -> tuple:
+        def with_steps(event, prefix: str, cancellable: bool = False) -> tuple:
             """The step data and trace file follow every translation, then the browser draws the step views;
-            returns the server event and the drawing."""
-            steps = event.then(self.steps_and_trace, session, [steps_json, trace_download], api_name=f"{prefix}step_data")
+            returns the server event and the drawing. They decode nothing (the translation is in the session),
+            so they skip the queue, a single HTTP request instead of a queued event, which costs the framework
+            more than this work (BENCHMARKS.md, issue 31); unless `cancellable`: only a queued event can be."""
+            steps = event.then(self.steps_and_trace, session, [steps_json, trace_download], api_name=f"{prefix}step_data",
+                               queue=cancellable)
             drawn = steps.then(None, [steps_json, large_text], None, js=STEPS.load, api_name=f"{prefix}load_steps")
             return steps, drawn
 
@@ -345,7 +348,7 @@ class TranslateSection:
             requested_step = gr.Number(1, visible=False)  # not a State: the browser reads it (MOVE_TO_STEP)
             opening = page.load(self.open_link, large_text, [source_box, beam_slider, unit, *pickers, requested_step, *outputs],
                                 api_name="open_page", show_progress_on=progress_on)
-            steps, drawn = with_steps(opening, "open_page_")
+            steps, drawn = with_steps(opening, "open_page_", cancellable=True)
             drawn.then(None, requested_step, step_slider, js=MOVE_TO_STEP, api_name="open_page_step")
             # a user who translates or picks before the page has opened wins: what is left of the opening is
             # cancelled, so its step views can never be drawn over the user's
