@@ -109,7 +109,6 @@ def summary(model: Model) -> dict:
     speed, alignment and how it was trained; None where the card has not measured it."""
     translator, card = model.translator, model.translator.card
     attention = translator.model.decoder.attention
-    latency = (card.get("test_results") or {}).get("latency_15_words_greedy") or {}
     aer = [value for rule, value in (translator.alignment_scores.get("aer") or {}).items() if rule in ALIGNERS]  # α's rules
     return {
         "title": model.title, "key": model.key,
@@ -118,7 +117,7 @@ def summary(model: Model) -> dict:
         "test_bleu": translator.metrics.get("bleu"), "test_chrf": translator.metrics.get("chrf"),
         "long_41_50_bleu": translator.length_curve.get("41-50", {}).get("bleu"),
         "long_1_10_bleu": translator.length_curve.get("1-10", {}).get("bleu"),
-        "ms_per_sentence": latency.get("median_ms"),
+        "ms_per_sentence": (card.get("speed") or {}).get("median_ms"),
         "best_aer": min(aer) if aer else None,
         "training": training_summary(card.get("training") or {}),
     }

@@ -170,6 +170,9 @@ every step can be drawn and inspected. It is not a production translator.
 ### The page's examples
 {examples_text}
 
+### Speed
+{speed_text}
+
 ## Does attention align words?
 {alignment_text}
 
@@ -183,7 +186,7 @@ split holds out whole English sentences.
 
 def write_model_card(folder: Path, training: dict | None = None, results: dict | None = None,
                      length_curve: dict | None = None, alignment: dict | None = None, dev_results: dict | None = None,
-                     examples: dict | None = None) -> None:
+                     examples: dict | None = None, speed: dict | None = None) -> None:
     """(Re)write README.md from the facts already in it plus new training facts, test results,
     scores by sentence length or alignment scores.
 
@@ -195,6 +198,8 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
                 "n": …, "skipped": …, "dataset": …, "command": …}
     dev_results: like results, on the long natural sentences of the validation split (evaluate --dev), with "min_words"
     examples: {"beam": …, "translations": [{"source", "greedy", "beam"}], "command": …}, the page's sentences (evaluate --examples)
+    speed: {"median_ms": …, "p95_ms": …, "n": …, "words": …, "device": …, "torch_threads": …, "date": …,
+            "timed_with": [other models], "command": …}, translate() timed beside the other models (attn_demo.speed)
     """
     folder = Path(folder)
     card_path = folder / "README.md"
@@ -205,6 +210,7 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
     alignment = alignment or old.get("alignment_results")
     dev_results = dev_results or old.get("dev_results")
     examples = examples or old.get("examples")
+    speed = speed or old.get("speed")
     config = ModelConfig.from_json(folder / "config.json")
     kind = KINDS[config.attention]
     eval_results = []
@@ -229,7 +235,7 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
         language=["en", "fr"], license="cc-by-2.0", library_name="pytorch", pipeline_tag="translation",
         tags=["translation", "attention", "gru", config.attention], datasets=["tatoeba"], metrics=["bleu", "chrf"],
         model_name=folder.name, eval_results=eval_results or None, training=training, test_results=results,
-        length_curve=length_curve, dev_results=dev_results, examples=examples,
+        length_curve=length_curve, dev_results=dev_results, examples=examples, speed=speed,
         alignment_results=alignment,
     )
     card = CARD_TEMPLATE.format(
@@ -238,6 +244,7 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
         ann=config.annotation_size, dec=config.dec_hidden_size, parameters=f"{training.get('parameters', 0):,}",
         vocab=config.src_vocab_size, training_text=_training_text(training), results_text=_results_text(results),
         length_text=_length_text(length_curve), dev_text=_dev_text(dev_results), examples_text=_examples_text(examples),
+        speed_text=_speed_text(speed),
         alignment_text=_alignment_text(alignment), timeline_text=_timeline_text(read_timeline(folder)),
     )
     card_path.write_text(card)
@@ -310,14 +317,21 @@ def _timeline_text(timeline: dict | None) -> str:
 def _results_text(r: dict | None) -> str:
     if not r:
         return "Not evaluated yet."
-    latency = r.get("latency_15_words_greedy")
-    speed = (f"\n\nSpeed: `translate()` of a 15-word sentence, greedy, on {latency['device']} "
-             f"({latency['torch_threads']} threads): median {latency['median_ms']} ms, p95 {latency['p95_ms']} ms "
-             f"over {latency['n']} runs after warm-up." if latency else "")
     return (f"{r['dataset']}, {r['n']} sentences, beam {r['beam']}, sacreBLEU (default tokeniser, detokenised output):\n"
             f"**BLEU {r['bleu']}**, **chrF {r['chrf']}**; an input the model refuses (mostly characters never seen in "
             f"training) counts as an empty translation: {r.get('refused', 0)} here.{_eos_text(r)}\n\n{_by_length_table(r['by_length'])}"
-            f"{speed}\n\n```\n{r['command']}\n```")
+            f"\n\n```\n{r['command']}\n```")
+
+
+def _speed_text(s: dict | None) -> str:
+    if not s:
+        return "Not measured yet."
+    beside = (f", in the same sitting as {', '.join(f'`{name}`' for name in s['timed_with'])} (each round times every "
+              "model once, in a new order, so that a busy minute on a shared machine slows each alike): compare it with "
+              "theirs, not with figures from another day" if s["timed_with"] else "")
+    return (f"`translate()` of a {s['words']}-word sentence, greedy, on {s['device']} ({s['torch_threads']} thread(s)), "
+            f"{s['date']}: **median {s['median_ms']} ms**, p95 {s['p95_ms']} ms over {s['n']} runs after warm-up{beside}."
+            f"\n\n```\n{s['command']}\n```")
 
 
 def _eos_text(r: dict) -> str:

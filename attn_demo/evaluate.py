@@ -29,11 +29,9 @@ import time
 from pathlib import Path
 
 import sacrebleu
-import torch
 
 from attn_demo.alignment import alignment_error, attention_alignments, attribution_alignments, links_source, read_gold
 from attn_demo.attribution import METHODS
-from attn_demo.timing import SENTENCES, timed
 from attn_demo.checkpoint import write_model_card
 from attn_demo.data import DEV_MIN_WORDS, TEST_SET, TRAIN_POOL, long_dev_set, long_test_set, read_pairs
 from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
@@ -166,7 +164,7 @@ def main(argv=None):
                    help="with --alignments, also draw links from these gradient attributions (slow: one per sentence)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--card", action="store_true",
-                   help="record the scores (with --data, also the latency of a 15-word sentence) in the checkpoint folder's model card")
+                   help="record the scores in the checkpoint folder's model card (its speed: attn_demo.speed)")
     args = p.parse_args(argv)
     translator = load_translator(args.model)
     command = "python -m attn_demo.evaluate " + " ".join(sys.argv[1:] if argv is None else argv)
@@ -215,12 +213,7 @@ def main(argv=None):
         write_model_card(translator.folder, dev_results={**result, "beam": args.beam, "min_words": DEV_MIN_WORDS,
                                                          "command": command})
     elif args.card:
-        latency = timed(lambda: translator.translate(SENTENCES[15]), runs=30, warmup=5)
-        write_model_card(translator.folder, results={
-            **result, "beam": args.beam, "dataset": args.data.name,
-            "latency_15_words_greedy": {**latency, "device": str(translator.device), "torch_threads": torch.get_num_threads()},
-            "command": command,
-        })
+        write_model_card(translator.folder, results={**result, "beam": args.beam, "dataset": args.data.name, "command": command})
 
 
 def main_examples(args, translator: Translator, command: str):

@@ -1,4 +1,4 @@
-"""Timing helpers shared by the benchmarks and evaluate: repeated timings summarised as
+"""Timing helpers shared by the benchmarks and attn_demo.speed: repeated timings summarised as
 percentiles, the machine they ran on, and the sentences of 5, 15 and 30 words that are timed."""
 import os
 import platform

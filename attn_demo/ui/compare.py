@@ -10,7 +10,8 @@ from attn_demo.ui.page import plot
 EXPLANATION = """## Compare them all
 Every model on this page, measured the same way: BLEU and chrF on the Tatoeba test set (beam 5), BLEU on
 the long-sentence test set at 41–50 English words, the time `translate()` takes for a 15-word sentence
-(greedy, this app's CPU thread), the best alignment error rate of its attention against the human
+(greedy, on one CPU thread as this app decodes; all models timed together, call by call in turn, so a busy
+minute slows each alike), the best alignment error rate of its attention against the human
 Hansards links (lower is better), its parameters and how it was trained. A blank cell was not measured."""
 
 

@@ -1,0 +1,51 @@
+import pytest
+import torch
+from huggingface_hub import ModelCard
+
+from attn_demo.catalogue import load_models, summary
+from attn_demo.checkpoint import save_checkpoint, write_model_card
+from attn_demo.config import ATTENTION_TYPES
+from attn_demo.speed import interleaved, main
+from conftest import DEVICE, tiny_model
+
+
+def test_each_round_calls_every_model_once_in_a_new_order():
+    calls = []
+    timings = interleaved({name: lambda name=name: calls.append(name) for name in "abcd"}, runs=6, warmup=2)
+    assert calls[:8] == ["a", "a", "b", "b", "c", "c", "d", "d"]  # warm-up
+    rounds = [tuple(calls[i:i + 4]) for i in range(8, len(calls), 4)]
+    assert len(rounds) == 6 and all(sorted(r) == list("abcd") for r in rounds) and len(set(rounds)) > 1
+    assert all(timing["n"] == 6 for timing in timings.values()) and list(timings) == list("abcd")
+
+
+@pytest.fixture
+def checkpoints(tmp_path, toy_tokenizers):
+    """One tiny checkpoint of every attention type, its card already holding a test score."""
+    folder = tmp_path / "checkpoints"
+    for attention in ATTENTION_TYPES:
+        save_checkpoint(folder / f"tiny-{attention}", tiny_model(attention), *toy_tokenizers)
+        write_model_card(folder / f"tiny-{attention}", results={
+            "bleu": 1.5, "chrf": 9.0, "n": 3, "beam": 5, "dataset": "toy.tsv", "by_length": {}, "command": "evaluate"})
+    return folder
+
+
+def test_every_card_records_its_speed_and_the_models_timed_beside_it(checkpoints, capsys):
+    threads = torch.get_num_threads()  # this process's own: the test leaves it as it was
+    main([*sorted(str(path) for path in checkpoints.iterdir()), "--runs", "3", "--warmup", "1", "--threads", str(threads), "--card"])
+    printed = capsys.readouterr().out
+    names = {f"tiny-{attention}" for attention in ATTENTION_TYPES}
+    rows = {model.key: summary(model) for model in load_models(checkpoints, device=DEVICE)[0]}
+    for name in names:
+        card = ModelCard.load(checkpoints / name / "README.md")
+        speed = card.data.speed
+        assert speed["n"] == 3 and speed["words"] == 15 and speed["torch_threads"] == threads
+        assert speed["timed_with"] == sorted(names - {name}) and speed["command"].startswith("python -m attn_demo.speed")
+        assert f"**median {speed['median_ms']} ms**" in card.text and all(f"`{other}`" in card.text for other in speed["timed_with"])
+        assert card.data.test_results["bleu"] == 1.5  # the card's other facts stay
+        assert rows[name]["ms_per_sentence"] == speed["median_ms"] > 0  # the Compare table reads it
+        assert f"{name} " in printed
+
+
+def test_a_card_without_a_speed_says_so(toy_checkpoint):
+    write_model_card(toy_checkpoint)
+    assert "### Speed\nNot measured yet." in (toy_checkpoint / "README.md").read_text()
