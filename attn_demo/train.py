@@ -13,7 +13,8 @@ starts afresh (checkpoint.warm_start), e.g. Luong's dot score from luong-en-fr:
         --target-tokens 8000000 --lr 1e-3
 
 The budget is --target-tokens target pieces when given (a run's result then does not depend on
-what else the machine is doing), otherwise --minutes of wall-clock time. The learning rate warms
+what else the machine is doing), otherwise --minutes of training (RunClock: wall-clock time without
+the time the process was stopped, e.g. `kill -STOP` to free the cores). The learning rate warms
 up, then follows a cosine over the budget, so a run of any length ends annealed. Every
 --valid-minutes the model is scored on the validation split (greedy BLEU); the best one is kept
 in --out in Hub layout. --resume continues a run from runs/<name>/last.pt.
@@ -40,6 +41,7 @@ import argparse
 import math
 import random
 import shutil
+import signal
 import sys
 import time
 from pathlib import Path
@@ -149,6 +151,29 @@ def validate(model, src_tok, tgt_tok, valid, device) -> dict:
     return {"bleu": sacrebleu.corpus_bleu(hyps, refs).score, "chrf": sacrebleu.corpus_chrf(hyps, refs).score}
 
 
+class RunClock:
+    """Seconds a run has trained, across --resume, without the time its process was stopped (`kill -STOP`
+    to lend the cores to something else, a laptop asleep): the card's minutes and a --minutes budget are
+    time spent training. A stopped process gets SIGCONT when it goes on; the reading after it counts the
+    interval since the one before as nothing (at most one update's time is lost with the pause)."""
+
+    def __init__(self, elapsed: float = 0.0, now=time.monotonic):
+        self.elapsed, self.now, self.continued = elapsed, now, False
+        self.last = now()
+        if hasattr(signal, "SIGCONT"):  # POSIX only
+            signal.signal(signal.SIGCONT, self._on_continue)
+
+    def _on_continue(self, signum, frame):
+        self.continued = True
+
+    def __call__(self) -> float:
+        now = self.now()
+        if not self.continued:
+            self.elapsed += now - self.last
+        self.continued, self.last = False, now
+        return self.elapsed
+
+
 def main(argv=None):
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -234,19 +259,19 @@ def main(argv=None):
         """Fraction of the budget used: target pieces if counted, wall-clock time otherwise."""
         return state["target_tokens"] / args.target_tokens if args.target_tokens else elapsed / (args.minutes * 60)
 
-    start = time.time() - state["elapsed"]
+    clock = RunClock(state["elapsed"])
     next_valid = state["elapsed"] + args.valid_minutes * 60
     next_save = state["elapsed"] + args.save_minutes * 60
     bar = tqdm(total=100, initial=int(100 * spent(state["elapsed"])), unit="%", mininterval=30, file=sys.stdout)
     model.train()
-    while spent(time.time() - start) < 1:
+    while spent(clock()) < 1:
         seed = args.seed + state["epoch"]
         epoch = joiner.replace(train, args.clause_join_prob, seed) if args.clause_join_prob else train
         epoch = join_examples(epoch, args.join_prob, args.join_max, args.join_max_len, seed)
         for i, (src, lengths, y_in, y_out) in enumerate(batches(epoch, args.max_tokens, shuffle=True, seed=seed)):
             if i < state["batch"]:  # trained on before --resume
                 continue
-            elapsed = time.time() - start
+            elapsed = clock()
             if spent(elapsed) >= 1:
                 break
             src, lengths, y_in, y_out = src.to(device), lengths.to(device), y_in.to(device), y_out.to(device)
@@ -279,7 +304,7 @@ def main(argv=None):
         else:
             state["epoch"] += 1
             state["batch"] = 0
-    checkpoint_if_best(time.time() - start)
+    checkpoint_if_best(clock())
     write_model_card(args.out)  # its timeline as the run ended, where the weights kept came earlier
     bar.close()
 

@@ -1,4 +1,6 @@
 import math
+import os
+import signal
 
 import numpy as np
 import torch
@@ -9,7 +11,7 @@ from attn_demo.checkpoint import load_checkpoint, read_training_data
 from attn_demo.data import collate, encode_pairs
 from attn_demo.model import Seq2Seq
 from attn_demo.timeline import ALPHA_DECIMALS, PROBES, kept_point, read_timeline
-from attn_demo.train import learning_rate, main, parse_args
+from attn_demo.train import RunClock, learning_rate, main, parse_args
 from conftest import toy_pairs
 
 
@@ -165,3 +167,15 @@ def test_a_continued_run_counts_its_timeline_on_from_the_weights_it_continued(tm
     assert timeline["points"][:len(earlier["points"])] == [p for p in earlier["points"] if p["target_pieces"] <= kept]
     assert timeline["from_scratch"]  # its first points are the first run's, from scratch
     assert [p["target_pieces"] for p in timeline["points"]][-1] >= kept + 2000
+
+
+def test_the_run_clock_leaves_out_the_time_the_process_was_stopped():
+    now = [100.0]
+    clock = RunClock(elapsed=60.0, now=lambda: now[0])  # resumed after a minute of training
+    now[0] += 5
+    assert clock() == 65.0
+    now[0] += 3600  # an hour stopped (kill -STOP), then continued: the kernel sends SIGCONT
+    os.kill(os.getpid(), signal.SIGCONT)
+    assert clock() == 65.0
+    now[0] += 2
+    assert clock() == 67.0
