@@ -78,11 +78,16 @@ def requested_models(environment: dict = os.environ) -> list[str]:
     return environment.get(ENVIRONMENT, "").replace(",", " ").split()
 
 
+def model_key(source: str) -> str:
+    """What names a model on the page and in a card: a folder's name, or the Hub repo id as given."""
+    return Path(source).name if Path(source).expanduser().is_dir() else source
+
+
 def load_models(folder: Path = CHECKPOINTS, requested: list[str] = (), device=None) -> tuple[list[Model], list[str]]:
     """Every checkpoint folder in `folder`, then each of `requested`; the notices of those left out.
     Models are listed by attention type (in the order of attention.KINDS), then by key."""
     sources = [(path.name, path) for path in sorted(Path(folder).iterdir()) if (path / "config.json").is_file()]
-    sources += [(Path(name).name if Path(name).expanduser().is_dir() else name, name) for name in requested]
+    sources += [(model_key(name), name) for name in requested]
     translators, notices = {}, []
     for key, source in sources:
         if key in translators:

@@ -16,6 +16,7 @@ import time
 
 import torch
 
+from attn_demo.catalogue import model_key
 from attn_demo.checkpoint import write_model_card
 from attn_demo.timing import SENTENCES, percentiles
 from attn_demo.train import HelpFormatter
@@ -60,10 +61,7 @@ def main(argv=None):
     p.add_argument("--card", action="store_true", help="record each model's speed in its model card")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
-    translators = {}
-    for model in args.models:
-        translator = load_translator(model)
-        translators[translator.folder.name] = translator
+    translators = {model_key(model): load_translator(model) for model in args.models}
     command = "python -m attn_demo.speed " + " ".join(sys.argv[1:] if argv is None else argv)
     speeds = time_models(translators, args.runs, args.warmup)
     for name, speed in speeds.items():

@@ -1,3 +1,6 @@
+import shutil
+
+import huggingface_hub.constants
 import pytest
 import torch
 from huggingface_hub import ModelCard
@@ -49,3 +52,17 @@ def test_every_card_records_its_speed_and_the_models_timed_beside_it(checkpoints
 def test_a_card_without_a_speed_says_so(toy_checkpoint):
     write_model_card(toy_checkpoint)
     assert "### Speed\nNot measured yet." in (toy_checkpoint / "README.md").read_text()
+
+
+def test_a_hub_model_is_named_by_its_repo_id(checkpoints, tmp_path, monkeypatch, capsys):
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = tmp_path / "hub" / "models--attn-demo--tiny"
+    shutil.copytree(checkpoints / "tiny-luong-dot", repo / "snapshots" / commit)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    local = checkpoints / "tiny-bahdanau"
+    main([str(local), "attn-demo/tiny", "--runs", "2", "--warmup", "0", "--threads", str(torch.get_num_threads()), "--card"])
+    assert capsys.readouterr().out.splitlines()[1].startswith("attn-demo/tiny ")
+    assert ModelCard.load(local / "README.md").data.speed["timed_with"] == ["attn-demo/tiny"]
