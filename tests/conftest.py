@@ -3,6 +3,7 @@ trained on it, and tiny models with distinct sizes (E=5, D=6, H=7, A=4) so a swa
 dimension fails loudly."""
 import base64
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -80,10 +81,25 @@ def toy_checkpoint(tmp_path, toy_tokenizers, attention) -> Path:
 
 
 @pytest.fixture
-def offline_hub(monkeypatch, tmp_path):
-    """An empty Hub cache with outgoing traffic disabled, as in a classroom whose network dropped."""
+def offline_hub(monkeypatch, tmp_path) -> Path:
+    """A Hub cache with outgoing traffic disabled, as in a classroom whose network dropped: empty until
+    a test puts a snapshot in it (in_hub_cache)."""
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "empty-hub-cache"))
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
+    return tmp_path / "hub-cache"
+
+
+def in_hub_cache(cache: Path, repo_id: str, folder: Path, link: bool = False) -> Path:
+    """`folder` as the snapshot of `repo_id`'s main in a Hub-layout cache (models--org--name/snapshots/<commit>,
+    refs/main), copied or, like a Hub cache's own files, linked; the snapshot's path."""
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = cache / ("models--" + repo_id.replace("/", "--"))
+    snapshot = repo / "snapshots" / commit
+    snapshot.parent.mkdir(parents=True)
+    snapshot.symlink_to(folder) if link else shutil.copytree(folder, snapshot)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    return snapshot
 
 
 @pytest.fixture(scope="session")

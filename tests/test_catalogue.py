@@ -1,14 +1,12 @@
-import shutil
 import threading
 
-import huggingface_hub.constants
 import pytest
 
 from attn_demo.attention import KINDS
 from attn_demo.catalogue import load_models, requested_models, summary, training_summary
 from attn_demo.checkpoint import save_checkpoint
 from attn_demo.config import ATTENTION_TYPES
-from conftest import DEVICE, tiny_model
+from conftest import DEVICE, in_hub_cache, tiny_model
 
 
 @pytest.fixture
@@ -37,15 +35,8 @@ def test_a_checkpoint_dropped_in_appears_and_two_of_a_kind_are_told_apart(checkp
     assert models["another-dot"].fingerprint != models["tiny-luong-dot"].fingerprint
 
 
-def test_hub_ids_load_from_an_offline_cache_and_an_unreachable_one_is_left_out_with_a_notice(
-        checkpoints, tmp_path, monkeypatch):
-    commit = "0123456789abcdef0123456789abcdef01234567"
-    repo = tmp_path / "hub" / "models--attn-demo--tiny"
-    shutil.copytree(checkpoints / "tiny-luong-dot", repo / "snapshots" / commit)
-    (repo / "refs").mkdir()
-    (repo / "refs" / "main").write_text(commit)
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+def test_hub_ids_load_from_an_offline_cache_and_an_unreachable_one_is_left_out_with_a_notice(checkpoints, offline_hub):
+    in_hub_cache(offline_hub, "attn-demo/tiny", checkpoints / "tiny-luong-dot")
     requested = requested_models({"ATTN_DEMO_MODELS": "attn-demo/tiny, someorg/missing"})
     assert requested == ["attn-demo/tiny", "someorg/missing"]
     models, notices = load_models(checkpoints, requested, device=DEVICE)

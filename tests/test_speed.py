@@ -1,6 +1,3 @@
-import shutil
-
-import huggingface_hub.constants
 import pytest
 import torch
 from huggingface_hub import ModelCard
@@ -9,7 +6,7 @@ from attn_demo.catalogue import load_models, summary
 from attn_demo.checkpoint import save_checkpoint, write_model_card
 from attn_demo.config import ATTENTION_TYPES
 from attn_demo.speed import interleaved, main
-from conftest import DEVICE, tiny_model
+from conftest import DEVICE, in_hub_cache, tiny_model
 
 
 def test_each_round_calls_every_model_once_in_a_new_order():
@@ -54,14 +51,8 @@ def test_a_card_without_a_speed_says_so(toy_checkpoint):
     assert "### Speed\nNot measured yet." in (toy_checkpoint / "README.md").read_text()
 
 
-def test_a_hub_model_is_named_by_its_repo_id(checkpoints, tmp_path, monkeypatch, capsys):
-    commit = "0123456789abcdef0123456789abcdef01234567"
-    repo = tmp_path / "hub" / "models--attn-demo--tiny"
-    shutil.copytree(checkpoints / "tiny-luong-dot", repo / "snapshots" / commit)
-    (repo / "refs").mkdir()
-    (repo / "refs" / "main").write_text(commit)
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+def test_a_hub_model_is_named_by_its_repo_id(checkpoints, offline_hub, capsys):
+    in_hub_cache(offline_hub, "attn-demo/tiny", checkpoints / "tiny-luong-dot")
     local = checkpoints / "tiny-bahdanau"
     main([str(local), "attn-demo/tiny", "--runs", "2", "--warmup", "0", "--threads", str(torch.get_num_threads()), "--card"])
     assert capsys.readouterr().out.splitlines()[1].startswith("attn-demo/tiny ")

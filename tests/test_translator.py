@@ -1,11 +1,9 @@
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 
-import huggingface_hub.constants
 import numpy as np
 import pytest
 import torch
@@ -13,7 +11,7 @@ import torch
 from attn_demo import CheckpointUnavailable, load_translator
 from attn_demo.search import Steer, forced_search
 from attn_demo.tokenizer import MAX_INPUT_CHARS
-from conftest import DEVICE, ROOT
+from conftest import DEVICE, ROOT, in_hub_cache
 
 
 @pytest.fixture
@@ -116,33 +114,22 @@ def test_unknown_folder_or_repo_id_is_refused(tmp_path):
 
 def test_loads_by_repo_id_from_an_offline_hub_cache(toy_checkpoint, tmp_path):
     """A Hub-layout cache (models--org--name/snapshots/<commit>/…, refs/main) with HF_HUB_OFFLINE=1."""
-    commit = "0123456789abcdef0123456789abcdef01234567"
-    repo = tmp_path / "hub" / "models--attn-demo--tiny"
-    shutil.copytree(toy_checkpoint, repo / "snapshots" / commit)
-    (repo / "refs").mkdir()
-    (repo / "refs" / "main").write_text(commit)
+    snapshot = in_hub_cache(tmp_path / "hub", "attn-demo/tiny", toy_checkpoint)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path / "hub"), "PYTHONPATH": str(ROOT)}
     code = ("from attn_demo import load_translator; t = load_translator('attn-demo/tiny', device='cpu'); "
             "print(t.folder); print(len(t.translate('the red cat').target_tokens) > 0)")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     folder, ok = out.stdout.split()
-    assert folder.endswith(commit) and ok == "True"
+    assert folder == str(snapshot) and ok == "True"
 
 
 SHIPPED = sorted(path.name for path in (ROOT / "checkpoints").iterdir() if (path / "config.json").exists())
 
 
 @pytest.mark.parametrize("name", SHIPPED)
-def test_every_shipped_checkpoint_loads_as_a_hub_id_offline_and_translates_as_its_folder(name, tmp_path, monkeypatch):
-    commit = "89abcdef0123456789abcdef0123456789abcdef"
-    repo = tmp_path / "hub" / f"models--attn-demo--{name}"
-    (repo / "snapshots").mkdir(parents=True)
-    (repo / "snapshots" / commit).symlink_to(ROOT / "checkpoints" / name)  # a Hub cache links its files likewise
-    (repo / "refs").mkdir()
-    (repo / "refs" / "main").write_text(commit)
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+def test_every_shipped_checkpoint_loads_as_a_hub_id_offline_and_translates_as_its_folder(name, offline_hub):
+    in_hub_cache(offline_hub, f"attn-demo/{name}", ROOT / "checkpoints" / name, link=True)
     from_hub = load_translator(f"attn-demo/{name}", device=DEVICE).translate(SENTENCE, beam_size=2)
     from_folder = load_translator(ROOT / "checkpoints" / name, device=DEVICE).translate(SENTENCE, beam_size=2)
     same_translation(from_hub, from_folder)
