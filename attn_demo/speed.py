@@ -10,35 +10,17 @@ One thread by default, as the app decodes (app.py); greedy, the 15-word sentence
 """
 import argparse
 import datetime
-import random
 import sys
-import time
 
 import torch
 
 from attn_demo.catalogue import model_key
 from attn_demo.checkpoint import write_model_card
-from attn_demo.timing import SENTENCES, percentiles
+from attn_demo.timing import SENTENCES, interleaved
 from attn_demo.train import HelpFormatter
 from attn_demo.translator import load_translator
 
 WORDS = 15
-
-
-def interleaved(functions: dict, runs: int, warmup: int, seed: int = 0) -> dict:
-    """{name: percentiles of its runs}: each round calls every function once, in a new order (so that
-    none always runs after the same other, whose weights have just filled the caches)."""
-    for function in functions.values():
-        for _ in range(warmup):
-            function()
-    samples, order, rng = {name: [] for name in functions}, list(functions), random.Random(seed)
-    for _ in range(runs):
-        rng.shuffle(order)
-        for name in order:
-            start = time.perf_counter()
-            functions[name]()
-            samples[name].append(1000 * (time.perf_counter() - start))
-    return {name: percentiles(samples[name]) for name in functions}
 
 
 def time_models(translators: dict, runs: int, warmup: int) -> dict:

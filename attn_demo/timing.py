@@ -2,6 +2,7 @@
 percentiles, the machine they ran on, and the sentences of 5, 15 and 30 words that are timed."""
 import os
 import platform
+import random
 import statistics
 import time
 from pathlib import Path
@@ -25,14 +26,24 @@ def percentiles(samples_ms) -> dict:
 
 
 def timed(fn, runs: int, warmup: int) -> dict:
-    for _ in range(warmup):
-        fn()
-    samples = []
+    return interleaved({"": fn}, runs, warmup)[""]
+
+
+def interleaved(functions: dict, runs: int, warmup: int, seed: int = 0) -> dict:
+    """{name: percentiles of its runs}: each round calls every function once, in a new order (so that
+    a slow minute slows each alike, and none always runs after the same other, whose data have just
+    filled the caches)."""
+    for function in functions.values():
+        for _ in range(warmup):
+            function()
+    samples, order, rng = {name: [] for name in functions}, list(functions), random.Random(seed)
     for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        samples.append(1000 * (time.perf_counter() - start))
-    return percentiles(samples)
+        rng.shuffle(order)
+        for name in order:
+            start = time.perf_counter()
+            functions[name]()
+            samples[name].append(1000 * (time.perf_counter() - start))
+    return {name: percentiles(samples[name]) for name in functions}
 
 
 def machine() -> dict:

@@ -4,7 +4,7 @@ import json
 
 from attn_demo.attribution import METHODS
 from attn_demo.bench import main, naive_greedy, step_weight_bytes
-from attn_demo.timing import percentiles
+from attn_demo.timing import interleaved, percentiles
 from attn_demo.translator import load_translator
 from conftest import DEVICE
 
@@ -12,6 +12,15 @@ from conftest import DEVICE
 def test_percentiles():
     stats = percentiles([float(x) for x in range(1, 101)])
     assert stats["median_ms"] == 50.5 and stats["p95_ms"] == 96.0 and stats["max_ms"] == 100.0 and stats["n"] == 100
+
+
+def test_interleaved_timing_calls_every_function_once_a_round_in_a_new_order():
+    calls = []
+    timings = interleaved({name: lambda name=name: calls.append(name) for name in "abcd"}, runs=6, warmup=2)
+    assert calls[:8] == ["a", "a", "b", "b", "c", "c", "d", "d"]  # warm-up
+    rounds = [tuple(calls[i:i + 4]) for i in range(8, len(calls), 4)]
+    assert len(rounds) == 6 and all(sorted(r) == list("abcd") for r in rounds) and len(set(rounds)) > 1
+    assert all(timing["n"] == 6 for timing in timings.values()) and list(timings) == list("abcd")
 
 
 def test_naive_reference_decodes_the_same_tokens(toy_checkpoint):
