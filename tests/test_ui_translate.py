@@ -23,7 +23,7 @@ from attn_demo.ui.quiz import QuizSection
 from attn_demo.ui.translate import (NO_GRID, TRACE_MAX_AGE_S, TranslateSection, client_reply, data_line, equations_markdown,
                                    remove_expired)
 from attn_demo.ui.why_attention import WhyAttentionSection
-from conftest import DEVICE, plotly_figure, tiny_model, untyped
+from conftest import DEVICE, ROOT, plotly_figure, tiny_model, untyped
 
 SENTENCE = "I see the red cat."
 
@@ -200,6 +200,12 @@ def test_compare_them_all_has_a_row_and_a_bar_for_every_model(models):
     rows = compare.table_markdown().splitlines()[2:]
     assert len(rows) == len(models) and all(f"`{model.key}`" in row for model, row in zip(models, rows))
     assert list(plotly_figure(compare.figure(False)).data[0].y) == [model.title for model in models]
+
+
+def test_the_readme_models_table_is_the_compare_table_of_the_shipped_cards():
+    """A checkpoint shipped or re-measured without the README following fails here."""
+    table = CompareSection(load_models(device=DEVICE)[0]).table_markdown()
+    assert table in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_the_baseline_note_reads_the_fall_of_each_line_from_the_cards(models, monkeypatch):
