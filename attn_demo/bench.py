@@ -26,7 +26,7 @@ from attn_demo.figures import alignment_figure, beam_search_figure, to_json
 from attn_demo.model import gradients_through_eval_gru
 from attn_demo.search import max_target_length
 from attn_demo.steps import pca_projection, step_payload
-from attn_demo.timing import SENTENCES, machine, timed
+from attn_demo.timing import SENTENCES, interleaved, machine, timed
 from attn_demo.translator import load_translator
 
 MODELS = ("bahdanau-en-fr", "luong-en-fr")  # the two checkpoints timed unless --models names others
@@ -75,15 +75,17 @@ def arithmetic(fn) -> int:
 
 
 def bench_naive(translators, p) -> list[dict]:
-    """Ours against the naive reference. flops_ratio (naive / ours) bounds the speedup that
-    skipping its extra work can bring, unless the naive code also runs slower per operation."""
+    """Ours against the naive reference, timed in turn (a slow minute slows both alike). flops_ratio
+    (naive / ours) bounds the speedup that skipping its extra work can bring, unless the naive code
+    also runs slower per operation."""
     rows = []
     for name, translator in translators.items():
         for words, text in SENTENCES.items():
             naive_tokens = translator.target_tokenizer.pieces(naive_greedy(translator, text))
             identical = naive_tokens == translator.translate(text).target_tokens
-            ours = timed(lambda: translator.translate(text), p["runs"], p["warmup"])
-            naive = timed(lambda: naive_greedy(translator, text), p["runs"], p["warmup"])
+            both = interleaved({"ours": lambda: translator.translate(text), "naive": lambda: naive_greedy(translator, text)},
+                               p["runs"], p["warmup"])
+            ours, naive = both["ours"], both["naive"]
             flops_ratio = arithmetic(lambda: naive_greedy(translator, text)) / arithmetic(lambda: translator.translate(text))
             rows.append({"model": name, "words": words, "ours_median_ms": ours["median_ms"],
                          "naive_median_ms": naive["median_ms"], "speedup": round(naive["median_ms"] / ours["median_ms"], 2),
