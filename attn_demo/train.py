@@ -256,7 +256,7 @@ def main(argv=None):
         (run_dir / "last.tmp").replace(run_dir / "last.pt")
 
     def spent(elapsed) -> float:
-        """Fraction of the budget used: target pieces if counted, wall-clock time otherwise."""
+        """Fraction of the budget used: target pieces if counted, training time (RunClock) otherwise."""
         return state["target_tokens"] / args.target_tokens if args.target_tokens else elapsed / (args.minutes * 60)
 
     clock = RunClock(state["elapsed"])

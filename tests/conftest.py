@@ -96,7 +96,10 @@ def in_hub_cache(cache: Path, repo_id: str, folder: Path, link: bool = False) ->
     repo = cache / ("models--" + repo_id.replace("/", "--"))
     snapshot = repo / "snapshots" / commit
     snapshot.parent.mkdir(parents=True)
-    snapshot.symlink_to(folder) if link else shutil.copytree(folder, snapshot)
+    if link:
+        snapshot.symlink_to(folder)
+    else:
+        shutil.copytree(folder, snapshot)
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text(commit)
     return snapshot
