@@ -182,6 +182,9 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
     page.wait_for_function("() => [...document.querySelectorAll('#right-grid .xtick text')].some((t) => t.textContent === 'house.')",
                            timeout=30_000)
     page.locator("#grid-unit").get_by_label("pieces").check()
+    page.wait_for_function("() => ![...document.querySelectorAll('#right-grid .xtick text')].some((t) => t.textContent === 'house.')",
+                           timeout=30_000)
+    assert calls == []  # the grids are redrawn from the session: no queued event (a class switching together)
 
     page.get_by_label("Large text (projector)").check()
     page.wait_for_function("() => document.body.classList.contains('attn-large')", timeout=10_000)

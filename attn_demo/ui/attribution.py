@@ -103,7 +103,7 @@ class AttributionSection:
         controls.steps.change(None, None, [*outputs, bars], js=f"() => {json.dumps([None, NOT_SHOWN] * len(SIDES) + [None])}",
                               api_name="clear_attribution")
         gr.on([controls.unit.input, large_text.input], self.redraw, [controls.session, bars, large_text, controls.unit],
-              outputs, api_name="redraw_attribution")
+              outputs, api_name="redraw_attribution", queue=False)  # redrawn from the bars: nothing to queue for
         button.click(self.show, [controls.session, method, large_text, controls.unit], [*outputs, bars],
                      api_name="attribute").then(None, bars, None, js=f"(bars) => {{ if (bars) {STEPS.call('attribute(bars)')}; }}",
                                                 api_name="attribute_steps")

@@ -40,4 +40,4 @@ class CompareSection:
         gr.Markdown(EXPLANATION)
         gr.Markdown(self.table_markdown(), elem_id="compare-table")
         chart = gr.Plot(self.figure(False), show_label=False, elem_id="compare-chart")
-        large_text.change(self.figure, large_text, chart, api_name="compare_chart")
+        large_text.change(self.figure, large_text, chart, api_name="compare_chart", queue=False)  # from the cards: no queue

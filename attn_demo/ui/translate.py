@@ -332,9 +332,12 @@ class TranslateSection:
                          api_name="translate", concurrency_limit=CONCURRENCY, show_progress_on=progress_on), "")
         with_steps(gr.on([picker.input for picker in pickers], self.repick, [session, large_text, unit, *pickers], outputs,
                          api_name="pick_model", concurrency_limit=CONCURRENCY, show_progress_on=progress_on), "pick_")
-        # a redraw from the session decodes nothing and shows no progress: it would draw the baseline's empty grid
-        unit.change(self.grids, [session, large_text, unit], grid_outputs, api_name="grid_unit", show_progress="hidden")
-        large_text.change(self.grids, [session, large_text, unit], grid_outputs, api_name="restyle", show_progress="hidden")
+        # a redraw from the session decodes nothing: it skips the queue, as the step data does (a class switching to
+        # words together pays one HTTP request each), and shows no progress: it would draw the baseline's empty grid
+        unit.change(self.grids, [session, large_text, unit], grid_outputs, api_name="grid_unit", queue=False,
+                    show_progress="hidden")
+        large_text.change(self.grids, [session, large_text, unit], grid_outputs, api_name="restyle", queue=False,
+                          show_progress="hidden")
         large_text.change(None, large_text, None, js=STEPS.relayout, api_name="relayout_steps")
         grids_svg.click(None, None, None, js=GRIDS_AS_SVG, api_name="grids_svg")
 

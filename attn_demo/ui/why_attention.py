@@ -52,7 +52,7 @@ class WhyAttentionSection:
         """The section; controls are the translate section's (ui.translate.TranslateControls)."""
         gr.Markdown(EXPLANATION, latex_delimiters=[{"left": "$", "right": "$", "display": False}])
         chart = gr.Plot(self.figure(False), show_label=False, elem_id="length-chart")
-        large_text.change(self.figure, large_text, chart, api_name="length_chart")
+        large_text.change(self.figure, large_text, chart, api_name="length_chart", queue=False)  # from the cards: no queue
         if self.pair:
             gr.Markdown(self.baseline_note(), elem_id="baseline-note")
             button = gr.Button(f"See it: a {len(LONG_EXAMPLE.split())}-word sentence, no attention beside attention",
