@@ -14,8 +14,9 @@ to ALPHA_DECIMALS; a model without attention has none ("alpha": null). loss is t
 label-smoothed cross-entropy per target piece of the batches trained on since the previous point
 (at the first point, of the first batch, before any update). A run continued from a checkpoint
 of the same attention appends its points after those of the run that made it, its pieces counted
-on; timeline.json sits in the checkpoint folder beside the weights. A model whose weights come from
-runs that recorded none can be shown a separate run's, marked as such:
+on; timeline.json sits in the checkpoint folder beside the weights, up to them (the run folder's goes
+on to the run's end). A model whose weights come from runs that recorded none can be shown a
+separate run's, marked as such:
 
     python -m attn_demo.timeline runs/bahdanau-timeline checkpoints/bahdanau-en-fr
 """

@@ -226,6 +226,7 @@ def main(argv=None):
         if scores["bleu"] >= state["best_bleu"]:  # a tie keeps the later, more trained weights
             state["best_bleu"] = scores["bleu"]
             save_checkpoint(args.out, model, src_tok, tgt_tok)
+            write_timeline(args.out, timeline)  # up to these weights: its later points stay in the run folder
             copy_into(run_dir / TRAINING_DATA, args.out / TRAINING_DATA)
             write_model_card(args.out, training={
                 "command": command, "minutes": round(elapsed / 60, 1), "steps": state["step"], "target_tokens": state["target_tokens"],
@@ -239,15 +240,14 @@ def main(argv=None):
         save_state(elapsed)
 
     def add_point(bleu):
-        """The timeline's point for the weights as they are (once per number of pieces), in the run and --out folders."""
+        """The timeline's point for the weights as they are (once per number of pieces), in the run folder."""
         pieces = pieces_before + state["target_tokens"]
         if timeline["points"] and timeline["points"][-1]["target_pieces"] == pieces:
             return
         loss = state["loss_sum"] / max(state["loss_pieces"], 1)
         timeline["points"].append(point(model, src_tok, tgt_tok, pieces, bleu, loss))
         state.update(loss_sum=0.0, loss_pieces=0, next_point=next_point(state["target_tokens"]))
-        for folder in (run_dir, args.out):
-            write_timeline(folder, timeline)
+        write_timeline(run_dir, timeline)
 
     def save_state(elapsed):
         """What --resume needs: weights, optimizer, and where the run stands (written whole, then renamed)."""
@@ -305,7 +305,6 @@ def main(argv=None):
             state["epoch"] += 1
             state["batch"] = 0
     checkpoint_if_best(clock())
-    write_model_card(args.out)  # its timeline as the run ended, where the weights kept came earlier
     bar.close()
 
 

@@ -135,15 +135,16 @@ def test_resume_state_is_saved_between_validations(tmp_path, toy_tsv):
 
 def test_a_run_records_its_timeline_from_the_first_piece_to_the_kept_weights(tmp_path, toy_tsv, attention):
     main(train_args(tmp_path, toy_tsv, attention, minutes=10) + ["--target-tokens", "3000", "--valid-minutes", "1000"])
-    timeline = read_timeline(tmp_path / "out")
-    assert timeline == read_timeline(tmp_path / "run") and timeline["from_scratch"] and timeline["made_these_weights"]
+    timeline, beside_weights = read_timeline(tmp_path / "run"), read_timeline(tmp_path / "out")
+    assert timeline["from_scratch"] and timeline["made_these_weights"]
     pieces = [p["target_pieces"] for p in timeline["points"]]
     training = ModelCard.load(tmp_path / "out" / "README.md").data.training
     assert pieces[0] == 0 and pieces == sorted(set(pieces)) and pieces[-1] >= 3000
     first, last = timeline["points"][0], timeline["points"][-1]
     assert last["loss"] < first["loss"]  # the first batch's, before any update, against the mean of all since
-    kept = kept_point(timeline)  # the checkpoint's weights
+    kept = kept_point(timeline)  # the checkpoint's weights, the last point of the timeline beside them
     assert (kept["target_pieces"], kept["valid_bleu"]) == (training["target_tokens"], training["valid_bleu_greedy"])
+    assert beside_weights == {**timeline, "points": [p for p in timeline["points"] if p["target_pieces"] <= kept["target_pieces"]]}
     for recorded, source in zip(last["probes"], PROBES, strict=True):
         assert recorded["source"] == source
         if attention == "none":
@@ -153,6 +154,19 @@ def test_a_run_records_its_timeline_from_the_first_piece_to_the_kept_weights(tmp
             assert alpha.shape == (len(recorded["french_pieces"]), len(recorded["english_pieces"]))
             assert np.allclose(alpha.sum(axis=1), 1, atol=alpha.shape[1] * 10 ** -ALPHA_DECIMALS)
     assert "Its α first agrees" in (tmp_path / "out" / "README.md").read_text() or attention == "none"
+
+
+def test_the_checkpoint_s_timeline_ends_at_its_weights_and_the_run_s_goes_on(tmp_path, toy_tsv, monkeypatch):
+    """Validation peaked before the run's end: --out holds the timeline up to the weights it kept (the page
+    shows its last point as the model the rest of the page uses), the run folder every point."""
+    bleus = iter([1.0, 5.0] + [2.0] * 10_000)
+    monkeypatch.setattr("attn_demo.train.validate", lambda *args: {"bleu": next(bleus), "chrf": 0.0})
+    main(train_args(tmp_path, toy_tsv, "bahdanau", minutes=10) + ["--target-tokens", "2000", "--valid-minutes", "0"])
+    run, out = read_timeline(tmp_path / "run"), read_timeline(tmp_path / "out")
+    assert len(run["points"]) > 2 and out["points"] == run["points"][:2]
+    training = ModelCard.load(tmp_path / "out" / "README.md").data.training
+    assert (training["target_tokens"], training["valid_bleu_greedy"]) == (out["points"][-1]["target_pieces"], 5.0)
+    assert f"to {training['target_tokens']:,} target pieces" in (tmp_path / "out" / "README.md").read_text()
 
 
 def test_a_continued_run_counts_its_timeline_on_from_the_weights_it_continued(tmp_path, toy_tsv):
@@ -166,7 +180,7 @@ def test_a_continued_run_counts_its_timeline_on_from_the_weights_it_continued(tm
     kept = kept_point(earlier)["target_pieces"]
     assert timeline["points"][:len(earlier["points"])] == [p for p in earlier["points"] if p["target_pieces"] <= kept]
     assert timeline["from_scratch"]  # its first points are the first run's, from scratch
-    assert [p["target_pieces"] for p in timeline["points"]][-1] >= kept + 2000
+    assert read_timeline(tmp_path / "continued-run")["points"][-1]["target_pieces"] >= kept + 2000
 
 
 def test_the_run_clock_leaves_out_the_time_the_process_was_stopped():
