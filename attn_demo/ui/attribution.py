@@ -7,6 +7,7 @@ Attribution runs only when asked: a button, never on every translation (it costs
 translation), and each result is kept for the next user who asks about the same sentence."""
 import html
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import gradio as gr
 
@@ -71,8 +72,9 @@ class AttributionSection:
         """Each side's grid and agreement, then every side's bars for the step views (JSON)."""
         if not state:
             return [None, "Translate a sentence first."] * len(SIDES) + [None]
-        try:
-            sides = [self.side(state, side, method, large, unit) for side in SIDES]
+        try:  # the sides at once, one core each: the app's torch uses one thread per call (app.py)
+            with ThreadPoolExecutor(len(SIDES), thread_name_prefix="attribution") as pool:
+                sides = list(pool.map(lambda side: self.side(state, side, method, large, unit), SIDES))
         except ValueError as error:  # e.g. a method the page does not offer, asked for through the API
             return [None, f"⚠️ {html.escape(str(error))}"] * len(SIDES) + [None]
         return [output for outputs, _ in sides for output in outputs] + [[bars for _, bars in sides]]
