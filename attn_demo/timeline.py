@@ -18,7 +18,7 @@ on; timeline.json sits in the checkpoint folder beside the weights, up to them (
 on to the run's end). A model whose weights come from runs that recorded none can be shown a
 separate run's, marked as such:
 
-    python -m attn_demo.timeline runs/luong-timeline checkpoints/luong-en-fr
+    python -m attn_demo.timeline runs/a-run-from-scratch checkpoints/a-model
 """
 import json
 from pathlib import Path
