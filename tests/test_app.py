@@ -20,7 +20,7 @@ from attn_demo.alignment import alignment_error, argmax_links, sentence_word_att
 from attn_demo.ui import translate
 from attn_demo.ui.alignment_check import EXAMPLES, AlignmentCheckSection
 from attn_demo.bench_app import Server, free_port
-from conftest import ROOT, plotly_figure, untyped
+from conftest import DEVICE, ROOT, plotly_figure, untyped
 
 SENTENCE = "I don't like coffee."
 BAD_INPUTS = ["", "   ", "a" * 5000, "😀😀😀", "我喜欢咖啡", "أنا أحب القهوة", "bell\x07 and \x1b escape"]
@@ -121,7 +121,9 @@ def test_actions_before_any_translation_do_nothing_harmful():
 
 def test_header_names_the_device_and_how_many_models():
     header = app.header_markdown()
-    assert "CPU" in header or "cuda" in header.lower()
+    # a GPU by its name (what a teacher sees on the card), else the device type: "CPU", "MPS"
+    device = torch.cuda.get_device_name() if DEVICE == "cuda" else DEVICE.upper()
+    assert f"Running on **{device}**" in header
     assert f"{len(app.MODELS)} trained models" in header
 
 
