@@ -16,6 +16,7 @@ import torch
 from threadpoolctl import threadpool_limits
 
 from attn_demo.catalogue import load_models, requested_models
+from attn_demo.translator import device_name
 from attn_demo.ui.alignment_check import AlignmentCheckSection
 from attn_demo.ui.attribution import AttributionSection
 from attn_demo.ui.compare import CompareSection
@@ -75,15 +76,10 @@ QUIZ = QuizSection(MODELS)
 LEARN = LearnSection(MODELS, opening_picks(MODELS))
 
 
-def device_name() -> str:
-    device = MODELS[0].translator.device
-    return torch.cuda.get_device_name(device) if device.type == "cuda" else device.type.upper()
-
-
 def header_markdown() -> str:
     notices = "".join(f"\n\n⚠️ {html.escape(notice)}" for notice in LOAD_NOTICES)
     return (f"# Watch attention translate English into French\n"
-            f"Running on **{device_name()}** · {len(MODELS)} trained models to compare, two at a time{notices}")
+            f"Running on **{device_name(MODELS[0].translator.device)}** · {len(MODELS)} trained models to compare, two at a time{notices}")
 
 
 with gr.Blocks(title="attn-demo: attention in neural machine translation", delete_cache=(3600, 3600)) as demo:

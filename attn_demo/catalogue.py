@@ -129,14 +129,16 @@ def summary(model: Model) -> dict:
 
 
 def training_summary(training: dict) -> str:
-    """A model's training runs, first to last, in a line: "60 min from scratch → 8.0M pieces, 34.9 min";
+    """A model's training runs, first to last, in a line: "60 min from scratch → 8.0M pieces, 34.9 min"; a run on
+    a GPU names it ("6.0M pieces, 0.8 min on NVIDIA H200"; the CPU goes unsaid);
     a run whose dropout differs from the run before it says so ("…, dropout 0"), and so does the first
     with clause-joined examples ("…, clause joins")."""
     runs, parts = training_runs(training), []
     for before, run in zip([{}] + runs, runs):
         tokens = f"{run['target_tokens'] / 1e6:.1f}M pieces, " if run.get("target_tokens") else ""
         replaced = (run.get("continued_from") or {}).get("replaced_by")
-        step = f"{tokens}{run['minutes']} min" + (" from scratch" if not parts else "")
+        step = f"{tokens}{run['minutes']} min" + (f" on {run['device']}" if run.get("device", "CPU") != "CPU" else "")
+        step += " from scratch" if not parts else ""
         if "dropout" in before and "dropout" in run and run["dropout"] != before["dropout"]:
             step += f", dropout {run['dropout']:g}"
         if run.get("clause_join_prob") and not before.get("clause_join_prob"):

@@ -60,6 +60,7 @@ from attn_demo.data import (TEST_SET, TRAIN_POOL, ClauseJoiner, batches, encode_
 from attn_demo.model import Seq2Seq
 from attn_demo.search import greedy_search, max_target_length
 from attn_demo.timeline import continued, next_point, point, read_timeline, write_timeline
+from attn_demo.translator import device_name
 from attn_demo.tokenizer import Tokenizer, train_tokenizer
 
 DEFAULTS = dict(
@@ -231,7 +232,7 @@ def main(argv=None):
             write_model_card(args.out, training={
                 "command": command, "minutes": round(elapsed / 60, 1), "steps": state["step"], "target_tokens": state["target_tokens"],
                 "epochs": round(state["target_tokens"] / epoch_tokens, 2), "parameters": n_params,
-                "threads": args.threads, "valid_bleu_greedy": round(scores["bleu"], 2),
+                "device": device_name(device), "threads": args.threads, "valid_bleu_greedy": round(scores["bleu"], 2),
                 "valid_chrf_greedy": round(scores["chrf"], 2), "training_pairs": len(train),
                 "join_prob": args.join_prob, "join_max": args.join_max, "clause_join_prob": args.clause_join_prob,
                 "dropout": args.dropout,

@@ -70,6 +70,11 @@ def pick_device() -> torch.device:
     return torch.device("cpu")
 
 
+def device_name(device: torch.device) -> str:
+    """The device as a person names it: a GPU by its card ("NVIDIA H200"), else "CPU" or "MPS"."""
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else device.type.upper()
+
+
 def resolve_checkpoint(name_or_path: str, revision: str | None = None) -> Path:
     """A local folder as is; anything else is a Hub repo id fetched (or found in the cache) by
     huggingface_hub, which honours HF_HUB_OFFLINE, HF_HUB_CACHE / HF_HOME and the revision."""

@@ -117,6 +117,15 @@ def test_training_summary_says_where_dropout_changed():
     assert training_summary(unrecorded) == "25.8 min from scratch → 8.0M pieces, 25.4 min"  # nothing to compare with
 
 
+def test_training_summary_names_a_gpu_and_leaves_the_cpu_unsaid():
+    first = {"minutes": 134.2, "target_tokens": 40_002_731, "device": "CPU"}
+    second = {"minutes": 0.8, "target_tokens": 6_000_889, "device": "NVIDIA H200",
+              "continued_from": {"checkpoint": "a", "attention": "luong-general", "replaced_by": "luong-dot", "training": first}}
+    third = {"minutes": 20.5, "target_tokens": 6_000_889, "continued_from": {"checkpoint": "b", "training": second}}  # before devices were recorded
+    assert training_summary(third) == ("40.0M pieces, 134.2 min from scratch → attention replaced, then 6.0M pieces, "
+                                       "0.8 min on NVIDIA H200 → 6.0M pieces, 20.5 min")
+
+
 def test_training_summary_says_where_clause_joins_began():
     first = {"minutes": 55.0, "join_prob": 0.0}
     second = {"minutes": 51.7, "target_tokens": 6_001_231, "clause_join_prob": 0.1, "continued_from": {"training": first}}

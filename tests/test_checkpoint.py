@@ -85,6 +85,16 @@ def test_model_card_carries_hub_metadata_training_facts_and_scores(toy_checkpoin
     assert load_translator(toy_checkpoint).metrics == {"bleu": 12.34, "chrf": 40.5}
 
 
+def test_model_card_says_where_each_run_trained(toy_checkpoint):
+    cpu = {"command": "train a", "minutes": 30.0, "steps": 10, "epochs": 0.5, "threads": 2, "device": "CPU",
+           "valid_bleu_greedy": 9.5, "valid_chrf_greedy": 20.0, "training_pairs": 99}
+    gpu = {**cpu, "command": "train b", "minutes": 0.8, "device": "NVIDIA H200", "continued_from": {"checkpoint": "a", "training": cpu}}
+    write_model_card(toy_checkpoint, training=gpu)
+    text = ModelCard.load(toy_checkpoint / "README.md").text
+    assert "30.0 minutes on 2 CPU thread(s)" in text and "0.8 minutes on one NVIDIA H200" in text
+    assert "0.8 minutes on 2 CPU" not in text
+
+
 WARM_STARTS = [("bahdanau", "none"), ("luong-general", "luong-dot"), ("luong-general", "luong-lowrank"),
                ("luong-general", "luong-concat"), ("luong-dot", "luong-general")]
 

@@ -12,6 +12,7 @@ from attn_demo.data import collate, encode_pairs
 from attn_demo.model import Seq2Seq
 from attn_demo.timeline import ALPHA_DECIMALS, PROBES, kept_point, read_timeline
 from attn_demo.train import RunClock, learning_rate, main, parse_args
+from attn_demo.translator import device_name
 from conftest import toy_pairs
 
 
@@ -93,6 +94,7 @@ def test_init_from_continues_a_checkpoint_and_its_card_keeps_both_trainings(tmp_
     assert facts["continued_from"]["checkpoint"] == str(first)
     assert facts["continued_from"]["training"] == ModelCard.load(first / "README.md").data.training
     assert (facts["continued_from"]["training"]["dropout"], facts["dropout"]) == (0.2, 0.0)  # each run's own
+    assert facts["device"] == device_name(torch.device("cuda" if torch.cuda.is_available() else "cpu"))  # where it ran
     card = (tmp_path / "out" / "README.md").read_text()
     assert "dropout 0.2," in card and "dropout 0," in card
 

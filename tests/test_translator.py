@@ -11,12 +11,19 @@ import torch
 from attn_demo import CheckpointUnavailable, load_translator
 from attn_demo.search import Steer, forced_search
 from attn_demo.tokenizer import MAX_INPUT_CHARS
+from attn_demo.translator import device_name
 from conftest import DEVICE, ROOT, in_hub_cache
 
 
 @pytest.fixture
 def translator(toy_checkpoint):
     return load_translator(toy_checkpoint, device=DEVICE)
+
+
+def test_device_name_is_the_card_on_a_gpu_else_the_device_type(monkeypatch):
+    assert device_name(torch.device("cpu")) == "CPU" and device_name(torch.device("mps")) == "MPS"
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "NVIDIA H200")
+    assert device_name(torch.device("cuda")) == "NVIDIA H200"
 
 
 @pytest.mark.parametrize("beam_size", [1, 3])

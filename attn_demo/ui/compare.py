@@ -12,7 +12,8 @@ Every model on this page, measured the same way: BLEU and chrF on the Tatoeba te
 the long-sentence test set at 41–50 English words, the time `translate()` takes for a 15-word sentence
 (greedy, on one CPU thread as this app decodes; all models timed together, call by call in turn, so a busy
 minute slows each alike), the best alignment error rate of its attention against the human
-Hansards links (lower is better), its parameters and how it was trained. A blank cell was not measured."""
+Hansards links (lower is better), its parameters and how it was trained (on a 2-core CPU unless a GPU is
+named). A blank cell was not measured."""
 
 
 def cell(value, digits: int = 2) -> str:
@@ -27,7 +28,7 @@ class CompareSection:
 
     def table_markdown(self) -> str:
         header = ("| model | test BLEU / chrF | BLEU, 41–50 words | ms / sentence | best AER | attention parameters "
-                  "| parameters | training (CPU) |\n|---|---|---|---|---|---|---|---|")
+                  "| parameters | training |\n|---|---|---|---|---|---|---|---|")
         lines = [f"| **{r['title']}** `{r['key']}` | {cell(r['test_bleu'])} / {cell(r['test_chrf'])} | {cell(r['long_41_50_bleu'])} "
                  f"| {cell(r['ms_per_sentence'], 1)} | {cell(r['best_aer'], 3)} | {cell(r['attention_parameters'])} "
                  f"| {cell(r['parameters'])} | {r['training']} |" for r in self.rows]
