@@ -78,8 +78,9 @@ LEARN = LearnSection(MODELS, opening_picks(MODELS))
 
 def header_markdown() -> str:
     notices = "".join(f"\n\n⚠️ {html.escape(notice)}" for notice in LOAD_NOTICES)
+    device = device_name(MODELS[0].translator.device)
     return (f"# Watch attention translate English into French\n"
-            f"Running on **{device_name(MODELS[0].translator.device)}** · {len(MODELS)} trained models to compare, two at a time{notices}")
+            f"Running on **{device}** · {len(MODELS)} trained models to compare, two at a time{notices}")
 
 
 with gr.Blocks(title="attn-demo: attention in neural machine translation", delete_cache=(3600, 3600)) as demo:

@@ -293,7 +293,7 @@ def _run_text(t: dict) -> str:
     if t.get("clause_join_prob"):
         joins += f", {t['clause_join_prob']:.0%} by 2–3 statements joined into one sentence by a connective"
     dropout = f", dropout {t['dropout']:g}" if "dropout" in t else ""
-    where = f"{t['threads']} CPU thread(s)" if t.get("device", "CPU") == "CPU" else f"one {t['device']}"  # recorded since stop 51
+    where = f"{t['threads']} CPU thread(s)" if t.get("device", "CPU") == "CPU" else f"one {t['device']}"  # no device: a run from before it was recorded, all on the CPU
     return (f"{t['minutes']} minutes on {where}, {t['steps']} updates{tokens}{joins}{dropout}, "
             f"{t['epochs']} epochs over {t['training_pairs']:,} pairs; best greedy validation BLEU {t['valid_bleu_greedy']} "
             f"(chrF {t['valid_chrf_greedy']}).\n\n   ```\n   {t['command']}\n   ```")

@@ -60,8 +60,8 @@ from attn_demo.data import (TEST_SET, TRAIN_POOL, ClauseJoiner, batches, encode_
 from attn_demo.model import Seq2Seq
 from attn_demo.search import greedy_search, max_target_length
 from attn_demo.timeline import continued, next_point, point, read_timeline, write_timeline
-from attn_demo.translator import device_name
 from attn_demo.tokenizer import Tokenizer, train_tokenizer
+from attn_demo.translator import device_name
 
 DEFAULTS = dict(
     minutes=60.0, target_tokens=0, join_prob=0.1, clause_join_prob=0.0, join_max=10, join_max_len=150, vocab_size=4000, emb_size=256, enc_hidden_size=256, dec_hidden_size=512, attn_hidden_size=256, attn_rank=64,
