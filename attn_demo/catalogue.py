@@ -22,7 +22,7 @@ from attn_demo import zerogpu
 from attn_demo.alignment import ALIGNERS
 from attn_demo.attention import KINDS, AttentionKind
 from attn_demo.batching import MicroBatcher
-from attn_demo.checkpoint import training_runs
+from attn_demo.checkpoint import run_gpu, training_runs
 from attn_demo.computed_once import ComputedOnce
 from attn_demo.steps import pca_projection
 from attn_demo.translator import CheckpointUnavailable, Translator, load_translator
@@ -137,7 +137,7 @@ def training_summary(training: dict) -> str:
     for before, run in zip([{}] + runs, runs):
         tokens = f"{run['target_tokens'] / 1e6:.1f}M pieces, " if run.get("target_tokens") else ""
         replaced = (run.get("continued_from") or {}).get("replaced_by")
-        step = f"{tokens}{run['minutes']} min" + (f" on {run['device']}" if run.get("device", "CPU") != "CPU" else "")
+        step = f"{tokens}{run['minutes']} min" + (f" on {run_gpu(run)}" if run_gpu(run) else "")
         step += " from scratch" if not parts else ""
         if "dropout" in before and "dropout" in run and run["dropout"] != before["dropout"]:
             step += f", dropout {run['dropout']:g}"

@@ -265,6 +265,12 @@ def training_runs(training: dict) -> list[dict]:
     return runs
 
 
+def run_gpu(run: dict) -> str | None:
+    """The GPU a training run used, None for the CPU (a run from before the device was recorded ran on the CPU)."""
+    device = run.get("device", "CPU")
+    return None if device == "CPU" else device
+
+
 def _training_text(t: dict) -> str:
     """Every training run, first to last: from scratch, continued, or warm-started with another attention."""
     if not t:
@@ -293,7 +299,7 @@ def _run_text(t: dict) -> str:
     if t.get("clause_join_prob"):
         joins += f", {t['clause_join_prob']:.0%} by 2–3 statements joined into one sentence by a connective"
     dropout = f", dropout {t['dropout']:g}" if "dropout" in t else ""
-    where = f"{t['threads']} CPU thread(s)" if t.get("device", "CPU") == "CPU" else f"one {t['device']}"  # no device: a run from before it was recorded, all on the CPU
+    where = f"one {run_gpu(t)}" if run_gpu(t) else f"{t['threads']} CPU thread(s)"
     return (f"{t['minutes']} minutes on {where}, {t['steps']} updates{tokens}{joins}{dropout}, "
             f"{t['epochs']} epochs over {t['training_pairs']:,} pairs; best greedy validation BLEU {t['valid_bleu_greedy']} "
             f"(chrF {t['valid_chrf_greedy']}).\n\n   ```\n   {t['command']}\n   ```")
