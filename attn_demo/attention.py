@@ -1,4 +1,4 @@
-"""Attention: one interface, four score functions.
+"""Attention: one interface, six score functions.
 
 Every attention module maps a decoder query and the encoder annotations to
 
@@ -8,7 +8,11 @@ Every attention module maps a decoder query and the encoder annotations to
 
 The part of the score that depends only on h_j (W_h h_j, W h_j) is computed once per
 sentence by `project_keys` and passed back in by the caller; the modules keep no state
-between calls, so one model can serve every user at once.
+between calls, so one model can serve every user at once. The coverage so far,
+
+    coverage C_tj   (B, T, S)   C_tj = Σ_{t'<t} α_t'j, the attention h_j has received before step t
+
+is passed in the same way (the decoder keeps the running sum); only the coverage score reads it.
 """
 from dataclasses import dataclass
 
@@ -25,15 +29,16 @@ class Attention(nn.Module):
         """Per-sentence part of the score, from h_j (B, S, D)."""
         raise NotImplementedError
 
-    def score(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
-        """Energies e_tj (B, T, S) for queries (B, T, H) and projected keys."""
+    def score(self, query: torch.Tensor, keys: torch.Tensor, coverage: torch.Tensor | None = None) -> torch.Tensor:
+        """Energies e_tj (B, T, S) for queries (B, T, H), projected keys and, for a score that keeps
+        count, the coverage C_tj (B, T, S); the other scores do not read it."""
         raise NotImplementedError
 
-    def forward(self, query, keys, annotations, mask, weights=None):
+    def forward(self, query, keys, annotations, mask, weights=None, coverage=None):
         """query (B, T, H), keys from project_keys, annotations h (B, S, D), mask (B, S) True = real piece.
         weights (B, T, S), when given, replace the softmax: c_t = Σ_j α_tj h_j from weights set by hand
-        (the page's "move the attention"), while e_tj is still the model's."""
-        scores = self.score(query, keys)  # (B, T, S)
+        (the page's "move the attention"), while e_tj is still the model's. coverage C_tj (B, T, S)."""
+        scores = self.score(query, keys, coverage)  # (B, T, S)
         if weights is None:
             masked = scores.masked_fill(~mask[:, None, :], float("-inf"))
             weights = torch.softmax(masked, dim=-1)  # (B, T, S)
@@ -58,8 +63,32 @@ class BahdanauAttention(Attention):
     def project_keys(self, annotations):
         return self.W_h(annotations)  # (B, S, A)
 
-    def score(self, query, keys):
+    def score(self, query, keys, coverage=None):
         hidden = torch.tanh(keys[:, None, :, :] + self.W_s(query)[:, :, None, :])  # (B, T, S, A)
+        return self.v(hidden).squeeze(-1)  # (B, T, S)
+
+
+class CoverageAttention(BahdanauAttention):
+    """Additive attention that keeps count (Tu et al. 2016's linguistic coverage without fertility,
+    in the form of See et al. 2017, eq. 11):
+
+        e_tj = vᵀ tanh(W_h h_j + W_s s_{t−1} + w_c C_tj),   C_tj = Σ_{t'<t} α_t'j
+
+    C_tj is how much attention h_j has received before step t, so the score can tell a piece
+    already translated from one still waiting. w_c starts at zero: a model warm-started from
+    Bahdanau's weights starts exactly where that model is and learns only what counting adds.
+    """
+
+    def __init__(self, query_size: int, annotation_size: int, hidden_size: int):
+        super().__init__(query_size, annotation_size, hidden_size)
+        self.w_c = nn.Linear(1, hidden_size, bias=False)
+        nn.init.zeros_(self.w_c.weight)
+
+    def score(self, query, keys, coverage=None):
+        if coverage is None:  # the first step: nothing attended yet
+            coverage = keys.new_zeros(keys.size(0), query.size(1), keys.size(1))  # (B, T, S)
+        counted = self.w_c(coverage[..., None])  # (B, T, S, A)
+        hidden = torch.tanh(keys[:, None, :, :] + self.W_s(query)[:, :, None, :] + counted)  # (B, T, S, A)
         return self.v(hidden).squeeze(-1)  # (B, T, S)
 
 
@@ -78,7 +107,7 @@ class LuongDotAttention(Attention):
     def project_keys(self, annotations):
         return annotations  # (B, S, D)
 
-    def score(self, query, keys):
+    def score(self, query, keys, coverage=None):
         return query @ keys.transpose(1, 2)  # (B, T, S)
 
 
@@ -113,7 +142,7 @@ class LuongLowRankAttention(LuongDotAttention):
     def project_keys(self, annotations):
         return self.V(annotations)  # (B, S, R)
 
-    def score(self, query, keys):
+    def score(self, query, keys, coverage=None):
         return self.U(query) @ keys.transpose(1, 2)  # (B, T, R) @ (B, R, S) → (B, T, S)
 
 
@@ -122,6 +151,8 @@ def build_attention(name: str, query_size: int, annotation_size: int, hidden_siz
     refused with the valid ones. hidden_size is A (additive and concat), rank is R (low-rank)."""
     if name == "bahdanau":
         return BahdanauAttention(query_size, annotation_size, hidden_size)
+    if name == "bahdanau-coverage":
+        return CoverageAttention(query_size, annotation_size, hidden_size)
     if name == "luong-concat":
         return LuongConcatAttention(query_size, annotation_size, hidden_size)
     if name == "luong-general":
@@ -136,7 +167,7 @@ def build_attention(name: str, query_size: int, annotation_size: int, hidden_siz
 @dataclass(frozen=True)
 class AttentionKind:
     """What the page, the model cards, the quiz and the step view say about one attention type.
-    Text is Markdown with $…$ LaTeX, in the symbols the page shows (e_tj, α_tj, c_t, h_j, s_t)."""
+    Text is Markdown with $…$ LaTeX, in the symbols the page shows (e_tj, α_tj, c_t, h_j, s_t, C_tj)."""
 
     title: str  # "Bahdanau (additive)"
     score: str | None  # the score e_tj in LaTeX; None: no attention
@@ -148,6 +179,7 @@ class AttentionKind:
     # reads c_t too), or "output", the output layer alone (the GRU runs first and s_t is the query).
     # The network view (ui/network_view.js) draws each model's path from this and from `score`
     context_into: str
+    counts: bool = False  # whether the score reads the coverage C_tj (the network view draws C_{t-1} into it)
 
     def keys(self, config: ModelConfig) -> int | None:
         """The size of the keys computed once per sentence from the h_j: (B, S, this)."""
@@ -161,6 +193,12 @@ _LUONG_ORDER = (r"The GRU runs first, $s_t = \mathrm{GRU}(E y_{t-1}, s_{t-1})$; 
 KINDS = {
     "bahdanau": AttentionKind("Bahdanau (additive)", r"e_{tj} = v^\top \tanh(W_h h_j + W_s s_{t-1})",
                               "Bahdanau et al. 2015, eq. 6", "s_{t-1}", _BAHDANAU_ORDER, "attn_hidden_size", "gru"),
+    "bahdanau-coverage": AttentionKind(
+        "Bahdanau + coverage", r"e_{tj} = v^\top \tanh(W_h h_j + W_s s_{t-1} + w_c C_{tj})",
+        "Tu et al. 2016; See et al. 2017, eq. 11", "s_{t-1}",
+        _BAHDANAU_ORDER + r" The score also reads the coverage $C_{tj} = \sum_{t'<t} \alpha_{t'j}$, the attention each "
+        r"$h_j$ has received so far, which is updated after every step: $C_{t+1} = C_t + \alpha_t$.",
+        "attn_hidden_size", "gru", counts=True),
     "luong-general": AttentionKind("Luong (general)", r"e_{tj} = s_t^\top W h_j", "Luong et al. 2015, eq. 8", "s_t",
                                    _LUONG_ORDER, "dec_hidden_size", "output"),
     "luong-dot": AttentionKind("Luong (dot)", r"e_{tj} = s_t^\top h_j", "Luong et al. 2015, eq. 8", "s_t",

@@ -44,13 +44,13 @@ def naive_greedy(translator, text: str) -> list[int]:
     src = torch.tensor([translator.encode(text)], device=translator.device)
     annotations, backward_first = model.encoder(src, torch.tensor([src.size(1)]))
     state = torch.tanh(model.decoder.init(backward_first))
-    y, tokens = torch.tensor([cfg.bos_id], device=translator.device), []
+    y, coverage, tokens = torch.tensor([cfg.bos_id], device=translator.device), None, []
     for _ in range(int(max_target_length(torch.tensor(src.size(1))))):
         memory = model.decoder.memory(annotations, backward_first, src != cfg.pad_id)  # the same every step, recomputed anyway
-        step = model.decoder.step(y, state, memory)
+        step = model.decoder.step(y, state, memory, coverage=coverage)
         y = step.logits.argmax(-1)
         tokens.append(int(y))
-        state = step.state
+        state, coverage = step.state, step.coverage
         if tokens[-1] == cfg.eos_id:
             return tokens
     tokens[-1] = cfg.eos_id  # the length limit ends the sentence, as in attn_demo.search

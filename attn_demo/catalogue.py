@@ -122,6 +122,7 @@ def summary(model: Model) -> dict:
         "test_bleu": translator.metrics.get("bleu"), "test_chrf": translator.metrics.get("chrf"),
         "long_41_50_bleu": translator.length_curve.get("41-50", {}).get("bleu"),
         "long_1_10_bleu": translator.length_curve.get("1-10", {}).get("bleu"),
+        "repeat_or_short": ((card.get("test_results") or {}).get("faults") or {}).get("repeat_or_short"),
         "ms_per_sentence": (card.get("speed") or {}).get("median_ms"),
         "best_aer": min(aer) if aer else None,
         "training": training_summary(card.get("training") or {}),

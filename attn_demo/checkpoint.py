@@ -73,7 +73,8 @@ def warm_start(model: Seq2Seq, folder: Path) -> dict:
     Same attention: every weight, strictly. Another attention: every weight outside the attention
     module must match in name and shape and is taken; the attention module starts afresh, except
     luong-lowrank from luong-general, whose U, V come from the rank-R truncated SVD of the trained
-    W (the best rank-R approximation of s_tᵀ W h_j, Eckart–Young). Returns what was taken and what
+    W (the best rank-R approximation of s_tᵀ W h_j, Eckart–Young), and bahdanau-coverage from
+    bahdanau, which takes the additive score's W_h, W_s and v (its w_c starts at zero). Returns what was taken and what
     is new, for the log and the model card.
     """
     source = load_checkpoint(folder)[0]
@@ -95,6 +96,8 @@ def warm_start(model: Seq2Seq, folder: Path) -> dict:
         how = "no attention module: the decoder reads the fixed c instead"
     elif "decoder.attention.U.weight" in taken:
         how = "U, V from the rank-R truncated SVD of the trained W"
+    elif fresh == ["decoder.attention.w_c.weight"]:
+        how = "the score's W_h, W_s and v taken; the coverage weight w_c starts at zero, so the model starts as the checkpoint"
     else:
         how = "the attention module initialised afresh"
     return {"checkpoint": str(folder), "attention": old, "replaced_by": new, "new_weights": fresh, "how": how,
@@ -164,6 +167,9 @@ every step can be drawn and inspected. It is not a production translator.
 ### By sentence length
 {length_text}
 
+### Decoding
+{decoding_text}
+
 ### Long natural sentences (development set)
 {dev_text}
 
@@ -186,7 +192,7 @@ split holds out whole English sentences.
 
 def write_model_card(folder: Path, training: dict | None = None, results: dict | None = None,
                      length_curve: dict | None = None, alignment: dict | None = None, dev_results: dict | None = None,
-                     examples: dict | None = None, speed: dict | None = None) -> None:
+                     examples: dict | None = None, speed: dict | None = None, decoding: dict | None = None) -> None:
     """(Re)write README.md from the facts already in it plus new training facts, test results,
     scores by sentence length or alignment scores.
 
@@ -200,6 +206,8 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
     examples: {"beam": …, "translations": [{"source", "greedy", "beam"}], "command": …}, the page's sentences (evaluate --examples)
     speed: {"median_ms": …, "p95_ms": …, "n": …, "words": …, "device": …, "torch_threads": …, "date": …,
             "timed_with": [other models], "command": …}, translate() timed beside the other models (attn_demo.speed)
+    decoding: {"beam": …, "n": …, "penalties": {"length", "coverage", "repeat"}, "tuned": row, "plain": row, "command": …},
+              how a beam search ranks what it finishes, chosen on the tuning set (evaluate --tune); the app decodes with it
     """
     folder = Path(folder)
     card_path = folder / "README.md"
@@ -211,6 +219,7 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
     dev_results = dev_results or old.get("dev_results")
     examples = examples or old.get("examples")
     speed = speed or old.get("speed")
+    decoding = decoding or old.get("decoding")
     config = ModelConfig.from_json(folder / "config.json")
     kind = KINDS[config.attention]
     eval_results = []
@@ -236,7 +245,7 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
         tags=["translation", "attention", "gru", config.attention], datasets=["tatoeba"], metrics=["bleu", "chrf"],
         model_name=folder.name, eval_results=eval_results or None, training=training, test_results=results,
         length_curve=length_curve, dev_results=dev_results, examples=examples, speed=speed,
-        alignment_results=alignment,
+        alignment_results=alignment, decoding=decoding,
     )
     card = CARD_TEMPLATE.format(
         yaml=data.to_yaml(), name=folder.name, attention=config.attention, attention_title=kind.title,
@@ -244,7 +253,7 @@ def write_model_card(folder: Path, training: dict | None = None, results: dict |
         ann=config.annotation_size, dec=config.dec_hidden_size, parameters=f"{training.get('parameters', 0):,}",
         vocab=config.src_vocab_size, training_text=_training_text(training), results_text=_results_text(results),
         length_text=_length_text(length_curve), dev_text=_dev_text(dev_results), examples_text=_examples_text(examples),
-        speed_text=_speed_text(speed),
+        speed_text=_speed_text(speed), decoding_text=_decoding_text(decoding),
         alignment_text=_alignment_text(alignment), timeline_text=_timeline_text(read_timeline(folder)),
     )
     card_path.write_text(card)
@@ -321,12 +330,26 @@ def _timeline_text(timeline: dict | None) -> str:
             f"\n\n```\n{timeline['command']}\n```")
 
 
+def _decoding_text(d: dict | None) -> str:
+    """The beam search's ranking as tuned, with what it changed on the tuning set."""
+    if not d:
+        return "A beam search ranks what it finishes by log p per piece (no coverage penalty); not tuned."
+    pen, tuned, plain = d["penalties"], d["tuned"], d["plain"]
+    length = "log p per piece" if pen["length"] is None else f"log p over ((5 + |Y|) / 6)^{pen['length']:g}"
+    return (f"A beam search ranks what it finishes by {length}, coverage penalty β_cov = {pen['coverage']:g}, "
+            f"repeat penalty β_rep = {pen['repeat']:g} (`search.Penalties`), chosen on {d['n']} long sentences never "
+            f"trained on (beam {d['beam']}): BLEU {plain['bleu']} → {tuned['bleu']}, chrF {plain['chrf']} → {tuned['chrf']}, "
+            f"outputs that repeat or are short {plain['repeat_or_short']:.1%} → {tuned['repeat_or_short']:.1%}.\n\n"
+            f"```\n{d['command']}\n```")
+
+
 def _results_text(r: dict | None) -> str:
     if not r:
         return "Not evaluated yet."
     return (f"{r['dataset']}, {r['n']} sentences, beam {r['beam']}, sacreBLEU (default tokeniser, detokenised output):\n"
             f"**BLEU {r['bleu']}**, **chrF {r['chrf']}**; an input the model refuses (mostly characters never seen in "
-            f"training) counts as an empty translation: {r.get('refused', 0)} here.{_eos_text(r)}\n\n{_by_length_table(r['by_length'])}"
+            f"training) counts as an empty translation: {r.get('refused', 0)} here.{_eos_text(r)}{_faults_text(r)}"
+            f"\n\n{_by_length_table(r['by_length'])}"
             f"\n\n```\n{r['command']}\n```")
 
 
@@ -366,7 +389,17 @@ def _dev_text(d: dict | None) -> str:
         return "Not evaluated yet."
     return (f"The validation split's {d['n']} pairs of {d['min_words']} or more English words, sentences written as one "
             f"and never trained on (`attn_demo.data.long_dev_set`), beam {d['beam']}, sacreBLEU: **BLEU {d['bleu']}**, "
-            f"chrF {d['chrf']}.\n\n{_by_length_table(d['by_length'])}\n\n```\n{d['command']}\n```")
+            f"chrF {d['chrf']}.{_faults_text(d)}\n\n{_by_length_table(d['by_length'])}\n\n```\n{d['command']}\n```")
+
+
+def _faults_text(r: dict) -> str:
+    """Repeated and dropped phrases (evaluate.faults), where measured."""
+    f = r.get("faults")
+    if not f:
+        return ""
+    return (f" Of its {f['n']} sentences of {f['min_words']}+ English words, **{f['repeat_or_short']:.1%} repeat a phrase "
+            f"or are short**: {f['repeat']:.1%} repeat some word pair more often than the reference, {f['short']:.1%} have "
+            f"under {f.get('short_ratio', 0.8):.0%} of its words (most often a dropped clause).")
 
 
 def _examples_text(e: dict | None) -> str:

@@ -4,7 +4,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-ATTENTION_SCORES = ("bahdanau", "luong-dot", "luong-general", "luong-lowrank", "luong-concat")  # the attention modules
+ATTENTION_SCORES = ("bahdanau", "bahdanau-coverage", "luong-dot", "luong-general", "luong-lowrank", "luong-concat")  # the attention modules
 ATTENTION_TYPES = ATTENTION_SCORES + ("none",)  # "none": the no-attention baseline, one fixed context c
 
 
@@ -22,7 +22,7 @@ class ModelConfig:
     emb_size: int = 256  # E
     enc_hidden_size: int = 256  # per direction, so D = 2 × this
     dec_hidden_size: int = 512  # H
-    attn_hidden_size: int = 256  # A (bahdanau and luong-concat only)
+    attn_hidden_size: int = 256  # A (bahdanau, bahdanau-coverage and luong-concat only)
     attn_rank: int = 64  # R, the rank of U and V (luong-lowrank only)
     dropout: float = 0.2
     max_source_pieces: int = 150  # longer inputs are refused; the longest 51–60-word test input has 114

@@ -6,6 +6,7 @@ alignment against gold links.
     python -m attn_demo.evaluate checkpoints/luong-en-fr --dev --beam 5
     python -m attn_demo.evaluate checkpoints/luong-en-fr --examples --card
     python -m attn_demo.evaluate checkpoints/luong-en-fr --alignments ../shared/data/hansards-wpt03
+    python -m attn_demo.evaluate checkpoints/luong-en-fr --tune --card
 
 BLEU and chrF are corpus-level, default tokeniser, on detokenised output. An input is read as
 the app reads it (a few characters the model never saw become its unknown piece); one the model
@@ -16,6 +17,20 @@ scores the development set of long natural sentences (data.long_dev_set: the val
 sentences of 11 or more English words, never trained on). --examples translates the sentences the
 page offers (attn_demo.examples), greedy as the page opens and with --beam, for a reader to judge.
 
+Every translation is checked for the usual failures of attention models on long sentences: an
+output that repeats a phrase (some word pair more often than the reference has it) or is short
+(under 80% of the reference's words, most often a dropped clause); the share of either is
+reported for the sentences of 16+ English words (of the development set: all of them).
+
+Decoding: a beam search ranks what it finishes by log p over a length penalty plus the coverage
+penalties (search.Penalties); by default those the model card records (--tune chose them), else
+the average log-probability per piece. --tune chooses them on the tuning set (the development
+set and validation pairs joined into 11–40-word inputs: never trained on, never the test set).
+A beam search finishes the same hypotheses whatever the penalties, which only rank them, so each
+model decodes the set once (n-best = beam) and every setting of TUNING_GRID is scored by
+re-ranking: the kept setting has the fewest repeated-or-short outputs among those within
+TUNING_SLACK BLEU and chrF of the plain ranking, then the best BLEU.
+
 Alignment: the gold French is teacher-forced through the model and every rule of
 attn_demo.alignment.ALIGNERS draws links from its α; AER, precision and recall are corpus-level
 over the sentences the model reads as given (alignment.check_readable; the others are counted as
@@ -23,27 +38,40 @@ skipped). An eflomal word aligner, trained unsupervised on the Hansards sentence
 pairs, is scored on the same sentences as the reference.
 """
 import argparse
+import dataclasses
 import json
+import re
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import sacrebleu
+import torch
 
 from attn_demo.alignment import alignment_error, attention_alignments, attribution_alignments, links_source, read_gold
 from attn_demo.attribution import METHODS
 from attn_demo.checkpoint import write_model_card
-from attn_demo.data import DEV_MIN_WORDS, TEST_SET, TRAIN_POOL, long_dev_set, long_test_set, read_pairs
+from attn_demo.data import DEV_MIN_WORDS, TEST_SET, TRAIN_POOL, long_dev_set, long_test_set, read_pairs, train_valid_split
 from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
+from attn_demo.search import NO_PENALTIES, Penalties
 from attn_demo.translator import Translator, load_translator
 
 LENGTH_BUCKETS = ((1, 5), (6, 10), (11, 15), (16, 20), (21, 10_000))  # English words
 BATCH_SENTENCES = 64
+FAULT_MIN_WORDS = 16  # the test sentences whose translations are checked for repeated and dropped phrases
+SHORT_RATIO = 0.8  # an output with fewer words than this share of the reference's is short (a dropped phrase, most often)
+TUNING_GRID = {"length": (None, 0.0, 0.6, 1.0, 1.5), "coverage": (0.0, 0.1, 0.2, 0.4, 1.0),
+               "repeat": (0.0, 0.1, 0.3, 1.0, 3.0)}  # α, β_cov, β_rep of search.Penalties
+TUNING_SLACK = 0.3  # BLEU and chrF a tuned setting may give up on the tuning set for fewer faults
+TUNING_JOINED = ("11-20", "21-30", "31-40")  # the buckets of joined validation pairs in the tuning set
+WORD = re.compile(r"[\w'’-]+")  # a word when looking for repeats: a lowercased run of letters, digits, apostrophes, hyphens
 
 
-def translate_all(translator: Translator, sources: list[str], beam: int) -> tuple[list[str], int]:
+def translate_all(translator: Translator, sources: list[str], beam: int, penalties: Penalties = NO_PENALTIES
+                  ) -> tuple[list[str], int]:
     """Translations in input order (length-sorted batches inside) and the number of refused inputs."""
-    translations, refused = translate_traced(translator, sources, beam)
+    translations, refused = translate_traced(translator, sources, beam, penalties)
     return texts(translations), refused
 
 
@@ -52,8 +80,10 @@ def texts(translations) -> list[str]:
     return ["" if t is None else t.text for t in translations]
 
 
-def translate_traced(translator: Translator, sources: list[str], beam: int) -> tuple[list, int]:
-    """Each input's Translation (None where refused), in input order, and the number refused."""
+def translate_traced(translator: Translator, sources: list[str], beam: int, penalties: Penalties = NO_PENALTIES,
+                     n_best: int | None = None) -> tuple[list, int]:
+    """Each input's Translation (None where refused), or with n_best the list of its n best, in input
+    order, and the number refused."""
     outputs, accepted = [None] * len(sources), []
     for i, text in enumerate(sources):
         try:
@@ -64,7 +94,8 @@ def translate_traced(translator: Translator, sources: list[str], beam: int) -> t
     accepted.sort(key=lambda i: len(sources[i]))
     for start in range(0, len(accepted), BATCH_SENTENCES):
         chunk = accepted[start:start + BATCH_SENTENCES]
-        for i, result in zip(chunk, translator.translate_batch([sources[i] for i in chunk], beam_size=beam)):
+        results = translator.translate_batch([sources[i] for i in chunk], beam_size=beam, n_best=n_best, penalties=penalties)
+        for i, result in zip(chunk, results):
             outputs[i] = result
     return outputs, len(sources) - len(accepted)
 
@@ -79,16 +110,79 @@ def eos_argmax_share(translations) -> float | None:
     return sum(int((alpha.argmax(axis=1) == alpha.shape[1] - 1).sum()) for alpha in alphas) / steps
 
 
+def repeats(hypothesis: str, reference: str) -> bool:
+    """Whether the output writes some word pair at least twice, and more often than the reference does."""
+    def pairs(text):
+        words = WORD.findall(text.lower())
+        return Counter(zip(words, words[1:]))
+    reference_pairs = pairs(reference)
+    return any(n >= 2 and n > reference_pairs[pair] for pair, n in pairs(hypothesis).items())
+
+
+def is_short(hypothesis: str, reference: str) -> bool:
+    """Whether the output has fewer than SHORT_RATIO of the reference's whitespace-separated words."""
+    return len(hypothesis.split()) < SHORT_RATIO * len(reference.split())
+
+
+def faults(hypotheses, references) -> dict:
+    """How many outputs repeat, are short, or either: the usual failures of attention models on long
+    sentences (over- and under-translation)."""
+    repeated = [repeats(h, r) for h, r in zip(hypotheses, references)]
+    short = [is_short(h, r) for h, r in zip(hypotheses, references)]
+    n = len(hypotheses)
+    return {"n": n, "repeat": round(sum(repeated) / max(n, 1), 4), "short": round(sum(short) / max(n, 1), 4),
+            "repeat_or_short": round(sum(a or b for a, b in zip(repeated, short)) / max(n, 1), 4), "short_ratio": SHORT_RATIO}
+
+
+def tuning_set(train_pool: Path, test: Path, n_valid: int) -> list[tuple[str, str]]:
+    """The development set and validation pairs joined into 11–40-word inputs: long sentences no
+    model trained with train's split saw, and none from the test set."""
+    pool, test_pairs = read_pairs(train_pool), read_pairs(test)
+    joined = long_test_set(train_valid_split(pool, test_pairs, n_valid, 1)[1], per_bucket=60, seed=1)
+    return long_dev_set(pool, test_pairs, n_valid) + [pair for bucket in TUNING_JOINED for pair in joined[bucket]]
+
+
+def ranking_score(translation, penalties: Penalties) -> float:
+    """What a beam search with these penalties ranks a finished hypothesis by (search.Penalties)."""
+    coverage = None if translation.coverage is None else torch.tensor(translation.coverage)[None]  # (1, S)
+    term = penalties.coverage_term(coverage, torch.ones(1, len(translation.source_tokens), dtype=torch.bool))
+    return translation.log_prob / penalties.length_norm(len(translation.target_tokens)) + float(term if isinstance(term, float) else term[0])
+
+
+def tune(translator: Translator, pairs, beam: int) -> dict:
+    """Every setting of TUNING_GRID scored on pairs by re-ranking each sentence's n best, and the one kept."""
+    sources, references = [en for en, _ in pairs], [fr for _, fr in pairs]
+    n_best, _ = translate_traced(translator, sources, beam, n_best=beam)
+    has_alpha = translator.config.attention != "none"
+    settings = [Penalties(length, coverage, repeat) for length in TUNING_GRID["length"]
+                for coverage in (TUNING_GRID["coverage"] if has_alpha else (0.0,))
+                for repeat in (TUNING_GRID["repeat"] if has_alpha else (0.0,))]
+    rows = []
+    for penalties in settings:
+        chosen = ["" if hyps is None else max(hyps, key=lambda h: ranking_score(h, penalties)).text for hyps in n_best]
+        rows.append({"penalties": dataclasses.asdict(penalties),
+                     "bleu": round(sacrebleu.corpus_bleu(chosen, [references]).score, 2),
+                     "chrf": round(sacrebleu.corpus_chrf(chosen, [references]).score, 2),
+                     **{k: v for k, v in faults(chosen, references).items() if k not in ("n", "short_ratio")}})
+    plain = rows[settings.index(NO_PENALTIES)]
+    fair = [r for r in rows if r["bleu"] >= plain["bleu"] - TUNING_SLACK and r["chrf"] >= plain["chrf"] - TUNING_SLACK]
+    kept = min(fair, key=lambda r: (r["repeat_or_short"], -r["bleu"]))
+    return {"beam": beam, "n": len(pairs), "plain": plain, "kept": kept, "rows": rows}
+
+
 def bucket_name(low: int, high: int) -> str:
     return f"{low}+" if high >= 10_000 else f"{low}-{high}"
 
 
-def score(sources, hypotheses, references) -> dict:
-    """Corpus BLEU / chrF overall and BLEU per English-length bucket."""
+def score(sources, hypotheses, references, fault_min_words: int = FAULT_MIN_WORDS) -> dict:
+    """Corpus BLEU / chrF overall, BLEU per English-length bucket, and the faults (repeated or short
+    outputs) of the sentences of fault_min_words English words or more."""
+    long = [i for i, s in enumerate(sources) if len(s.split()) >= fault_min_words]
     result = {
         "bleu": round(sacrebleu.corpus_bleu(hypotheses, [references]).score, 2),
         "chrf": round(sacrebleu.corpus_chrf(hypotheses, [references]).score, 2),
         "n": len(sources), "by_length": {},
+        "faults": {**faults([hypotheses[i] for i in long], [references[i] for i in long]), "min_words": fault_min_words},
     }
     for low, high in LENGTH_BUCKETS:
         idx = [i for i, s in enumerate(sources) if low <= len(s.split()) <= high]
@@ -98,12 +192,12 @@ def score(sources, hypotheses, references) -> dict:
     return result
 
 
-def score_by_length(translator: Translator, pairs, beam: int, per_bucket: int) -> dict:
+def score_by_length(translator: Translator, pairs, beam: int, per_bucket: int, penalties: Penalties = NO_PENALTIES) -> dict:
     """BLEU / chrF per English-length bucket of the long-sentence test set built from pairs."""
     buckets = {}
     for name, inputs in long_test_set(pairs, per_bucket).items():
         sources, references = [en for en, _ in inputs], [fr for _, fr in inputs]
-        hypotheses, refused = translate_all(translator, sources, beam)
+        hypotheses, refused = translate_all(translator, sources, beam, penalties)
         buckets[name] = {"n": len(inputs), "bleu": round(sacrebleu.corpus_bleu(hypotheses, [references]).score, 2),
                          "chrf": round(sacrebleu.corpus_chrf(hypotheses, [references]).score, 2), "refused": refused}
     return buckets
@@ -152,6 +246,11 @@ def main(argv=None):
                            "instead of --data")
     mode.add_argument("--examples", action="store_true",
                       help="translate the page's example sentences, greedy and with --beam")
+    mode.add_argument("--tune", action="store_true",
+                      help="choose the beam search's length and coverage penalties on the tuning set (see above)")
+    mode.add_argument("--marks", action="store_true",
+                      help="measure the coverage marks (attn_demo.marks) on the test set's 16+-word sentences and the "
+                           "development set: how often a word barely looked at is missing, and one looked at again repeated")
     mode.add_argument("--alignments", type=Path,
                       help="folder of gold word alignments (test.e, test.f, test.wa.nonullalign, dev.*): report AER")
     p.add_argument("--per-bucket", type=int, default=200, help="inputs per length bucket with --long")
@@ -162,12 +261,19 @@ def main(argv=None):
                    help="english<TAB>french pairs the reference aligner also trains on")
     p.add_argument("--attribution", nargs="+", choices=METHODS, default=[],
                    help="with --alignments, also draw links from these gradient attributions (slow: one per sentence)")
+    p.add_argument("--length-penalty", type=float, help="α of GNMT's length penalty ((5 + |Y|) / 6)^α "
+                                                         "(default: the card's decoding, else log p per piece)")
+    p.add_argument("--coverage-penalty", type=float, help="β_cov: pieces left unattended (default: the card's, else 0)")
+    p.add_argument("--repeat-penalty", type=float, help="β_rep: pieces attended more than once in all (default: the card's, else 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    p.add_argument("--hyps", type=Path, help="also write the translations here, one a line in input order "
+                                             "(for sacreBLEU's paired bootstrap: sacrebleu REF -i A B --paired-bs)")
     p.add_argument("--card", action="store_true",
                    help="record the scores in the checkpoint folder's model card (its speed: attn_demo.speed)")
     args = p.parse_args(argv)
     translator = load_translator(args.model)
     command = "python -m attn_demo.evaluate " + " ".join(sys.argv[1:] if argv is None else argv)
+    penalties = chosen_penalties(args, translator.penalties)
     if args.alignments:
         if translator.config.attention == "none" and not args.attribution:
             p.error(f"{args.model} has no attention (attention: none): there is no α to draw links from; "
@@ -185,18 +291,26 @@ def main(argv=None):
             write_model_card(translator.folder, alignment={**result, "dataset": args.alignments.name, "command": command})
         return
     if args.examples:
-        return main_examples(args, translator, command)
+        return main_examples(args, translator, command, penalties)
+    if args.tune:
+        return main_tune(args, translator, command)
+    if args.marks:
+        return main_marks(args, translator, command, penalties)
     pairs = read_pairs(args.data)
     if args.dev:
         pairs = long_dev_set(read_pairs(args.train_pool), pairs, args.n_valid)
     if args.long:
-        return main_long(args, translator, pairs, command)
+        return main_long(args, translator, pairs, command, penalties)
     sources, references = [en for en, _ in pairs], [fr for _, fr in pairs]
     start = time.time()
-    translations, refused = translate_traced(translator, sources, args.beam)
+    translations, refused = translate_traced(translator, sources, args.beam, penalties)
     hypotheses = texts(translations)
-    result = score(sources, hypotheses, references)
+    if args.hyps:
+        args.hyps.write_text("".join(h + "\n" for h in hypotheses), encoding="utf-8")
+    result = score(sources, hypotheses, references, DEV_MIN_WORDS if args.dev else FAULT_MIN_WORDS)
     result["refused"] = refused
+    if args.beam > 1:
+        result["penalties"] = dataclasses.asdict(penalties)
     share = eos_argmax_share(translations)
     if share is not None:
         result["eos_argmax_share"] = round(share, 4)
@@ -205,6 +319,10 @@ def main(argv=None):
     else:
         print(f"{args.model}: {result['n']} sentences, beam {args.beam}, {time.time() - start:.0f} s, {refused} refused")
         print(f"BLEU {result['bleu']}  chrF {result['chrf']}")
+        f = result["faults"]
+        print(f"of the {f['n']} sentences of {f['min_words']}+ words: {f['repeat_or_short']:.1%} repeat or are short "
+              f"({f['repeat']:.1%} repeat a word pair more often than the reference, {f['short']:.1%} have under "
+              f"{SHORT_RATIO:.0%} of its words)")
         if share is not None:
             print(f"steps whose most-attended English piece is </s>: {share:.1%}")
         for name, bucket in result["by_length"].items():
@@ -216,9 +334,51 @@ def main(argv=None):
         write_model_card(translator.folder, results={**result, "beam": args.beam, "dataset": args.data.name, "command": command})
 
 
-def main_examples(args, translator: Translator, command: str):
+def chosen_penalties(args, recorded: Penalties) -> Penalties:
+    """The penalties named on the command line, each one not named as the card records it."""
+    named = {"length": args.length_penalty, "coverage": args.coverage_penalty, "repeat": args.repeat_penalty}
+    return dataclasses.replace(recorded, **{k: v for k, v in named.items() if v is not None})
+
+
+def main_marks(args, translator: Translator, command: str, penalties: Penalties):
+    if translator.config.attention == "none":
+        raise SystemExit(f"{args.model} has no attention: no coverage, no marks")
+    test = [(en, fr) for en, fr in read_pairs(args.data) if len(en.split()) >= FAULT_MIN_WORDS]
+    pairs = test + long_dev_set(read_pairs(args.train_pool), read_pairs(args.data), args.n_valid)
+    translations, _ = translate_traced(translator, [en for en, _ in pairs], args.beam, penalties)
+    from attn_demo.marks import measure  # eflomal: imported only where it is needed
+    result = {**measure(translations, read_pairs(args.aligner_pairs)), "beam": args.beam, "command": command}
+    if args.json:
+        print(json.dumps(result))
+        return
+    print(f"{args.model}: {result['sentences']} sentences, {result['words']} words, beam {args.beam}")
+    for kind, truth in (("low", "missing"), ("high", "repeated")):
+        for threshold, r in result[kind].items():
+            print(f"  coverage {'<' if kind == 'low' else '>'} {threshold:>4}: {r['marked']:5d} marked, {r['true']:5d} {truth}, "
+                  f"precision {r['precision']:.2f}, recall {r['recall']:.2f}")
+
+
+def main_tune(args, translator: Translator, command: str):
+    start = time.time()
+    result = tune(translator, tuning_set(args.train_pool, args.data, args.n_valid), args.beam)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"{args.model}: tuning set of {result['n']} sentences, beam {args.beam}, {time.time() - start:.0f} s")
+        print(f"{'α':>5} {'β_cov':>6} {'β_rep':>6} {'BLEU':>6} {'chrF':>6} {'repeat':>7} {'short':>6} {'either':>7}")
+        for r in sorted(result["rows"], key=lambda r: r["repeat_or_short"])[:15] + [result["plain"], result["kept"]]:
+            pen = r["penalties"]
+            print(f"{str(pen['length']):>5} {pen['coverage']:6.2f} {pen['repeat']:6.2f} {r['bleu']:6.2f} {r['chrf']:6.2f} "
+                  f"{r['repeat']:7.1%} {r['short']:6.1%} {r['repeat_or_short']:7.1%}")
+        print("the last two rows: the plain ranking (log p per piece) and the setting kept")
+    if args.card:
+        write_model_card(translator.folder, decoding={"beam": args.beam, "n": result["n"], "penalties": result["kept"]["penalties"],
+                                                      "tuned": result["kept"], "plain": result["plain"], "command": command})
+
+
+def main_examples(args, translator: Translator, command: str, penalties: Penalties):
     sources = [*EXAMPLES, LONG_EXAMPLE]
-    greedy, beam = (translate_all(translator, sources, k)[0] for k in (1, args.beam))
+    greedy, beam = translate_all(translator, sources, 1)[0], translate_all(translator, sources, args.beam, penalties)[0]
     examples = {"beam": args.beam, "command": command,
                 "translations": [{"source": s, "greedy": g, "beam": b} for s, g, b in zip(sources, greedy, beam)]}
     if args.json:
@@ -230,9 +390,9 @@ def main_examples(args, translator: Translator, command: str):
         write_model_card(translator.folder, examples=examples)
 
 
-def main_long(args, translator: Translator, pairs, command: str):
+def main_long(args, translator: Translator, pairs, command: str, penalties: Penalties):
     start = time.time()
-    buckets = score_by_length(translator, pairs, args.beam, args.per_bucket)
+    buckets = score_by_length(translator, pairs, args.beam, args.per_bucket, penalties)
     curve = {"dataset": args.data.name, "beam": args.beam, "buckets": buckets, "command": command}
     if args.json:
         print(json.dumps(curve))

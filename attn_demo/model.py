@@ -4,8 +4,10 @@ Every decoder offers the same entry points:
     forward(y_in, memory)       teacher-forced logits for a whole target (training)
     readouts(y_in, memory)      what the output layer reads at each of those steps (logits(readouts) = forward)
     readout_at(y_in, memory, steps)   the same at one step per row only, computing no step beyond it (attribution)
-    step(y_prev, state, memory) one output step with its trace (decoding)
+    step(y_prev, state, memory, coverage)   one output step with its trace (decoding); coverage is the
+                                the step before's Step.coverage (None at the first step)
 """
+import functools
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -74,6 +76,8 @@ class Step:
     scores: torch.Tensor | None  # e_tj (B, S)
     attention: torch.Tensor | None  # α_tj (B, S)
     context: torch.Tensor  # c_t (B, D), or c at every step without attention
+    coverage: torch.Tensor | None = None  # Σ_{t'≤t} α_t'j (B, S): the attention each piece has received up to and
+    # including this step, i.e. C_{t+1}, what the next step reads; None without attention
 
 
 class Encoder(nn.Module):
@@ -132,16 +136,18 @@ class BahdanauDecoder(Decoder):
         self.cell = nn.GRUCell(E + D, H)
         self.readout = nn.Linear(H + D + E, E)
 
-    def _attend(self, s_prev, memory, weights=None):
-        """How c_t is obtained: attention with the query s_{t−1} → query, e, α (B, S), c_t (B, D);
-        weights (B, S), when given, stand in for α."""
+    def _attend(self, s_prev, memory, weights=None, coverage=None):
+        """How c_t is obtained: attention with the query s_{t−1} (and the coverage C_t (B, S), which only a
+        score that keeps count reads) → query, e, α (B, S), c_t (B, D); weights (B, S), when given, stand in for α."""
         forced = None if weights is None else weights[:, None]
-        scores, weights, context = self.attention(s_prev[:, None], memory.keys, memory.annotations, memory.mask, forced)
+        counted = None if coverage is None else coverage[:, None]
+        scores, weights, context = self.attention(s_prev[:, None], memory.keys, memory.annotations, memory.mask, forced,
+                                                  counted)
         return s_prev, scores[:, 0], weights[:, 0], context[:, 0]
 
-    def _recur(self, y_emb, s_prev, memory, weights=None):
+    def _recur(self, y_emb, s_prev, memory, weights=None, coverage=None):
         """One recurrence: (B, E), (B, H) → s_t (B, H) and what _attend computed (query, e, α, c_t)."""
-        attended = self._attend(s_prev, memory, weights)
+        attended = self._attend(s_prev, memory, weights, coverage)
         state = self.cell(torch.cat([y_emb, attended[-1]], dim=-1), s_prev)  # (B, H)
         return state, attended
 
@@ -155,13 +161,19 @@ class BahdanauDecoder(Decoder):
 
     def readouts(self, y_in, memory):
         """What the output layer reads at every step, tanh(W_o [s_t; c_t; E y_{t−1}]): (B, T, E)."""
+        return self.readouts_and_attention(y_in, memory)[0]
+
+    def readouts_and_attention(self, y_in, memory):
+        """readouts (B, T, E) and α (B, T, S) at every step (the coverage loss reads α)."""
         y_emb = self.dropout(self.embed(y_in))  # (B, T, E)
-        state, states, contexts = memory.init_state, [], []
+        state, coverage, states, contexts, alphas = memory.init_state, _no_coverage(memory), [], [], []
         for t in range(y_in.size(1)):
-            state, (*_, context) = self._recur(y_emb[:, t], state, memory)
+            state, (_, _, alpha, context) = self._recur(y_emb[:, t], state, memory, coverage=coverage)
+            coverage = coverage + alpha  # C_{t+1} = C_t + α_t
             states.append(state)
             contexts.append(context)
-        return self._output(torch.stack(states, 1), torch.stack(contexts, 1), y_emb)
+            alphas.append(alpha)
+        return self._output(torch.stack(states, 1), torch.stack(contexts, 1), y_emb), torch.stack(alphas, 1)
 
     def readout_at(self, y_in, memory, steps):
         """readouts(y_in, memory)[b, steps[b]] for every row b: (B, E). The rows go through the step loop
@@ -170,20 +182,29 @@ class BahdanauDecoder(Decoder):
         order = steps.argsort(descending=True, stable=True)
         inputs, memory = self.dropout(self.embed(y_in[order])).unbind(1), memory.select(order)  # T × (B, E)
         reach = (steps[order][None, :] >= torch.arange(int(steps.max()) + 1, device=steps.device)[:, None]).sum(1).tolist()
-        state, ended = memory.init_state, []
+        state, coverage, ended = memory.init_state, _no_coverage(memory), []
         for t, rows in enumerate(reach):  # rows: how many reach step t (a prefix)
             if rows <= 3 * len(state) // 4:  # cut a quarter or more at once: each cut's backward writes zeros the size of the batch it cut
-                state, memory = state[:rows], memory.select(slice(0, rows))
-            state, (*_, context) = self._recur(inputs[t][:len(state)], state, memory)
+                state, coverage, memory = state[:rows], coverage[:rows], memory.select(slice(0, rows))
+            state, (_, _, alpha, context) = self._recur(inputs[t][:len(state)], state, memory, coverage=coverage)
+            coverage = coverage + alpha
             done = slice(reach[t + 1] if t + 1 < len(reach) else 0, rows)  # the rows whose step is t
             ended.append(self._output(state[done], context[done], inputs[t][done]))
         return torch.cat(ended[::-1])[order.argsort()]  # back from longest-first to the rows' order
 
-    def step(self, y_prev, s_prev, memory, weights=None) -> Step:
-        """One output step; weights (B, S), when given, replace this step's α (see Attention.forward)."""
+    def step(self, y_prev, s_prev, memory, weights=None, coverage=None) -> Step:
+        """One output step; weights (B, S), when given, replace this step's α (see Attention.forward);
+        coverage (B, S) is the step before's Step.coverage, None at the first step."""
         y_emb = self.embed(y_prev)  # (B, E)
-        state, (query, scores, weights, context) = self._recur(y_emb, s_prev, memory, weights)
-        return Step(self.logits(self._output(state, context, y_emb)), state, query, scores, weights, context)
+        coverage = _no_coverage(memory) if coverage is None else coverage  # C_t
+        state, (query, scores, weights, context) = self._recur(y_emb, s_prev, memory, weights, coverage)
+        return Step(self.logits(self._output(state, context, y_emb)), state, query, scores, weights, context,
+                    coverage + weights)
+
+
+def _no_coverage(memory: Memory) -> torch.Tensor:
+    """C_1 = 0: no piece has been attended to before the first step (B, S)."""
+    return memory.annotations.new_zeros(memory.mask.shape)
 
 
 class FixedContextDecoder(BahdanauDecoder):
@@ -206,9 +227,44 @@ class FixedContextDecoder(BahdanauDecoder):
         context = torch.cat([forward_last, backward_first], dim=-1)  # c (B, D)
         return Memory(annotations, None, mask, torch.tanh(self.init(backward_first)), context)
 
-    def _attend(self, s_prev, memory, weights=None):
-        """No query, no e, no α: the same c at every step (there is no α to replace)."""
+    def _attend(self, s_prev, memory, weights=None, coverage=None):
+        """No query, no e, no α: the same c at every step (there is no α to replace, nothing to count)."""
         return None, None, None, memory.context
+
+    def readouts_and_attention(self, y_in, memory):
+        """readouts (B, T, E) and no α. c is the same at every step, so the GRU's inputs [E y_{t−1}; c] are
+        known in advance and one GRU call runs over the whole target (cuDNN on a GPU) instead of a step loop."""
+        y_emb = self.dropout(self.embed(y_in))  # (B, T, E)
+        context = memory.context[:, None].expand(-1, y_in.size(1), -1)  # (B, T, D)
+        states = _gru_over_time(self.cell, torch.cat([y_emb, context], dim=-1), memory.init_state)  # (B, T, H)
+        return self._output(states, context, y_emb), None
+
+    def readout_at(self, y_in, memory, steps):
+        """readouts(y_in, memory)[b, steps[b]] for every row b: (B, E); the whole target is cheap here."""
+        return self.readouts(y_in, memory)[torch.arange(y_in.size(0), device=y_in.device), steps]
+
+    def step(self, y_prev, s_prev, memory, weights=None, coverage=None) -> Step:
+        """One output step: s_t = GRU([E y_{t−1}; c], s_{t−1}); no α, so no coverage."""
+        y_emb = self.embed(y_prev)  # (B, E)
+        state = self.cell(torch.cat([y_emb, memory.context], dim=-1), s_prev)  # (B, H)
+        return Step(self.logits(self._output(state, memory.context, y_emb)), state, None, None, None, memory.context)
+
+
+def _gru_over_time(cell: nn.GRUCell, inputs: torch.Tensor, s_0: torch.Tensor) -> torch.Tensor:
+    """cell applied at every step of inputs (B, T, I) from s_0 (B, H) → states (B, T, H), in one call:
+    nn.GRU's layer 0 computes exactly GRUCell's equations, so it runs with the cell's own weights."""
+    layer = _gru_layer(cell.input_size, cell.hidden_size)
+    weights = {"weight_ih_l0": cell.weight_ih, "weight_hh_l0": cell.weight_hh,
+               "bias_ih_l0": cell.bias_ih, "bias_hh_l0": cell.bias_hh}
+    states, _ = torch.func.functional_call(layer, weights, (inputs, s_0[None].contiguous()))
+    return states
+
+
+@functools.cache
+def _gru_layer(input_size: int, hidden_size: int) -> nn.GRU:
+    """A weightless-in-use nn.GRU of these sizes (functional_call lends it the cell's weights); never a
+    submodule, so it adds nothing to a checkpoint, and it is never trained or moved."""
+    return nn.GRU(input_size, hidden_size, batch_first=True)
 
 
 class LuongDecoder(Decoder):
@@ -240,7 +296,12 @@ class LuongDecoder(Decoder):
 
     def readouts(self, y_in, memory):
         """What the output layer reads at every step, h̃_t: (B, T, E)."""
-        return self._run(self.dropout(self.embed(y_in)), memory.init_state, memory)[-1]
+        return self.readouts_and_attention(y_in, memory)[0]
+
+    def readouts_and_attention(self, y_in, memory):
+        """readouts h̃_t (B, T, E) and α (B, T, S) at every step."""
+        _, _, weights, _, attentional = self._run(self.dropout(self.embed(y_in)), memory.init_state, memory)
+        return attentional, weights
 
     def readout_at(self, y_in, memory, steps):
         """readouts(y_in, memory)[b, steps[b]] for every row b: (B, E). The GRU reads each row up to its
@@ -249,15 +310,17 @@ class LuongDecoder(Decoder):
         _, last = self.rnn(y_emb, memory.init_state[None].contiguous())  # s_t at each row's step (1, B, H)
         return self._attentional(last[0][:, None], memory)[-1][:, 0]
 
-    def step(self, y_prev, s_prev, memory, weights=None) -> Step:
-        """One output step; weights (B, S), when given, replace this step's α (see Attention.forward)."""
+    def step(self, y_prev, s_prev, memory, weights=None, coverage=None) -> Step:
+        """One output step; weights (B, S), when given, replace this step's α (see Attention.forward);
+        coverage (B, S), the step before's Step.coverage, is only summed on (no Luong score reads it)."""
         forced = None if weights is None else weights[:, None]
         states, scores, weights, context, attentional = self._run(self.embed(y_prev)[:, None], s_prev, memory, forced)
-        state = states[:, 0]
-        return Step(self.logits(attentional[:, 0]), state, state, scores[:, 0], weights[:, 0], context[:, 0])
+        state, alpha = states[:, 0], weights[:, 0]
+        coverage = _no_coverage(memory) if coverage is None else coverage
+        return Step(self.logits(attentional[:, 0]), state, state, scores[:, 0], alpha, context[:, 0], coverage + alpha)
 
 
-DECODERS = {"bahdanau": BahdanauDecoder, "none": FixedContextDecoder}  # every Luong score: LuongDecoder
+DECODERS = {"bahdanau": BahdanauDecoder, "bahdanau-coverage": BahdanauDecoder, "none": FixedContextDecoder}  # every Luong score: LuongDecoder
 
 
 class Seq2Seq(nn.Module):
@@ -265,6 +328,7 @@ class Seq2Seq(nn.Module):
 
         bahdanau   c_t = Σ_j α_tj h_j, α_tj = softmax_j(e_tj), e_tj from the query s_{t−1};
                    s_t = GRU([E y_{t−1}; c_t], s_{t−1}), p(y_t) from tanh(W_o [s_t; c_t; E y_{t−1}])
+        bahdanau-coverage   the same, with e_tj also reading the coverage C_tj = Σ_{t'<t} α_t'j
         luong-*    s_t = GRU(E y_{t−1}, s_{t−1}); c_t = Σ_j α_tj h_j with e_tj from the query s_t;
                    p(y_t) from h̃_t = tanh(W_c [c_t; s_t])
         none       c = [→h_S; ←h_1] for every t (no e, no α);
@@ -290,3 +354,8 @@ class Seq2Seq(nn.Module):
 
     def forward(self, src, lengths, y_in):
         return self.decoder(y_in, self.encode(src, lengths))  # (B, T, V)
+
+    def forward_with_attention(self, src, lengths, y_in):
+        """Teacher-forced logits (B, T, V) and α (B, T, S) (None without attention), for the coverage loss."""
+        readouts, weights = self.decoder.readouts_and_attention(y_in, self.encode(src, lengths))
+        return self.decoder.logits(readouts), weights

@@ -5,7 +5,10 @@ a target given in advance (teacher forcing).
 Both searches can be steered ("what if?"): a Steer fixes the first pieces (the search continues
 after them, greedy or beam) and sets α by hand at some steps (c_t = Σ_j α_tj h_j from those
 weights; every later step is the model's own). Every number of a steered search is still the
-model's: the log-probability of a fixed piece is the one the model gives it."""
+model's: the log-probability of a fixed piece is the one the model gives it.
+
+A beam search ranks the hypotheses it finishes by their log-probability, normalised for length
+and, if asked, corrected by the coverage their attention left behind (Penalties)."""
 from dataclasses import dataclass, field
 
 import torch
@@ -22,6 +25,38 @@ class Hypothesis:
     log_prob: float  # Σ_t log p(y_t | y_<t, x)
     trace: dict  # name → float32 array (T, ·), one row per output step, or None where the model has
     # no such thing (query, scores and attention of a decoder without attention); see TRACE_FIELDS
+    score: float | None = None  # what a beam search ranked it by (Penalties); None from greedy or forced search
+
+
+@dataclass(frozen=True)
+class Penalties:
+    """How a beam search ranks a finished hypothesis Y of |Y| pieces whose attention gave each source
+    piece j the coverage C_j = Σ_t α_tj (Wu et al. 2016, eq. 14, and OpenNMT-py's "summary" penalty):
+
+        score(Y) = log p(Y | x) / lp(Y) + β_cov Σ_j log min(C_j, 1) − β_rep Σ_j (max(C_j, 1) − 1)
+
+    lp(Y) = ((5 + |Y|) / 6)^α, GNMT's length penalty, or |Y| (the average log-probability per piece)
+    when α is None. The second term is below 0 for every piece left (partly) unattended, the third for
+    every piece attended more than once in all: a dropped and a repeated phrase, if α tells the truth.
+    Without attention there is no C, and only the length term applies."""
+
+    length: float | None = None  # α
+    coverage: float = 0.0  # β_cov
+    repeat: float = 0.0  # β_rep
+
+    def length_norm(self, pieces: int) -> float:
+        return float(pieces) if self.length is None else ((5 + pieces) / 6) ** self.length
+
+    def coverage_term(self, coverage: torch.Tensor | None, mask: torch.Tensor) -> torch.Tensor | float:
+        """The coverage part of the score for rows of C (B, S) over their real pieces (mask (B, S)); 0 without α."""
+        if coverage is None or not (self.coverage or self.repeat):
+            return 0.0
+        uncovered = coverage.clamp(max=1.0).log().masked_fill(~mask, 0.0).sum(-1)  # Σ_j log min(C_j, 1) (B,)
+        again = (coverage.clamp(min=1.0) - 1.0).masked_fill(~mask, 0.0).sum(-1)  # Σ_j (max(C_j, 1) − 1) (B,)
+        return self.coverage * uncovered - self.repeat * again
+
+
+NO_PENALTIES = Penalties()
 
 
 @dataclass(frozen=True)
@@ -98,16 +133,17 @@ def greedy_search(model: Seq2Seq, memory: Memory, limits, steer: Steer = NO_STEE
     first_limit = int(limits.min())
     rows = torch.arange(batch, device=memory.mask.device)  # the batch rows still decoding
     y = torch.full((batch,), model.config.bos_id, device=rows.device)
-    state, steps = memory.init_state, []
+    state, coverage, steps = memory.init_state, None, []
     for t in range(int(limits.max())):
-        step = model.decoder.step(y, state, memory, steer.weights(t, y.size(0)))
+        step = model.decoder.step(y, state, memory, steer.weights(t, y.size(0)), coverage)
         best, y = _log_probs(step, t, limits, first_limit, eos, steer).max(-1)
         steps.append((rows, y, best, step))
-        state, going = step.state, y != eos
+        state, coverage, going = step.state, step.coverage, y != eos
         if not going.all():
             if not going.any():
                 break
             rows, y, limits, state, memory = rows[going], y[going], limits[going], state[going], memory.select(going)
+            coverage = None if coverage is None else coverage[going]
     return _greedy_hypotheses(steps, batch, eos)
 
 
@@ -138,10 +174,10 @@ def forced_search(model: Seq2Seq, memory: Memory, targets: list[list[int]]) -> l
     stepping on padding; the decoder treats rows independently, so the other rows never see it."""
     y_out = pad(targets, model.config.eos_id).to(memory.mask.device)  # (B, T)
     y = torch.full((y_out.size(0),), model.config.bos_id, device=y_out.device)
-    state, log_probs, traces = memory.init_state, [], []
+    state, coverage, log_probs, traces = memory.init_state, None, [], []
     for t in range(y_out.size(1)):
-        step = model.decoder.step(y, state, memory)
-        y, state = y_out[:, t], step.state
+        step = model.decoder.step(y, state, memory, coverage=coverage)
+        y, state, coverage = y_out[:, t], step.state, step.coverage
         log_probs.append(step.logits.log_softmax(-1).gather(1, y[:, None])[:, 0].float().cpu())
         traces.append(_trace_rows(step))
     log_probs = torch.stack(log_probs, 1)  # (B, T)
@@ -152,20 +188,21 @@ def forced_search(model: Seq2Seq, memory: Memory, targets: list[list[int]]) -> l
             for b, target in enumerate(targets)]
 
 
-def beam_search(model: Seq2Seq, memory: Memory, limits, beam_size: int, length_norm: float = 1.0,
+def beam_search(model: Seq2Seq, memory: Memory, limits, beam_size: int, penalties: Penalties = NO_PENALTIES,
                 steer: Steer = NO_STEER) -> list[Hypothesis]:
     """The best hypothesis of beam_search_n_best for every sentence."""
-    return [best[0] for best in beam_search_n_best(model, memory, limits, beam_size, 1, length_norm, steer)[0]]
+    return [best[0] for best in beam_search_n_best(model, memory, limits, beam_size, 1, penalties, steer)[0]]
 
 
 @torch.inference_mode()
-def beam_search_n_best(model: Seq2Seq, memory: Memory, limits, beam_size: int, n_best: int, length_norm: float = 1.0,
+def beam_search_n_best(model: Seq2Seq, memory: Memory, limits, beam_size: int, n_best: int,
+                       penalties: Penalties = NO_PENALTIES,
                        steer: Steer = NO_STEER) -> tuple[list[list[Hypothesis]], list[list[Candidate]]]:
-    """Keep the beam_size best prefixes per sentence; a finished hypothesis is ranked by
-    log p / length**length_norm (Wu et al. 2016 use a similar normalisation). Stops for a
-    sentence when it has beam_size finished hypotheses. Returns the n_best best of them per
-    sentence, best first, and per sentence the search itself: every Candidate it weighed (the 2k
-    most probable extensions of the kept beginnings at each step), in the order weighed."""
+    """Keep the beam_size best prefixes per sentence (by log p); a finished hypothesis is ranked as
+    Penalties says. Stops for a sentence when it has beam_size finished hypotheses. Returns the
+    n_best best of them per sentence, best first, and per sentence the search itself: every
+    Candidate it weighed (the 2k most probable extensions of the kept beginnings at each step), in
+    the order weighed."""
     if not 1 <= n_best <= beam_size:
         raise ValueError(f"n_best must be between 1 and the beam size ({beam_size}), not {n_best}")
     K, eos, device = beam_size, model.config.eos_id, memory.mask.device
@@ -173,7 +210,7 @@ def beam_search_n_best(model: Seq2Seq, memory: Memory, limits, beam_size: int, n
     limits = limits.clamp(min=len(steer.prefix) + 1).repeat_interleave(K)  # (B·K,)
     memory = memory.select(torch.arange(batch, device=device).repeat_interleave(K))
     y = torch.full((batch * K,), model.config.bos_id, device=device)
-    state = memory.init_state
+    state, coverage = memory.init_state, None
     beam_scores = torch.full((batch, K), float("-inf"), device=device)
     beam_scores[:, 0] = 0.0  # all K beams start identical: let only one of them expand
     finished = [[] for _ in range(batch)]  # (normalised score, log p, step, origin beam, token)
@@ -182,14 +219,17 @@ def beam_search_n_best(model: Seq2Seq, memory: Memory, limits, beam_size: int, n
     history = []  # per step: origins (B, K), tokens (B, K), trace rows (B·K, ·)
     first_limit = int(limits.min())
     for t in range(int(limits.max())):
-        step = model.decoder.step(y, state, memory, steer.weights(t, y.size(0)))
+        step = model.decoder.step(y, state, memory, steer.weights(t, y.size(0)), coverage)
         lp = _log_probs(step, t, limits, first_limit, eos, steer)
         vocab = lp.size(-1)
         total = (beam_scores.view(-1, 1) + lp).view(batch, K * vocab)
         top_scores, top_index = total.topk(2 * K, dim=-1)  # (B, 2K): enough to keep K after EOS ones
         origins, words = top_index // vocab, top_index % vocab
         top_log_p = lp.view(batch, K * vocab).gather(1, top_index)  # (B, 2K): each piece's own log p
-        new_scores, new_origins, new_words = _advance(finished, top_scores, origins, words, t, K, eos, length_norm,
+        ending = penalties.coverage_term(step.coverage, memory.mask)  # (B·K,) or 0: the term each beam would end with
+        ending = torch.as_tensor(ending, device=device).expand(batch * K).view(batch, K).tolist()
+        new_scores, new_origins, new_words = _advance(finished, top_scores, origins, words, t, K, eos,
+                                                      (penalties.length_norm(t + 1), ending),
                                                       (weighed, beam_nodes, top_log_p))
         history.append((new_origins.cpu(), new_words.cpu(), _trace_rows(step)))
         if all(len(f) >= K for f in finished):
@@ -197,15 +237,18 @@ def beam_search_n_best(model: Seq2Seq, memory: Memory, limits, beam_size: int, n
         beam_scores = new_scores
         rows = (torch.arange(batch, device=device)[:, None] * K + new_origins).view(-1)
         state, y = step.state[rows], new_words.view(-1)
+        coverage = None if step.coverage is None else step.coverage[rows]
     best = [[_backtrack(hyp, b, K, history) for hyp in sorted(f, reverse=True)[:n_best]] for b, f in enumerate(finished)]
     return best, weighed
 
 
-def _advance(finished, top_scores, origins, words, t, K, eos, length_norm, record):
-    """Move EOS candidates to `finished`; keep the K best others as the next beams. Every candidate
-    weighed is recorded as a Candidate, with its fate (record: the Candidates of each sentence, the
-    Candidate each current beam is, and each candidate's own log p)."""
+def _advance(finished, top_scores, origins, words, t, K, eos, ranking, record):
+    """Move EOS candidates to `finished`, ranked by log p / lp + the coverage term of their beam (ranking:
+    lp at this length, and the term of each sentence's K beams); keep the K best others as the next
+    beams. Every candidate weighed is recorded as a Candidate, with its fate (record: the Candidates
+    of each sentence, the Candidate each current beam is, and each candidate's own log p)."""
     weighed, beam_nodes, top_log_p = record
+    length_norm, ending = ranking
     scores, next_origins, next_words = [], [], []
     for b in range(top_scores.size(0)):
         searching = len(finished[b]) < K  # a sentence done waits for the others of its batch: nothing to record
@@ -217,7 +260,7 @@ def _advance(finished, top_scores, origins, words, t, K, eos, length_norm, recor
             fate = "pruned"
             if word == eos:  # as in fairseq, EOS ends a hypothesis only from the top K candidates
                 if rank < K and len(finished[b]) < K:
-                    finished[b].append((score / (t + 1) ** length_norm, score, t, origin, word))
+                    finished[b].append((score / length_norm + ending[b][origin], score, t, origin, word))
                     fate = "ended"
             elif len(kept) < K:
                 kept.append((score, origin, word))
@@ -237,7 +280,7 @@ def _advance(finished, top_scores, origins, words, t, K, eos, length_norm, recor
 
 def _backtrack(best, b, K, history) -> Hypothesis:
     """Follow the origin pointers from a finished hypothesis back to the first step."""
-    _, log_prob, t, origin, word = best
+    ranked, log_prob, t, origin, word = best
     tokens, rows = [word], [b * K + origin]
     for step in range(t - 1, -1, -1):
         origins, words, _ = history[step]
@@ -248,4 +291,4 @@ def _backtrack(best, b, K, history) -> Hypothesis:
     rows.reverse()
     trace = {name: None if history[0][2][name] is None else
              torch.stack([history[s][2][name][row] for s, row in enumerate(rows)]).numpy() for name in TRACE_FIELDS}
-    return Hypothesis(tokens, log_prob, trace)
+    return Hypothesis(tokens, log_prob, trace, ranked)

@@ -67,6 +67,7 @@ def step_payload(title: str, result, projection, forced: tuple[int, ...] = ()) -
         # what reads c_t, "gru" or "output": the network view's order and arrows (a key named "path" would
         # make gradio_client read the dict as a file)
         "context_into": kind.context_into,
+        "counts": kind.counts,  # whether the score reads the coverage C_tj (the network view draws it)
         "score": latex_parts(kind.score),  # e_tj's equation as text parts, or None
         "queries": typed(result.queries),  # (T, H)
         "scores": typed(result.scores),  # (T, S): e_tj

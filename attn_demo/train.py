@@ -66,7 +66,7 @@ from attn_demo.translator import device_name
 DEFAULTS = dict(
     minutes=60.0, target_tokens=0, join_prob=0.1, clause_join_prob=0.0, join_max=10, join_max_len=150, vocab_size=4000, emb_size=256, enc_hidden_size=256, dec_hidden_size=512, attn_hidden_size=256, attn_rank=64,
     dropout=0.2, max_tokens=3000, max_len=50, lr=2e-3, warmup_steps=300, final_lr_fraction=0.02,
-    label_smoothing=0.1, clip=1.0, n_valid=2000, valid_minutes=5.0, save_minutes=10.0, seed=1, threads=2,
+    label_smoothing=0.1, coverage_loss=0.0, clip=1.0, n_valid=2000, valid_minutes=5.0, save_minutes=10.0, seed=1, threads=2,
 )
 
 
@@ -90,10 +90,14 @@ def parse_args(argv=None):
              "join_prob": "fraction of each epoch's examples replaced by joined pairs", "join_max": "most pairs in one join",
              "join_max_len": "most pieces a side in a joined example",
              "clause_join_prob": "fraction of each epoch's examples replaced by statements joined into one sentence", "max_len": "most pieces a side in a single pair",
+             "coverage_loss": "weight λ of See et al.'s coverage loss Σ_j min(α_tj, C_tj) per target piece (0: none)",
              "valid_minutes": "score on the validation split (and keep the best model) this often",
              "save_minutes": "save the resume state (runs/<name>/last.pt) at least this often"}
     for name, value in DEFAULTS.items():
         p.add_argument("--" + name.replace("_", "-"), type=type(value), default=value, help=helps.get(name, name.replace("_", " ")))
+    p.add_argument("--keep-last", action="store_true",
+                   help="keep the run's last weights in --out, not the best on validation (whose greedy BLEU on short "
+                        "sentences does not see what a run may be for, e.g. fewer repeated phrases in long ones)")
     p.add_argument("--precision", choices=("auto", "bf16", "fp32"), default="auto",
                    help="autocast precision of the forward pass; auto: bf16 where the hardware computes it natively")
     return p.parse_args(argv)
@@ -150,6 +154,14 @@ def validate(model, src_tok, tgt_tok, valid, device) -> dict:
     model.train()
     refs = [[fr for _, fr in pairs]]
     return {"bleu": sacrebleu.corpus_bleu(hyps, refs).score, "chrf": sacrebleu.corpus_chrf(hyps, refs).score}
+
+
+def coverage_loss(alpha: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
+    """See et al. 2017, eq. 12: Σ_j min(α_tj, C_tj) with C_tj = Σ_{t'<t} α_t'j, the attention a piece gets
+    again after it was attended to, averaged over the real target steps. alpha (B, T, S), real (B, T)."""
+    coverage = alpha.cumsum(1) - alpha  # C_t: what came before step t (B, T, S)
+    again = torch.minimum(alpha, coverage).sum(-1)  # (B, T)
+    return (again * real).sum() / real.sum()
 
 
 class RunClock:
@@ -224,8 +236,8 @@ def main(argv=None):
         add_point(scores["bleu"])
         print(f"\n[{elapsed / 60:.1f} min] step {state['step']} epoch {state['target_tokens'] / epoch_tokens:.2f} "
               f"valid BLEU {scores['bleu']:.2f} chrF {scores['chrf']:.2f}", flush=True)
-        if scores["bleu"] >= state["best_bleu"]:  # a tie keeps the later, more trained weights
-            state["best_bleu"] = scores["bleu"]
+        if args.keep_last or scores["bleu"] >= state["best_bleu"]:  # a tie keeps the later, more trained weights
+            state["best_bleu"] = max(scores["bleu"], state["best_bleu"])
             save_checkpoint(args.out, model, src_tok, tgt_tok)
             write_timeline(args.out, timeline)  # up to these weights: its later points stay in the run folder
             copy_into(run_dir / TRAINING_DATA, args.out / TRAINING_DATA)
@@ -235,7 +247,7 @@ def main(argv=None):
                 "device": device_name(device), "threads": args.threads, "valid_bleu_greedy": round(scores["bleu"], 2),
                 "valid_chrf_greedy": round(scores["chrf"], 2), "training_pairs": len(train),
                 "join_prob": args.join_prob, "join_max": args.join_max, "clause_join_prob": args.clause_join_prob,
-                "dropout": args.dropout,
+                "dropout": args.dropout, **({"coverage_loss": args.coverage_loss} if args.coverage_loss else {}),
                 **({"continued_from": {**warm, "training": earlier}} if args.init_from else {}),
             })
         save_state(elapsed)
@@ -277,9 +289,11 @@ def main(argv=None):
                 break
             src, lengths, y_in, y_out = src.to(device), lengths.to(device), y_in.to(device), y_out.to(device)
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_bf16):
-                logits = model(src, lengths, y_in)  # (B, T, V)
+                logits, alpha = model.forward_with_attention(src, lengths, y_in)  # (B, T, V), (B, T, S)
             loss = F.cross_entropy(logits.float().flatten(0, 1), y_out.flatten(), ignore_index=config.pad_id,
                                    label_smoothing=args.label_smoothing)
+            if args.coverage_loss:
+                loss = loss + args.coverage_loss * coverage_loss(alpha.float(), y_out != config.pad_id)
             pieces = int((y_out != config.pad_id).sum())
             state["loss_sum"] += loss.item() * pieces
             state["loss_pieces"] += pieces

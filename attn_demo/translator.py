@@ -11,7 +11,8 @@ from attn_demo.attribution import Attribution, attribute
 from attn_demo.checkpoint import load_checkpoint, read_training_data
 from attn_demo.data import pad
 from attn_demo.timeline import read_timeline
-from attn_demo.search import NO_STEER, Candidate, Hypothesis, Steer, beam_search_n_best, forced_search, greedy_search, max_target_length
+from attn_demo.search import (NO_PENALTIES, NO_STEER, Candidate, Hypothesis, Penalties, Steer, beam_search_n_best,
+                               forced_search, greedy_search, max_target_length)
 from attn_demo.tokenizer import check_known, check_length, check_text, read_english
 
 
@@ -34,6 +35,8 @@ class Translation:
     attention_type: str  # config name, e.g. "bahdanau", "luong-general", "none"
     query_symbol: str | None  # "s_{t-1}", "s_t", or None without attention
     log_prob: float  # log p(y | x) of the chosen hypothesis
+    coverage: np.ndarray | None = None  # C_j = Σ_t α_tj (S,): the attention each source piece received in all; None without α
+    score: float | None = None  # what the beam search ranked it by (search.Penalties); None from greedy search
 
     def __post_init__(self):
         # results may be cached and shared between users: nobody may change them in place
@@ -112,6 +115,8 @@ class Translator:
         self.card, self.metrics, self.length_curve, self.alignment_scores = _read_card(self.folder / "README.md")
         self.training_data = read_training_data(self.folder)  # what it learned from; None if not recorded
         self.timeline = read_timeline(self.folder)  # how it learned (attn_demo.timeline); None if not recorded
+        decoding = (self.card.get("decoding") or {}).get("penalties")
+        self.penalties = NO_PENALTIES if decoding is None else Penalties(**decoding)  # a beam's ranking (evaluate --tune)
 
     def read(self, text: str) -> tuple[list[int], list[str]]:
         """Source ids with EOS and the characters read as the unknown piece (see read_english), or a
@@ -136,35 +141,39 @@ class Translator:
         return ids + [self.config.eos_id]
 
     def translate(self, text: str, beam_size: int = 1, max_len: int | None = None, n_best: int | None = None,
-                  prefix: str | list[str] | None = None, force_attention: dict | None = None):
+                  prefix: str | list[str] | None = None, force_attention: dict | None = None,
+                  penalties: Penalties | None = None):
         """The Translation of one sentence, or with n_best the n best hypotheses of a beam search, best
         first (the first is translate(text, beam_size=k)). What if? prefix: French the translation
         must start with, as text or as pieces (a Translation's target_tokens, without </s>), after which
         the model goes on by itself (greedy or beam); force_attention:
         {t: weights}, α set by hand at output step t (1-based, weights over the S source pieces,
-        </s> included, summing to 1): c_t = Σ_j α_tj h_j from them, every later step the model's own."""
+        </s> included, summing to 1): c_t = Σ_j α_tj h_j from them, every later step the model's own.
+        penalties: how a beam search ranks what it finishes (length and coverage, search.Penalties);
+        None: those the model card records (self.penalties)."""
         ids, _ = self.read(text)
         steer = Steer(self._prefix_ids(prefix), self._forced_attention(force_attention, len(ids)))
-        results = self.translate_batch([text], beam_size, max_len, n_best or 1, steer)[0]
+        results = self.translate_batch([text], beam_size, max_len, n_best or 1, steer, penalties)[0]
         return results if n_best else results[0]
 
-    def beam(self, text: str, beam_size: int, n_best: int) -> "Beam":
+    def beam(self, text: str, beam_size: int, n_best: int, penalties: Penalties | None = None) -> "Beam":
         """A beam search of one sentence laid open: its n best hypotheses (as translate(text,
         beam_size=k, n_best=n) gives them) and every extension it weighed on the way, kept or pruned."""
         if beam_size < 2:
             raise ValueError(f"a beam search keeps at least 2 beginnings, not {beam_size}")
-        results, weighed = self._search([text], beam_size, None, n_best, NO_STEER)
+        results, weighed = self._search([text], beam_size, None, n_best, NO_STEER, penalties)
         return Beam(results[0], weighed[0], self.target_tokenizer.pieces([c.token for c in weighed[0]]))
 
     def translate_batch(self, texts, beam_size: int = 1, max_len: int | None = None, n_best: int | None = None,
-                        steer: Steer = NO_STEER) -> list:
+                        steer: Steer = NO_STEER, penalties: Penalties | None = None) -> list:
         """Translate many sentences in one batch: a Translation each, or with n_best a list of the n
         best each; a ValueError names the first bad input."""
-        results, _ = self._search(texts, beam_size, max_len, n_best, steer)
+        results, _ = self._search(texts, beam_size, max_len, n_best, steer, penalties)
         return results if n_best else [best[0] for best in results]
 
     @torch.inference_mode()
-    def _search(self, texts, beam_size: int, max_len: int | None, n_best: int | None, steer: Steer):
+    def _search(self, texts, beam_size: int, max_len: int | None, n_best: int | None, steer: Steer,
+                penalties: Penalties | None = None):
         """Each sentence's n best Translations (a list each), and for a beam search what it weighed
         (a list of search.Candidate per sentence; None for greedy search)."""
         if not 1 <= beam_size <= 16:
@@ -182,7 +191,8 @@ class Translator:
                 raise ValueError("n_best needs a beam: beam_size must be at least n_best")
             hypotheses, weighed = [[hyp] for hyp in greedy_search(self.model, memory, limits, steer)], None
         else:
-            hypotheses, weighed = beam_search_n_best(self.model, memory, limits, beam_size, n_best or 1, steer=steer)
+            hypotheses, weighed = beam_search_n_best(self.model, memory, limits, beam_size, n_best or 1,
+                                                     self.penalties if penalties is None else penalties, steer)
         return self._translations(read, memory, hypotheses), weighed
 
     def _prefix_ids(self, prefix: str | list[str] | None) -> tuple[int, ...]:
@@ -207,11 +217,11 @@ class Translator:
         pieces[:t − 1] (teacher forcing), with their probabilities, most probable first."""
         ids = self._piece_ids(pieces[:t - 1])
         memory = self.encode_batch([self.read(english)[0]])
-        y, state = torch.tensor([self.config.bos_id], device=self.device), memory.init_state
+        y, state, coverage = torch.tensor([self.config.bos_id], device=self.device), memory.init_state, None
         for previous in ids:
-            step = self.model.decoder.step(y, state, memory)
-            y, state = torch.tensor([previous], device=self.device), step.state
-        probabilities = self.model.decoder.step(y, state, memory).logits.softmax(-1)[0]  # (V,)
+            step = self.model.decoder.step(y, state, memory, coverage=coverage)
+            y, state, coverage = torch.tensor([previous], device=self.device), step.state, step.coverage
+        probabilities = self.model.decoder.step(y, state, memory, coverage=coverage).logits.softmax(-1)[0]  # (V,)
         top = probabilities.topk(k)
         return [(self.target_tokenizer.pieces([int(i)])[0], float(p)) for p, i in zip(top.values, top.indices)]
 
@@ -282,6 +292,7 @@ class Translator:
             scores=None if scores is None else scores[:, :S], attention=None if attention is None else attention[:, :S],
             contexts=hyp.trace["context"], encoder_states=encoder_states, queries=hyp.trace["query"],
             attention_type=self.config.attention, query_symbol=self.model.query_symbol, log_prob=hyp.log_prob,
+            coverage=None if attention is None else attention[:, :S].sum(0), score=hyp.score,
         )
 
 

@@ -4,12 +4,17 @@ file and anything else that shows a translation read it from here, so they can n
 A side is (model, view), view as catalogue.Model.view returns it: {"result": Translation,
 "projection": …}.
     grid_figure(model, view, large, unit)   its alignment grid, by piece or by word (None without attention)
+    coverage_row(model, view, unit)         under the grid: the attention each English piece received in all
     step_data(sides)                        every decoder step of the sides, for step_views.js and network_view.js
     step_views(views)                       the same payload from (title, Translation, projection, forced steps)
                                             (the explorer's hypotheses, which share one projection)
 """
-from attn_demo.alignment import words_view
-from attn_demo.figures import alignment_figure
+import html
+
+from plotly.colors import sample_colorscale, unlabel_rgb
+
+from attn_demo.alignment import piece_words, words_view
+from attn_demo.figures import ALIGNMENT_COLORSCALE, alignment_figure
 from attn_demo.steps import VECTOR_COLORSCALE, step_payload
 
 
@@ -25,6 +30,45 @@ def grid_figure(model, view, large: bool, unit: str = "pieces"):
         return alignment_figure(source, target, attention, f"{model.title}: α by word", large, unit="words")
     return alignment_figure(result.source_tokens, result.target_tokens, result.attention,
                             f"{model.title}: α<sub>tj</sub> by piece", large)
+
+
+# the coverage row's cells, on the page and in the exported file: they wrap on a phone
+COVERAGE_CSS = """
+.coverage-title { margin: 0 0 4px; font-size: 0.9em; }
+.coverage-cells { display: flex; flex-wrap: wrap; gap: 2px; }
+.coverage-cell { display: inline-flex; flex-direction: column; align-items: center; padding: 2px 5px; border-radius: 3px;
+                 font-size: 0.85em; line-height: 1.3; }
+.coverage-value { font-variant-numeric: tabular-nums; }
+"""
+NO_COVERAGE = ("No α, so no coverage: nothing in this model records which English words it has already translated, "
+               "and nothing on the page can show it.")
+
+
+def coverage_row(model, view, unit: str = "pieces") -> str:
+    """A side's coverage C_j = Σ_t α_tj, the attention each English piece received over the whole
+    translation, as cells on the grid's colour scale (by word: the sum over the word's pieces, as
+    the grid sums α); for a model without attention, why there is none. 1 ≈ attended once."""
+    if not model.has_attention:
+        return f'<p class="coverage-none">{NO_COVERAGE}</p>'
+    result = view["result"]
+    labels, coverage = result.source_tokens, [float(c) for c in result.coverage]
+    if unit == "words":
+        labels, spans = piece_words(result.source_tokens)
+        coverage = [sum(coverage[j] for j in span) for span in spans]
+    cells = "".join(_coverage_cell(label, c) for label, c in zip(labels, coverage))
+    return ('<div class="coverage-row"><p class="coverage-title">Coverage: the attention each English '
+            f'{"word" if unit == "words" else "piece"} received in all, C<sub>j</sub> = Σ<sub>t</sub> α<sub>tj</sub> '
+            f'(1 ≈ once; on the grid\'s colours)</p><div class="coverage-cells">{cells}</div></div>')
+
+
+def _coverage_cell(label: str, coverage: float) -> str:
+    """One piece and its coverage, on the grid's colour scale (capped at 1, as the grid's is), in black or
+    white, whichever reads better on it."""
+    colour = sample_colorscale(ALIGNMENT_COLORSCALE, [min(coverage, 1.0)])[0]
+    red, green, blue = unlabel_rgb(colour)
+    ink = "#000" if 0.299 * red + 0.587 * green + 0.114 * blue > 140 else "#fff"
+    return (f'<span class="coverage-cell" style="background:{colour};color:{ink}" title="C = {coverage:.3f}">'
+            f'<span class="coverage-piece">{html.escape(label)}</span><span class="coverage-value">{coverage:.2f}</span></span>')
 
 
 def steps_of(sides) -> int:

@@ -15,6 +15,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from attn_demo.attention import KINDS  # noqa: E402
 from attn_demo.bench_app import Server  # noqa: E402
 from attn_demo.checkpoint import save_checkpoint  # noqa: E402
 from attn_demo.config import ATTENTION_TYPES, ModelConfig  # noqa: E402
@@ -60,7 +61,10 @@ def tiny_config(attention: str, vocab: int = 40) -> ModelConfig:
 
 def tiny_model(attention: str, seed: int = 0) -> Seq2Seq:
     torch.manual_seed(seed)
-    return Seq2Seq(tiny_config(attention)).eval()
+    model = Seq2Seq(tiny_config(attention)).eval()
+    if KINDS[attention].counts:  # w_c starts at zero (a warm start's identity): in tests the coverage must count
+        torch.nn.init.normal_(model.decoder.attention.w_c.weight)
+    return model
 
 
 @pytest.fixture(params=ATTENTION_TYPES)

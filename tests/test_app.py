@@ -83,7 +83,7 @@ def test_the_app_computes_on_one_thread_in_torch_and_in_numpys_blas():
     assert torch.get_num_threads() == 1 and blas and set(blas) == {1}
 
 def test_large_text_redraws_the_grids_from_state(translated):
-    grid, _, _, _ = app.TRANSLATE.grids(translated[0], True)
+    grid, *_ = app.TRANSLATE.grids(translated[0], True)
     assert plotly_figure(grid).layout.font.size > plotly_figure(reply(translated)["left"]["grid"]).layout.font.size
 
 
@@ -290,7 +290,7 @@ def test_why_attention_charts_every_models_length_curve_from_its_card():
 
 def test_words_view_draws_the_grids_by_word_with_rows_that_still_sum_to_one():
     state = app.TRANSLATE.translate("The European Parliament met yesterday.", 1, False, "words")[0]
-    grids = app.TRANSLATE.grids(state, False, "words")[::2]
+    grids = app.TRANSLATE.grids(state, False, "words")[::3]  # each side: grid, note, coverage row
     for grid, side in zip(map(plotly_figure, grids), translate.SIDES):
         result = state["views"][side]["result"]
         assert list(grid.layout.xaxis.ticktext) == ["The", "European", "Parliament", "met", "yesterday.", "&lt;/s&gt;"]
@@ -298,5 +298,7 @@ def test_words_view_draws_the_grids_by_word_with_rows_that_still_sum_to_one():
         assert z.shape == (len(grid.layout.yaxis.ticktext), 6) and len(result.source_tokens) >= 6
         np.testing.assert_allclose(z.sum(1), 1.0, rtol=1e-5)  # float32 α, summed
         assert "by word" in grid.layout.title.text and "(by words)" in grid.data[0].hovertemplate
+    coverage = app.TRANSLATE.grids(state, False, "words")[2]  # the coverage row follows: one cell a word
+    assert coverage.count('class="coverage-cell"') == 6 and "each English word received" in coverage
     pieces = plotly_figure(app.TRANSLATE.grids(state, False, "pieces")[0])
     assert "by piece" in pieces.layout.title.text and np.asarray(pieces.data[0].z).shape[1] == len(state["views"]["left"]["result"].source_tokens)

@@ -3,7 +3,7 @@ import math
 import pytest
 import torch
 
-from attn_demo.attention import (KINDS, BahdanauAttention, LuongConcatAttention, LuongDotAttention,
+from attn_demo.attention import (KINDS, BahdanauAttention, CoverageAttention, LuongConcatAttention, LuongDotAttention,
                                  LuongGeneralAttention, LuongLowRankAttention, build_attention)
 from attn_demo.config import ATTENTION_SCORES, ATTENTION_TYPES
 from conftest import tiny_model
@@ -14,11 +14,14 @@ B, T, S, D, H, A, R = 2, 3, 5, 6, 7, 4, 8
 def make(name):
     torch.manual_seed(0)
     query_size = D if name == "luong-dot" else H
-    return build_attention(name, query_size, D, A, R), query_size
+    module = build_attention(name, query_size, D, A, R)
+    if name == "bahdanau-coverage":  # w_c starts at zero; here it must count
+        torch.nn.init.normal_(module.w_c.weight)
+    return module, query_size
 
 
-def hand_score(name, module, s, h):
-    """e for one query vector s and one annotation h, written out element by element."""
+def hand_score(name, module, s, h, c=0.0):
+    """e for one query vector s and one annotation h (received attention c so far), written out element by element."""
     if name == "luong-dot":
         return sum(s[i] * h[i] for i in range(D))
     if name == "luong-lowrank":
@@ -28,7 +31,9 @@ def hand_score(name, module, s, h):
         W = module.W.weight  # (H, D)
         return sum(s[i] * sum(W[i, k] * h[k] for k in range(D)) for i in range(H))
     Wh, bh, Ws, v = module.W_h.weight, module.W_h.bias, module.W_s.weight, module.v.weight[0]
-    return sum(v[a] * math.tanh(float(sum(Wh[a, k] * h[k] for k in range(D)) + bh[a] + sum(Ws[a, i] * s[i] for i in range(len(s)))))
+    wc = module.w_c.weight[:, 0] if name == "bahdanau-coverage" else torch.zeros(A)
+    return sum(v[a] * math.tanh(float(sum(Wh[a, k] * h[k] for k in range(D)) + bh[a] + sum(Ws[a, i] * s[i] for i in range(len(s)))
+                                      + wc[a] * c))
                for a in range(A))
 
 
@@ -67,8 +72,31 @@ def test_padding_gets_exactly_zero_weight_and_rows_sum_to_one(name):
     torch.testing.assert_close(context_changed[1], context[1])
 
 
+def test_the_coverage_score_reads_how_much_attention_each_piece_has_received():
+    """e_tj = vᵀ tanh(W_h h_j + W_s s_{t−1} + w_c C_tj), by hand; without coverage it is Bahdanau's score."""
+    module, _ = make("bahdanau-coverage")
+    query, h = torch.randn(B, T, H), torch.randn(B, S, D)
+    coverage = torch.rand(B, T, S) * 2
+    with torch.no_grad():
+        scores = module.score(query, module.project_keys(h), coverage)
+        for b in range(B):
+            for t in range(T):
+                expected = torch.tensor([float(hand_score("bahdanau-coverage", module, query[b, t], h[b, j], coverage[b, t, j]))
+                                         for j in range(S)])
+                torch.testing.assert_close(scores[b, t], expected, atol=1e-5, rtol=1e-5)
+        plain = BahdanauAttention(H, D, A)
+        plain.load_state_dict({k: v for k, v in module.state_dict().items() if k != "w_c.weight"})
+        torch.testing.assert_close(module.score(query, module.project_keys(h), torch.zeros(B, T, S)),
+                                   plain.score(query, plain.project_keys(h)))
+        assert not torch.allclose(scores, plain.score(query, plain.project_keys(h)))
+
+
+def test_a_new_coverage_score_starts_as_bahdanau_s():
+    assert torch.equal(CoverageAttention(H, D, A).w_c.weight, torch.zeros(A, 1))
+
+
 def test_factory_builds_each_class_and_rejects_unknown_names_listing_valid_ones():
-    classes = {"bahdanau": BahdanauAttention, "luong-concat": LuongConcatAttention,
+    classes = {"bahdanau": BahdanauAttention, "bahdanau-coverage": CoverageAttention, "luong-concat": LuongConcatAttention,
                "luong-general": LuongGeneralAttention, "luong-dot": LuongDotAttention,
                "luong-lowrank": LuongLowRankAttention}
     for name, cls in classes.items():
@@ -117,6 +145,7 @@ def test_each_type_is_described_once_with_the_key_size_and_query_its_model_has(a
     if attention == "none":
         assert kind.keys(config) is None
         return
+    assert kind.counts == hasattr(model.decoder.attention, "w_c")  # the network view draws C_{t-1} for these
     keys = model.decoder.attention.project_keys(torch.zeros(1, 2, config.annotation_size))
     assert keys.shape == (1, 2, kind.keys(config))  # the size the page prints, from the module itself
     assert len({k.title for k in KINDS.values()}) == len(KINDS)

@@ -38,8 +38,9 @@ def test_step_weight_bytes_counts_what_a_step_reads(toy_checkpoint):
     E, D, H, A, R, V = c.emb_size, c.annotation_size, c.dec_hidden_size, c.attn_hidden_size, c.attn_rank, c.tgt_vocab_size
     output = V * E + V  # the tied output layer reads the whole embedding table, and its bias
     query_side = {"bahdanau": H * A + A, "luong-concat": H * A + A, "luong-lowrank": R * H,  # W_s and v; U
+                  "bahdanau-coverage": H * A + A + A,  # and w_c, which reads the coverage at every step
                   "luong-general": 0, "luong-dot": 0, "none": 0}[c.attention]
-    if c.attention in ("bahdanau", "none"):  # s_t = GRU([E y; c_t], s_{t−1}), readout W_o [s_t; c_t; E y]
+    if c.attention in ("bahdanau", "bahdanau-coverage", "none"):  # s_t = GRU([E y; c_t], s_{t−1}), readout W_o [s_t; c_t; E y]
         cell, readout = 3 * H * (E + D) + 3 * H * H + 6 * H, (H + D + E) * E + E
     else:  # s_t = GRU(E y, s_{t−1}), h̃_t = tanh(W_c [c_t; s_t])
         cell, readout = 3 * H * E + 3 * H * H + 6 * H, (D + H) * E + E

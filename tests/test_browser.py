@@ -39,7 +39,7 @@ def browser():
 
 
 GROUP = f"window.attnSteps.group({STEPS.element_id!r})"  # the translate section's step views
-# the value of every bar of a step view, panel by panel (e, α, then the attribution if drawn)
+# the value of every bar of a step view, panel by panel (e, α, the coverage so far, then the attribution if drawn)
 BAR_VALUES = """(side) => [...document.querySelectorAll(`#${side}-step .attn-bars`)].map(
     (svg) => [...svg.querySelectorAll(".attn-bar")].map((bar) => Number(bar.dataset.value)))"""
 
@@ -104,7 +104,8 @@ DRAWN_STEP = """(side) => {
         title: view.querySelector(".attn-step-title").textContent, caption: view.querySelector(".attn-step-caption").textContent,
         scores: bars(0).map((b) => Number(b.dataset.value)), weights: bars(1).map((b) => Number(b.dataset.value)),
         score_heights: bars(0).map((b) => Number(b.getAttribute("height"))), weight_heights: bars(1).map((b) => Number(b.getAttribute("height"))),
-        weight_labels: [...view.querySelectorAll(".attn-value")].map((t) => t.textContent),
+        weight_labels: [...view.querySelectorAll(".attn-bars")[1].querySelectorAll(".attn-value")].map((t) => t.textContent),
+        coverage: bars(2).map((b) => Number(b.dataset.value)),
         query: [...strip.attnValues[0]], rows: rows.attnValues.map((row) => [...row]),
         peak: { value: peak[1], colour: [...rows.getContext("2d").getImageData(peak[3], peak[2], 1, 1).data].slice(0, 3) },
         dots: numbers(".attn-pca circle", "weight"), star: [Number(star.dataset.x), Number(star.dataset.y)],
@@ -133,6 +134,7 @@ def assert_page_draws_the_models_step(page, sentence, t):
         score_heights, scores = np.asarray(drawn["score_heights"]), np.abs(result.scores[i])
         np.testing.assert_allclose(score_heights, scores * score_heights.max() / scores.max(), rtol=1e-4, atol=1e-3)
         assert drawn["weight_labels"] == [f"{w:.2f}" for w in weights]
+        np.testing.assert_array_equal(np.float32(drawn["coverage"]), result.attention[:t].cumsum(0)[-1])  # C so far
         np.testing.assert_array_equal(np.float32(drawn["query"]), result.queries[i])
         rows = np.float32(drawn["rows"])
         np.testing.assert_array_equal(rows[:-1], weights[:, None] * result.encoder_states)  # float32 products
@@ -432,6 +434,10 @@ def test_the_page_opens_on_a_translated_example(browser, app_url, width, height)
         role == "figure" and label for role, label in texts.values()), texts
     for side, (model, view) in zip(SIDES, app.TRANSLATE.sides(state)):
         assert texts[f"{side}-grid"][1] == html.unescape(grid_figure(model, view, False)["layout"]["meta"]["text"])
+    for side in SIDES:  # under each grid, every English piece's coverage, on the page as the server wrote it
+        result = state["views"][side]["result"]
+        cells = page.locator(f"#{side}-coverage .coverage-cell .coverage-value").all_inner_texts()
+        assert cells == [f"{c:.2f}" for c in result.coverage], side
     for side in SIDES:  # a first step whose attention rests on </s> says what is known about it, and only such a step
         alpha = state["views"][side]["result"].attention
         resting = alpha is not None and alpha[0].argmax() == alpha.shape[1] - 1
@@ -621,14 +627,14 @@ def test_attribution_beside_alpha_on_demand(browser, app_url, width, height):
     for side, note in zip(SIDES, expected[1::2]):
         assert page.locator(f"#{side}-agreement").inner_text().split("Spearman ρ of ")[1][:4] == note.split("**")[3][:4]
     for side, sent in zip(SIDES, bars):  # and in each step view, under the α bars: e, α, then A at step 1
-        page.wait_for_function(f"() => document.querySelectorAll('#{side}-step .attn-bars').length === 3", timeout=30_000)
+        page.wait_for_function(f"() => document.querySelectorAll('#{side}-step .attn-bars').length === 4", timeout=30_000)
         drawn = page.evaluate(BAR_VALUES, side)
-        np.testing.assert_array_equal(np.float32(drawn[2]), untyped(sent["scores"])[0])
+        np.testing.assert_array_equal(np.float32(drawn[3]), untyped(sent["scores"])[0])
     assert page.evaluate(OVERLAPPING_LABELS) == []
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.locator("#left-attribution").scroll_into_view_if_needed()
     page.screenshot(path=str(SCREENSHOT_DIR / f"attribution-{width}.png"), full_page=False)
-    page.locator("#left-step .attn-bars").nth(2).scroll_into_view_if_needed()
+    page.locator("#left-step .attn-bars").nth(3).scroll_into_view_if_needed()
     page.screenshot(path=str(SCREENSHOT_DIR / f"attribution-steps-{width}.png"), full_page=False)
     page.locator("#attribution-method").get_by_label("integrated gradients").check()  # not asked for: not drawn
     page.locator("#grid-unit").get_by_label("words").check()  # the attribution grids follow, with their method
@@ -638,7 +644,7 @@ def test_attribution_beside_alpha_on_demand(browser, app_url, width, height):
     page.locator("#grid-unit").get_by_label("pieces").check()
     page.get_by_role("textbox", name="English sentence").fill("I don't like coffee.")
     page.get_by_role("button", name="Translate").click()  # another sentence: its step views have no attribution yet
-    page.wait_for_function("() => document.querySelectorAll('#left-step .attn-bars').length === 2", timeout=60_000)
+    page.wait_for_function("() => document.querySelectorAll('#left-step .attn-bars').length === 3", timeout=60_000)
     for side in SIDES:  # nor do its grids: the last sentence's are gone
         page.locator(f"#{side}-attribution .js-plotly-plot").wait_for(state="detached", timeout=30_000)
         assert page.locator(f"#{side}-agreement").inner_text().strip() == strip_markdown(attribution.NOT_SHOWN)

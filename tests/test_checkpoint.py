@@ -128,6 +128,20 @@ def test_warm_start_takes_every_weight_but_the_attention_module(tmp_path, toy_to
     assert f"attention replaced by {new}" in warm_start_text(warm)
 
 
+def test_a_coverage_model_warm_started_from_bahdanau_translates_exactly_as_bahdanau(tmp_path, toy_tokenizers):
+    """Every weight of the additive score is taken and w_c starts at zero: the same logits at every step."""
+    save_checkpoint(tmp_path / "bahdanau", tiny_model("bahdanau"), *toy_tokenizers)
+    source = load_checkpoint(tmp_path / "bahdanau")[0]
+    model = Seq2Seq(tiny_config("bahdanau-coverage")).eval()
+    warm = warm_start(model, tmp_path / "bahdanau")
+    assert warm["new_weights"] == ["decoder.attention.w_c.weight"] and warm["dropped_weights"] == []
+    assert "w_c starts at zero" in warm_start_text(warm)
+    src, lengths = torch.tensor([[5, 6, 7, 3], [8, 9, 3, 0]]), torch.tensor([4, 3])
+    y_in = torch.tensor([[2, 10, 11, 12], [2, 13, 14, 15]])
+    with torch.no_grad():
+        torch.testing.assert_close(model(src, lengths, y_in), source(src, lengths, y_in), rtol=0, atol=0)
+
+
 def test_warm_start_with_the_same_attention_is_strict(toy_checkpoint, attention):
     model = tiny_model(attention, seed=3)
     warm = warm_start(model, toy_checkpoint)

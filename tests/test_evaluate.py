@@ -1,4 +1,6 @@
+import dataclasses
 import json
+import math
 import sys
 
 import pytest
@@ -7,7 +9,9 @@ from huggingface_hub import ModelCard
 
 from attn_demo.alignment import ALIGNERS
 from attn_demo.data import LONG_BUCKETS, long_dev_set, read_pairs, train_valid_split
-from attn_demo.evaluate import eos_argmax_share, main, score, translate_traced
+from attn_demo.evaluate import (TUNING_GRID, TUNING_SLACK, eos_argmax_share, faults, is_short, main, ranking_score, repeats,
+                                score, translate_traced, tune)
+from attn_demo.search import NO_PENALTIES, Penalties
 from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
 from attn_demo.translator import load_translator
 from conftest import DEVICE
@@ -165,3 +169,36 @@ def test_the_share_of_steps_resting_on_eos_counts_every_step_of_every_translatio
     resting = [[row.argmax() == len(row) - 1 for row in alpha] for alpha in alphas]  # by hand, step by step
     assert eos_argmax_share(translations) == sum(map(sum, resting)) / sum(map(len, resting))
     assert eos_argmax_share([None, *translations]) == eos_argmax_share(translations)  # a refused input has no steps
+
+
+def test_an_output_repeats_when_a_word_pair_comes_back_more_often_than_in_the_reference():
+    assert repeats("avant le petit-déjeuner avant le petit-déjeuner.", "Il nage avant le petit-déjeuner.")
+    assert not repeats("Je pense, donc je suis.", "Je pense, donc je suis.")  # "je" twice, but no pair twice
+    assert not repeats("Il faut que tu que tu viennes", "Il faut que tu que tu viennes")  # the reference has it too
+    assert repeats("Le chat et le Chat et le chat", "Le chat et le chien")  # lowercased words
+
+
+def test_an_output_is_short_under_four_fifths_of_the_reference_s_words_and_faults_count_either():
+    assert is_short("un deux trois", "un deux trois quatre") and not is_short("un deux trois quatre", "a b c d e")
+    result = faults(["un deux un deux", "un", "un deux trois quatre cinq"], ["un deux", "un deux trois", "a b c d e"])
+    assert (result["n"], result["repeat"], result["short"], result["repeat_or_short"]) == (3, round(1 / 3, 4), round(1 / 3, 4), round(2 / 3, 4))
+
+
+def test_tuning_ranks_each_sentence_s_n_best_as_the_search_would_and_keeps_a_fair_setting(toy_checkpoint, monkeypatch, tmp_path):
+    translator = load_translator(toy_checkpoint, device=DEVICE)
+    pairs = [("I see the red cat.", "je vois le chat rouge."), ("the blue dog", "le chien bleu"),
+             ("I see the black truck.", "je vois le camion noir.")]
+    result = tune(translator, pairs, beam=3)
+    expected = len(TUNING_GRID["length"]) * (1 if toy_checkpoint.name == "tiny-none" else
+                                             len(TUNING_GRID["coverage"]) * len(TUNING_GRID["repeat"]))
+    assert len(result["rows"]) == expected and result["plain"]["penalties"] == dataclasses.asdict(NO_PENALTIES)
+    kept, plain = result["kept"], result["plain"]
+    assert kept["bleu"] >= plain["bleu"] - TUNING_SLACK and kept["repeat_or_short"] <= plain["repeat_or_short"]
+    penalties = Penalties(length=0.6, coverage=0.2, repeat=0.3)  # re-ranking offline is what the search ranks by
+    for hypothesis in translator.translate(pairs[0][0], beam_size=3, n_best=3, penalties=penalties):
+        assert math.isclose(ranking_score(hypothesis, penalties), hypothesis.score, rel_tol=1e-4, abs_tol=1e-4)
+    # the card records the setting, and the translator decodes with it from then on
+    monkeypatch.setattr("attn_demo.evaluate.tuning_set", lambda *args: pairs)
+    main([str(toy_checkpoint), "--tune", "--beam", "3", "--card", "--json"])
+    assert dataclasses.asdict(load_translator(toy_checkpoint, device=DEVICE).penalties) == kept["penalties"]
+    assert "A beam search ranks what it finishes by" in (toy_checkpoint / "README.md").read_text(encoding="utf-8")

@@ -25,11 +25,11 @@ def test_teacher_forced_logits_equal_step_by_step_decoding(attention):
     with torch.no_grad():
         memory = model.encode(src, lengths)
         forced = model.decoder(y_in, memory)  # (B, T, V)
-        state, stepped = memory.init_state, []
+        state, coverage, stepped = memory.init_state, None, []
         for t in range(T):
-            step = model.decoder.step(y_in[:, t], state, memory)
+            step = model.decoder.step(y_in[:, t], state, memory, coverage=coverage)
             stepped.append(step.logits)
-            state = step.state
+            state, coverage = step.state, step.coverage
     assert forced.shape == (B, T, V)
     torch.testing.assert_close(torch.stack(stepped, 1), forced, atol=1e-5, rtol=1e-5)
 
@@ -66,9 +66,41 @@ def test_query_is_previous_state_for_bahdanau_current_state_for_luong_and_absent
     if attention == "none":
         assert step.query is None and model.query_symbol is None
         return
-    expected = memory.init_state if attention == "bahdanau" else step.state
-    assert torch.equal(step.query, expected)
-    assert model.query_symbol == ("s_{t-1}" if attention == "bahdanau" else "s_t")
+    previous = attention.startswith("bahdanau")
+    assert torch.equal(step.query, memory.init_state if previous else step.state)
+    assert model.query_symbol == ("s_{t-1}" if previous else "s_t")
+
+
+def test_each_step_s_coverage_is_the_running_sum_of_its_attention(attention):
+    """Step.coverage = Σ_{t'≤t} α_t' exactly; the coverage model's scores read it (teacher forcing, which
+    sums α inside the decoder, gives the same logits: test_teacher_forced_logits_equal_step_by_step_decoding)."""
+    model = tiny_model(attention)
+    src, lengths, y_in = batch()
+    with torch.no_grad():
+        memory = model.encode(src, lengths)
+        state, coverage, total = memory.init_state, None, torch.zeros(B, S)
+        for t in range(T):
+            step = model.decoder.step(y_in[:, t], state, memory, coverage=coverage)
+            if attention == "none":
+                assert step.coverage is None
+                return
+            total = total + step.attention
+            assert torch.equal(step.coverage, total)
+            previous, state, coverage = state, step.state, step.coverage
+        forgetful = model.decoder.step(y_in[:, -1], previous, memory)  # the last step as if nothing had been attended yet
+    assert torch.equal(forgetful.attention, step.attention) != (attention == "bahdanau-coverage")
+
+
+def test_the_baseline_trains_with_one_gru_call_that_matches_its_cell_step_by_step():
+    """The decoder without attention runs nn.GRU over the whole target with the GRUCell's own weights."""
+    model = tiny_model("none")
+    src, lengths, y_in = batch()
+    memory = model.encode(src, lengths)
+    readouts, alpha = model.decoder.readouts_and_attention(y_in, memory)
+    readouts.sum().backward()
+    assert alpha is None and model.decoder.cell.weight_hh.grad.abs().sum() > 0  # gradients reach the cell's weights
+    assert not any(name.startswith("decoder.") and "gru" in name.lower() and "cell" not in name
+                   for name in model.state_dict())  # the borrowed nn.GRU adds nothing to a checkpoint
 
 
 def test_without_attention_every_step_reads_the_final_states_of_both_encoder_directions():

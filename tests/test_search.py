@@ -1,7 +1,9 @@
+import math
+
 import pytest
 import torch
 
-from attn_demo.search import FATES, TRACE_FIELDS, beam_search, beam_search_n_best, forced_search, greedy_search, max_target_length
+from attn_demo.search import FATES, TRACE_FIELDS, Penalties, beam_search, beam_search_n_best, forced_search, greedy_search, max_target_length
 from conftest import tiny_model
 
 EOS = 3
@@ -21,13 +23,13 @@ def teacher_forced(model, src, lengths, b, tokens):
     model has no such thing: query, e and α without attention)."""
     y_in = torch.tensor([[model.config.bos_id] + tokens[:-1]])
     memory = model.encode(src[b:b + 1], lengths[b:b + 1])
-    state, log_prob, rows = memory.init_state, 0.0, {name: [] for name in TRACE_FIELDS}
+    state, coverage, log_prob, rows = memory.init_state, None, 0.0, {name: [] for name in TRACE_FIELDS}
     for t, y in enumerate(tokens):
-        step = model.decoder.step(y_in[:, t], state, memory)
+        step = model.decoder.step(y_in[:, t], state, memory, coverage=coverage)
         log_prob += float(step.logits.log_softmax(-1)[0, y])
         for name in TRACE_FIELDS:
             rows[name].append(getattr(step, name))
-        state = step.state
+        state, coverage = step.state, step.coverage
     return log_prob, {name: None if r[0] is None else torch.cat(r).numpy() for name, r in rows.items()}
 
 
@@ -172,3 +174,31 @@ def test_the_search_weighed_is_the_models_and_keeps_the_k_best(attention):
         assert len(ended) == K and {tuple(h.tokens) for h in best[b]} == ended
         last = max(c.step for c in candidates)
         assert last == max(len(h.tokens) for h in best[b])  # the search stops when its K-th hypothesis ends
+
+
+def test_the_coverage_terms_are_those_of_wu_et_al_and_opennmt_s_summary_by_hand():
+    """β_cov Σ_j log min(C_j, 1) − β_rep Σ_j (max(C_j, 1) − 1) over real pieces; padding counts for nothing."""
+    coverage = torch.tensor([[0.5, 1.5, 1.0, 0.0]])
+    mask = torch.tensor([[True, True, True, False]])
+    term = Penalties(coverage=2.0, repeat=3.0).coverage_term(coverage, mask)
+    assert math.isclose(float(term[0]), 2.0 * math.log(0.5) - 3.0 * 0.5, rel_tol=1e-6)
+    assert Penalties().coverage_term(coverage, mask) == 0.0 and Penalties(coverage=1.0).coverage_term(None, mask) == 0.0
+    assert Penalties().length_norm(7) == 7 and math.isclose(Penalties(length=0.6).length_norm(7), 2.0 ** 0.6)
+
+
+@pytest.mark.parametrize("penalties", [Penalties(), Penalties(length=0.6, coverage=0.4, repeat=0.3)])
+def test_each_finished_hypothesis_is_ranked_by_its_own_length_and_coverage(attention, penalties):
+    """score = log p / lp(|Y|) + the coverage term of the α in the hypothesis's own trace, best first."""
+    model = tiny_model(attention)
+    src, lengths, memory = source(model)
+    K = 4
+    best, _ = beam_search_n_best(model, memory, max_target_length(lengths), K, K, penalties)
+    for b, hypotheses in enumerate(best):
+        scores = [hyp.score for hyp in hypotheses]
+        assert scores == sorted(scores, reverse=True)
+        for hyp in hypotheses:
+            alpha = hyp.trace["attention"]
+            coverage = None if alpha is None else torch.from_numpy(alpha).sum(0, keepdim=True)  # (1, S)
+            term = penalties.coverage_term(coverage, memory.mask[b:b + 1])
+            expected = hyp.log_prob / penalties.length_norm(len(hyp.tokens)) + float(term if isinstance(term, float) else term[0])
+            assert math.isclose(hyp.score, expected, rel_tol=1e-4, abs_tol=1e-4)

@@ -64,12 +64,14 @@ def test_step_payload_sends_the_models_float32_numbers_and_plain_pieces(attends)
 def test_the_payload_carries_each_kinds_path_for_the_network_view(attention):
     """What reads c_t (the network view's order and arrows) and the score's equation come from KINDS."""
     sent = json.loads(json.dumps(step_payload("m", translation(attention != "none", attention), pca_projection(trace()[2]))))
-    assert sent["context_into"] == KINDS[attention].context_into == {"bahdanau": "gru", "none": "gru"}.get(attention, "output")
+    previous = attention in ("bahdanau", "bahdanau-coverage", "none")  # the GRU reads c_t (or c)
+    assert sent["context_into"] == KINDS[attention].context_into == ("gru" if previous else "output")
+    assert sent["counts"] == (attention == "bahdanau-coverage")  # the network view draws C_{t-1} into the score
     if attention == "none":  # nothing to score with: the view draws no score and no softmax
         assert sent["score"] is None and sent["weights"] is None
         return
     assert sent["score"] == latex_parts(KINDS[attention].score) and sent["score"][0] == ["e", "tj"]
-    query = ["s", "t−1"] if attention == "bahdanau" else ["s", "t"]
+    query = ["s", "t−1"] if previous else ["s", "t"]
     assert query in sent["score"]  # the query the kind's equation names is the one the view lights first
 
 
@@ -81,7 +83,7 @@ def test_latex_parts_writes_the_scores_in_plain_text_with_subscripts():
 
 @pytest.mark.parametrize("attention", ATTENTION_TYPES)
 def test_the_query_symbol_is_written_as_base_and_subscript(attention):
-    expected = {"bahdanau": ["s", "t−1"], "none": None}.get(attention, ["s", "t"])
+    expected = {"bahdanau": ["s", "t−1"], "bahdanau-coverage": ["s", "t−1"], "none": None}.get(attention, ["s", "t"])
     assert symbol_parts(KINDS[attention].query) == expected
 
 

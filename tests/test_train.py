@@ -11,7 +11,7 @@ from attn_demo.checkpoint import load_checkpoint, read_training_data
 from attn_demo.data import collate, encode_pairs
 from attn_demo.model import Seq2Seq
 from attn_demo.timeline import ALPHA_DECIMALS, PROBES, kept_point, read_timeline
-from attn_demo.train import RunClock, learning_rate, main, parse_args
+from attn_demo.train import RunClock, coverage_loss, learning_rate, main, parse_args
 from attn_demo.translator import device_name
 from conftest import toy_pairs
 
@@ -41,6 +41,23 @@ def test_a_short_run_lowers_the_loss_and_leaves_a_hub_checkpoint(tmp_path, toy_t
     facts = ModelCard.load(tmp_path / "out" / "README.md").data.training
     assert facts["parameters"] == sum(p.numel() for p in model.parameters()) and facts["steps"] > 0
     assert "--attention " + attention in facts["command"]
+
+
+def test_the_coverage_loss_counts_attention_paid_again_to_a_piece_already_attended():
+    """See et al.'s Σ_j min(α_tj, C_tj), averaged over real steps, by hand: padded steps count for nothing."""
+    alpha = torch.tensor([[[1.0, 0.0], [0.5, 0.5], [0.2, 0.8], [0.9, 0.1]]])  # (B=1, T=4, S=2)
+    real = torch.tensor([[True, True, True, False]])
+    # C: (0, 0), (1, 0), (1.5, 0.5); min with α: 0 + (0.5 + 0) + (0.2 + 0.5); step 4 is padding
+    assert math.isclose(float(coverage_loss(alpha, real)), (0.0 + 0.5 + 0.7) / 3, rel_tol=1e-6)
+    assert float(coverage_loss(torch.eye(3)[None], torch.ones(1, 3, dtype=torch.bool))) == 0.0  # each piece once
+
+
+def test_a_coverage_run_with_its_loss_trains_and_the_card_records_the_weight(tmp_path, toy_tsv):
+    main(train_args(tmp_path, toy_tsv, "bahdanau-coverage", minutes=10) + ["--target-tokens", "3000", "--coverage-loss", "1.0"])
+    facts = ModelCard.load(tmp_path / "out" / "README.md").data.training
+    assert facts["coverage_loss"] == 1.0
+    model = load_checkpoint(tmp_path / "out")[0]
+    assert model.decoder.attention.w_c.weight.abs().sum() > 0  # the counting weight learned from zero
 
 
 def test_resume_continues_the_same_run(tmp_path, toy_tsv):

@@ -39,8 +39,10 @@ def test_translation_arrays_are_consistent(translator, beam_size):
         half = translator.config.enc_hidden_size
         c = np.concatenate([result.encoder_states[-1, :half], result.encoder_states[0, half:]])
         np.testing.assert_array_equal(result.contexts, np.tile(c, (T, 1)))
-        assert not {"attention", "scores", "queries", "query_symbol"} & set(result.to_dict())  # no α in the JSON
+        assert not {"attention", "scores", "queries", "query_symbol", "coverage"} & set(result.to_dict())  # no α in the JSON
         return
+    np.testing.assert_array_equal(result.coverage, result.attention.sum(0))  # C_j: the column sums of α, exactly
+    assert result.coverage.shape == (S,) and "coverage" in result.to_dict()  # the trace file carries it
     assert result.scores.shape == result.attention.shape == (T, S)
     assert result.queries.shape == (T, translator.config.dec_hidden_size)
     np.testing.assert_allclose(result.attention.sum(1), 1.0, atol=1e-5)
@@ -282,13 +284,13 @@ def test_a_one_hot_alpha_gives_c_t_equal_to_h_j_and_the_model_goes_on_from_it(tr
     # the piece at step t is the one the model computes from that c_t: teacher-force the same pieces
     # with the same α at step t, and step t's most probable piece is the one the search emitted
     memory = translator.encode_batch([translator.encode(SENTENCE)])
-    step_state, y = memory.init_state, torch.tensor([translator.config.bos_id], device=DEVICE)
+    step_state, coverage, y = memory.init_state, None, torch.tensor([translator.config.bos_id], device=DEVICE)
     ids = ids_of(translator, moved)
     with torch.inference_mode():
         for step_t in range(t):
             weights = torch.tensor(one_hot, device=DEVICE)[None] if step_t == t - 1 else None
-            step = translator.model.decoder.step(y, step_state, memory, weights)
-            y, step_state = torch.tensor([ids[step_t]], device=DEVICE), step.state
+            step = translator.model.decoder.step(y, step_state, memory, weights, coverage)
+            y, step_state, coverage = torch.tensor([ids[step_t]], device=DEVICE), step.state, step.coverage
     assert int(step.logits.argmax(-1)) == ids[t - 1]
     with pytest.raises(ValueError, match="summing to 1"):
         translator.translate(SENTENCE, force_attention={t: one_hot * 2})

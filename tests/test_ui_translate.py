@@ -10,6 +10,7 @@ import pytest
 
 from attn_demo.alignment import words_view
 from attn_demo.catalogue import load_models
+from attn_demo.search import Penalties
 from attn_demo.checkpoint import save_checkpoint
 from attn_demo.config import ATTENTION_TYPES
 from attn_demo.figures import label
@@ -33,7 +34,7 @@ def models(tmp_path_factory, toy_tokenizers):
     folder = tmp_path_factory.mktemp("checkpoints")
     for attention in ATTENTION_TYPES:
         save_checkpoint(folder / f"tiny-{attention}", tiny_model(attention), *toy_tokenizers)
-    save_checkpoint(folder / "seventh", tiny_model("luong-general", seed=7), *toy_tokenizers)  # dropped in: no code change
+    save_checkpoint(folder / "another", tiny_model("luong-general", seed=7), *toy_tokenizers)  # dropped in: no code change
     return load_models(folder, device=DEVICE)[0]
 
 
@@ -48,8 +49,8 @@ def sides(outputs) -> dict:
 
 
 def test_the_pickers_offer_every_checkpoint_with_its_type(section, models):
-    assert [key for _, key in section.choices()] == [model.key for model in models] and len(models) == 7
-    assert ("Luong (general) — seventh", "seventh") in section.choices()
+    assert [key for _, key in section.choices()] == [model.key for model in models] and len(models) == len(ATTENTION_TYPES) + 1
+    assert ("Luong (general) — another", "another") in section.choices()
 
 
 @pytest.mark.parametrize("attention", ATTENTION_TYPES)
@@ -288,6 +289,12 @@ def test_the_explorer_shows_the_beam_and_answers_what_if_with_the_models_numbers
     choices = explore.choices(explored, 0, 1)["choices"]
     top = section.models[key].translator.choices(SENTENCE, hypotheses[0].target_tokens, 1)
     assert [piece for _, piece in choices] == [piece for piece, _ in top] and f"p = {top[0][1]:.3f}" in choices[0][0]
+
+    penalised = explore.beam(state, key, 4, 3, False, coverage=0.5, repeat=1.0)[0]["hypotheses"]  # the sliders
+    ranked = section.models[key].translator.translate(SENTENCE, beam_size=4, n_best=3, penalties=Penalties(
+        coverage=0.5 if attention != "none" else 0.0, repeat=1.0 if attention != "none" else 0.0))
+    assert [(h.target_tokens, h.score) for h in penalised] == [(h.target_tokens, h.score) for h in ranked]
+    assert f"{ranked[0].score:.3f} |" in explore.beam(state, key, 4, 3, False, 0.5, 1.0)[1]  # the table shows the score
 
     other = choices[1][1]
     summary, result_grid, _, payload, _ = explore.change(explored, 0, 1, other, "", 0, False)

@@ -6,6 +6,7 @@ log-probability. The hypothesis and the what-if each get their grid, network vie
 
 Every number is the model's: the searches are Translator.beam's and Translator.translate's (prefix,
 force_attention), and the choices at a step are its own probabilities (Translator.choices)."""
+import dataclasses
 import html
 
 import gradio as gr
@@ -38,10 +39,16 @@ NOT_SHOWN = "Press **Show the beam** to lay open the beam search of the sentence
 BEAMS_KEPT = 64  # searches kept (model, sentence, k, n), shared by every session
 
 
+PENALTY_NOTE = ("The search ranks what it finishes by its **score**: log p over a length penalty, plus the coverage "
+                "penalties below: $\\beta_{cov} \\sum_j \\log \\min(C_j, 1)$ for English pieces left (partly) unattended "
+                "and $-\\beta_{rep} \\sum_j (\\max(C_j, 1) - 1)$ for pieces attended more than once in all, "
+                "$C_j = \\sum_t \\alpha_{tj}$. They change the ranking, never what the search finds.")
+
+
 def hypothesis_table(hypotheses) -> str:
-    rows = "\n".join(f"| {i} | {html.escape(h.text)} | {h.log_prob:.2f} | {h.log_prob / len(h.target_tokens):.3f} |"
-                     for i, h in enumerate(hypotheses, start=1))
-    return f"| rank | French | log p | log p / length |\n|---|---|---|---|\n{rows}"
+    rows = "\n".join(f"| {i} | {html.escape(h.text)} | {h.log_prob:.2f} | {h.log_prob / len(h.target_tokens):.3f} | "
+                     f"{h.score:.3f} |" for i, h in enumerate(hypotheses, start=1))
+    return f"| rank | French | log p | log p / length | score |\n|---|---|---|---|---|\n{rows}"
 
 
 def on_one_map(views: list[tuple]) -> dict:
@@ -61,8 +68,10 @@ class ExploreSection:
         self.translate = translate_section
         self.searched = ComputedOnce(self._beam, BEAMS_KEPT)  # a class exploring one sentence searches it once
 
-    def _beam(self, key: str, text: str, k: int, n: int):
-        return self.model(key).run(Translator.beam, text, k, n)
+    def _beam(self, key: str, text: str, k: int, n: int, coverage: float, repeat: float):
+        model = self.model(key)
+        penalties = dataclasses.replace(model.translator.penalties, coverage=coverage, repeat=repeat)
+        return model.run(Translator.beam, text, k, n, penalties)
 
     def model(self, key: str):
         return self.translate.models[key]
@@ -73,13 +82,16 @@ class ExploreSection:
         figure = alignment_figure(result.source_tokens, result.target_tokens, result.attention, title, large, marked=marked)
         return gr.update(value=plot(figure), visible=True), gr.update(value="", visible=False)
 
-    def beam(self, state, key: str, beam_size: float, n_best: float, large: bool) -> list:
+    def beam(self, state, key: str, beam_size: float, n_best: float, large: bool, coverage: float = 0.0,
+             repeat: float = 0.0) -> list:
         """The beam search of the session's sentence with the chosen model laid open: the n best
-        (table and picker) and the search figure."""
+        (table and picker), ranked with the coverage penalties asked for, and the search figure."""
         if not state:
             return [None, "Translate a sentence first.", None, gr.update(choices=[], value=None)]
         k, n = int(beam_size), min(int(n_best), int(beam_size))
-        beam = self.searched(key, state["text"], k, n)
+        if not self.model(key).has_attention:
+            coverage = repeat = 0.0  # no α, no coverage: only the length penalty ranks
+        beam = self.searched(key, state["text"], k, n, float(coverage), float(repeat))
         hypotheses = beam.translations
         explored = {"key": key, "text": state["text"], "beam_size": k, "hypotheses": hypotheses}
         figure = beam_search_figure(beam.weighed, beam.pieces, [h.target_tokens for h in hypotheses], large)
@@ -171,6 +183,12 @@ class ExploreSection:
             beam_size = gr.Slider(2, 8, value=5, step=1, label="Beam size k")
             n_best = gr.Slider(1, 8, value=5, step=1, label="Hypotheses shown (at most k)")
             show = gr.Button("Show the beam", variant="secondary", elem_id="explore-beam")
+        with gr.Row():
+            coverage = gr.Slider(0, 1, value=0, step=0.05, label="Coverage penalty β_cov", elem_id="explore-coverage",
+                                 info="against English pieces left unattended")
+            repeat = gr.Slider(0, 3, value=0, step=0.1, label="Repeat penalty β_rep", elem_id="explore-repeat",
+                               info="against pieces attended more than once in all")
+        gr.Markdown(PENALTY_NOTE, latex_delimiters=LATEX)
         table = gr.Markdown(NOT_SHOWN, elem_id="explore-table")
         search = gr.Plot(show_label=False, elem_id="explore-search")
         gr.Markdown(SEARCH_CAPTION, latex_delimiters=LATEX)
@@ -204,8 +222,8 @@ class ExploreSection:
         def then_load(event, name: str):
             event.then(None, [steps_json, large_text], None, js=STEPS.load, api_name=f"{name}_load_steps")
 
-        show.click(self.beam, [controls.session, key, beam_size, n_best, large_text], [explored, table, search, rank],
-                   api_name="explore_beam")
+        show.click(self.beam, [controls.session, key, beam_size, n_best, large_text, coverage, repeat],
+                   [explored, table, search, rank], api_name="explore_beam")
         then_load(rank.change(self.pick, [explored, rank, large_text], [grid, note, step, source_piece, steps_json, slider],
                               api_name="explore_pick"), "explore_pick")
         # after every translation shown; off the queue and without a spinner: it decodes nothing, and a full class

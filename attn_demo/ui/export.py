@@ -18,7 +18,7 @@ from attn_demo.figures import to_json
 from attn_demo.ui.page import FIGURE_TEXT_JS, PAGE_CHANGES_JS
 from attn_demo.ui.step_group import STEP_VIEWS_CSS, STEP_VIEWS_JS
 from attn_demo.ui.translate import SIDES, TRACE_DIR
-from attn_demo.views import grid_figure, step_data
+from attn_demo.views import COVERAGE_CSS, coverage_row, grid_figure, step_data
 
 GROUP = "export-steps"  # the element the file's step views are bound to
 PAGE = """<!doctype html>
@@ -58,19 +58,22 @@ group.find(".attn-play").addEventListener("click", () => to(group.play(slider.va
 group.load(payload, false);
 </script></body></html>
 """
-SIDE = """<div class="side"><h2>{title}</h2><div class="translation">{text}</div><div class="grid" id="{side}-grid">{no_grid}</div></div>"""
+SIDE = """<div class="side"><h2>{title}</h2><div class="translation">{text}</div><div class="grid" id="{side}-grid">{no_grid}</div>
+<div id="{side}-coverage">{coverage}</div></div>"""
 SLOT = """<div class="side"><div class="attn-network-slot" id="{side}-network"></div><div class="attn-step-slot" id="{side}-step"></div></div>"""
 
 
-def export_html(payload: dict, grids: dict, source: str, beam_size: int, texts: dict) -> str:
-    """The file's text: payload from step_data, grids {side: Plotly figure or None}, the translations {side: text}."""
+def export_html(payload: dict, grids: dict, source: str, beam_size: int, texts: dict, coverages: dict) -> str:
+    """The file's text: payload from step_data, grids {side: Plotly figure or None}, the translations {side: text},
+    the coverage rows {side: HTML from views.coverage_row}."""
     titles = [view["title"] for view in payload["views"]]
     sides = "".join(SIDE.format(title=html.escape(title), text=html.escape(texts[side]), side=side,
-                                no_grid="" if grids[side] is not None else "<p>No attention, so no grid.</p>")
+                                no_grid="" if grids[side] is not None else "<p>No attention, so no grid.</p>",
+                                coverage=coverages[side])
                     for side, title in zip(SIDES, titles))
     figures = {side: json.loads(to_json(figure)) for side, figure in grids.items() if figure is not None}
     return PAGE.format(
-        title=html.escape(" | ".join(titles)), source=html.escape(source), beam=int(beam_size), css=STEP_VIEWS_CSS,
+        title=html.escape(" | ".join(titles)), source=html.escape(source), beam=int(beam_size), css=STEP_VIEWS_CSS + COVERAGE_CSS,
         sides=sides, slots="".join(SLOT.format(side=side) for side in SIDES), group=GROUP, group_json=json.dumps(GROUP),
         steps=int(payload["steps"]), payload=script_json(payload), figures=script_json(figures),
         plotly=plotly.offline.get_plotlyjs(), step_views=STEP_VIEWS_JS, figure_text=FIGURE_TEXT_JS, page_changes=PAGE_CHANGES_JS)
@@ -94,15 +97,16 @@ class ExportSection:
         payload = step_data(sides)
         grids = {side: grid_figure(model, view, False) for side, (model, view) in zip(SIDES, sides)}
         texts = {side: view["result"].text for side, (_, view) in zip(SIDES, sides)}
+        coverages = {side: coverage_row(model, view) for side, (model, view) in zip(SIDES, sides)}
         fingerprints = "|".join(model.fingerprint for model, _ in sides)
         # the renderer too: a restart with new drawing code must not serve a file drawn by the old one (TRACE_DIR outlives it)
-        renderer = STEP_VIEWS_JS + STEP_VIEWS_CSS + PAGE_CHANGES_JS + FIGURE_TEXT_JS
+        renderer = STEP_VIEWS_JS + STEP_VIEWS_CSS + PAGE_CHANGES_JS + FIGURE_TEXT_JS + COVERAGE_CSS
         key = hashlib.sha1(f"{fingerprints}|{state['beam_size']}|{state['text']}|{renderer}".encode()).hexdigest()[:16]
         TRACE_DIR.mkdir(exist_ok=True)
         path = TRACE_DIR / f"attention-{key}.html"
         if not path.exists():
             partial = path.with_suffix(f".{os.getpid()}.{time.monotonic_ns()}.part")
-            partial.write_text(export_html(payload, grids, state["text"], state["beam_size"], texts), encoding="utf-8")
+            partial.write_text(export_html(payload, grids, state["text"], state["beam_size"], texts, coverages), encoding="utf-8")
             partial.replace(path)
         return gr.update(value=str(path), visible=True)
 

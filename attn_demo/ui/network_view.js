@@ -26,12 +26,14 @@
   // The nodes in the order the model computes them, and each one's inputs. context_into "gru": attention
   // runs first, on s_{t−1}, and the GRU reads c_t; "output": the GRU runs first, s_t is the query,
   // and only the output layer reads c_t. Without attention there is no score and no softmax: the
-  // fixed c is made from the h_j once, and read like Bahdanau's c_t.
-  function graph(into, attends) {
-    const recur = ["gru", "state"], attend = attends ? ["encoder", "score", "softmax", "context"] : ["encoder", "context"];
+  // fixed c is made from the h_j once, and read like Bahdanau's c_t. A score that counts (payload
+  // `counts`) also reads the coverage C_{t−1}, which the softmax's α_t then adds to.
+  function graph(into, attends, counts) {
+    const recur = ["gru", "state"];
+    const attend = attends ? ["encoder", ...(counts ? ["coverage"] : []), "score", "softmax", "context"] : ["encoder", "context"];
     const rows = ["previous", ...(into === "gru" ? [...attend, ...recur] : [...recur, ...attend]), "output", "emitted"];
     const inputs = {
-      score: [into === "gru" ? "previous" : "state", "encoder"], softmax: ["score"],
+      score: [into === "gru" ? "previous" : "state", "encoder", ...(counts ? ["coverage"] : [])], softmax: ["score"],
       context: attends ? ["softmax", "encoder"] : ["encoder"], gru: into === "gru" ? ["previous", "context"] : ["previous"],
       state: ["gru"], output: ["state", "context"], emitted: ["output"],
     };
@@ -65,7 +67,7 @@
       this.D = dims(model.contexts)[1];
       this.H = this.attends ? dims(model.queries)[1] : null;
       this.font = (large ? SIZES.large : SIZES.normal).font;
-      this.graph = graph(model.context_into, this.attends);
+      this.graph = graph(model.context_into, this.attends, model.counts);
       this.flip = false;  // which of the two identical highlight animations runs: switching restarts it
 
       container.textContent = "";
@@ -94,6 +96,8 @@
         score: [["score ", ["e", `${t}j`]], this.model.score, [`(B, 1, S) = (1, 1, ${S})`]],
         softmax: [["softmax → ", ["α", `${t}j`]], ["most on ", shorten(this.source[best], PIECE),
                                                    `: α = ${this.weights[i][best].toFixed(2)}`], [`(B, 1, S) = (1, 1, ${S})`]],
+        coverage: [["coverage ", ["C", `${i}j`], " = Σ ", ["α", "t′j"], ` over steps before ${t}`],
+                   [["C", `${t}j`], " = ", ["C", `${i}j`], " + ", ["α", `${t}j`], " after the softmax"], [`(B, 1, S) = (1, 1, ${S})`]],
       } : {};
       return {
         ...attention,

@@ -10,6 +10,7 @@ from gradio.components.plot import PlotData
 from attn_demo.figures import to_json
 from attn_demo.ui.learn import LEARN_CSS, LEARN_JS
 from attn_demo.ui.step_group import STEP_VIEWS_CSS, STEP_VIEWS_JS
+from attn_demo.views import COVERAGE_CSS
 
 # the page's sections, in order: the key of each (its element id is section_id(key)) and its name in the contents bar
 SECTION_PREFIX = "section-"
@@ -52,7 +53,7 @@ body.attn-large .katex { font-size: 1.6em; }
 #contents nav { display: flex; gap: 0.4em 1.2em; overflow-x: auto; white-space: nowrap; font-weight: 600; }
 #contents a { color: var(--link-text-color); padding: 6px 0; }
 [id^="%s"] { scroll-margin-top: 4rem; }
-""" % (HIDDEN_WHEN_EMPTY, SECTION_PREFIX) + STEP_VIEWS_CSS + LEARN_CSS
+""" % (HIDDEN_WHEN_EMPTY, SECTION_PREFIX) + STEP_VIEWS_CSS + LEARN_CSS + COVERAGE_CSS
 HERE = Path(__file__).parent
 PAGE_CHANGES_JS = (HERE / "page_changes.js").read_text()  # one observer of the page for the watchers below: () => watch
 REACHABLE_JS = (HERE / "reachable.js").read_text()  # (watch) => …: whatever scrolls can be reached by keyboard

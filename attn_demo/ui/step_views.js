@@ -34,6 +34,17 @@
     return Array.from({ length: shape[0] }, (_, i) => all.subarray(i * shape[1], (i + 1) * shape[1]));
   }
 
+  // The running sums of the rows of α (T rows of S): row t is C up to and including step t, in float32.
+  function running(weights) {
+    const sums = [];
+    weights.reduce((sum, row) => {
+      const next = row.map((w, j) => Math.fround(sum[j] + w));
+      sums.push(next);
+      return next;
+    }, new Float32Array(weights[0].length));
+    return sums;
+  }
+
   function node(tag, attributes = {}, parent = null, namespace = null) {
     const element = namespace ? document.createElementNS(namespace, tag) : document.createElement(tag);
     for (const [key, value] of Object.entries(attributes)) element.setAttribute(key, value);
@@ -126,6 +137,7 @@
         this.queries = floats(model.queries);
         this.scores = floats(model.scores);
         this.weights = floats(model.weights);
+        this.coverage = running(this.weights);
         this.queryPanel(root, model.query, this.queries[0].length);
         this.attributionPanel(this.barPanels(root, width, S), model.attribution);
         this.rowsPanel(root, S, D);
@@ -182,6 +194,9 @@
       this.scoreBars = this.bars(scroll, this.plot, "e");
       this.weightTitle = this.panelTitle(scroll);  // written at each step: α may have been set by hand there
       this.weightBars = this.bars(scroll, this.plot, "α");
+      write(this.panelTitle(scroll), "coverage ", ["C", "j"], " = Σ ", ["α", "t′j"], " up to this step (1 ≈ attended once",
+            this.model.counts ? "; the next step's score reads it)" : "; this model's score never reads it)");
+      this.coverageBars = this.bars(scroll, this.plot, "C");
       return scroll;
     }
 
@@ -210,7 +225,7 @@
     // A bar per source piece over a shared axis; the pieces are written vertically under it.
     bars(parent, plot, symbol) {
       const { font, bars: height, gutter } = this.size;
-      const room = symbol === "α" ? textWidth("0.00", font - 2) : 4;  // α's values are written above its bars
+      const room = symbol === "α" || symbol === "C" ? textWidth("0.00", font - 2) : 4;  // α's and C's values are written above their bars
       const labels = textWidth(this.source.reduce((a, b) => (b.length > a.length ? b : a), ""), font);
       const svg = svgNode("svg", { width: gutter + plot, height: room + height + labels + 6, class: "attn-bars" }, parent);
       this.tap(svg);
@@ -224,7 +239,7 @@
         const label = svgNode("text", { class: "attn-tick", "text-anchor": "end", "dominant-baseline": "central",
                                         transform: `translate(${x},${room + height + 6}) rotate(-90)` }, svg);
         label.textContent = piece;
-        if (symbol === "α") {
+        if (symbol === "α" || symbol === "C") {
           const value = svgNode("text", { class: "attn-value", "text-anchor": "start", "dominant-baseline": "central" }, svg);
           value.style.fontSize = `${font - 2}px`;
           panel.values.push(value);
@@ -357,6 +372,7 @@
       paint(this.strip, [this.queries[i]], this.table);
       this.drawBars(this.scoreBars, scores, -1);
       this.drawBars(this.weightBars, weights, best);
+      this.drawBars(this.coverageBars, this.coverage[i], -1);
       const weighted = this.annotations.map((h, j) => h.map((v) => Math.fround(weights[j] * v)));  // float32, as numpy
       paint(this.rows, [...weighted, this.contexts[i]], this.table);
 
@@ -396,7 +412,9 @@
     // Bars for one step's values on an axis that holds them and 0 (α: always [0, 1]).
     drawBars(panel, values, best) {
       const { gutter } = this.size;
-      const lo = panel.symbol === "α" ? 0 : Math.min(0, ...values), hi = panel.symbol === "α" ? 1 : Math.max(0, ...values);
+      // α: always [0, 1]; coverage: from 0 to 1 or more (a piece attended more than once in all)
+      const lo = panel.symbol === "α" ? 0 : Math.min(0, ...values);
+      const hi = panel.symbol === "α" ? 1 : panel.symbol === "C" ? Math.max(1, ...values) : Math.max(0, ...values);
       const y = (v) => panel.top + ((hi - v) / ((hi - lo) || 1)) * panel.height;
       panel.ticks.textContent = "";
       for (const tick of niceTicks(lo, hi)) {
@@ -413,7 +431,7 @@
         bar.setAttribute("fill", j === best ? HIGHLIGHT : MUTED);
         bar.dataset.value = v;
         bar.tip.textContent = `${panel.symbol} = ${v.toFixed(3)} for ${this.source[j]}`;
-        if (panel.values.length) {  // α's value, written upwards from the top of its bar
+        if (panel.values.length) {  // α's (or C's) value, written upwards from the top of its bar
           const x = gutter + (j + 0.5) * this.slot;
           panel.values[j].setAttribute("transform", `translate(${x},${y(v) - 3}) rotate(-90)`);
           panel.values[j].textContent = v.toFixed(2);

@@ -25,10 +25,10 @@ from attn_demo.ui.page import HIDDEN_WHEN_EMPTY, plot
 from attn_demo.ui.share import read_link
 from attn_demo.ui.step_group import StepGroup, network_slot, step_slot
 from attn_demo.tokenizer import named, normalise_english
-from attn_demo.views import grid_figure, step_data, steps_of
+from attn_demo.views import coverage_row, grid_figure, step_data, steps_of
 
 SIDES = ("left", "right")  # the page's two columns; each shows the model picked for it
-FIELDS = ("heading", "equations", "text", "grid", "note")  # what translate sends for each side, in this order
+FIELDS = ("heading", "equations", "text", "grid", "note", "coverage")  # what translate sends for each side, in this order
 UNITS = ("pieces", "words")  # what the alignment grids show: SentencePiece pieces, or whole words
 CONCURRENCY = 48  # requests in /translate at once; they wait on the decoding workers (catalogue.Model)
 TRACE_DIR = Path(tempfile.gettempdir()) / "attn-demo-traces"  # shared by restarts; files older than an hour go
@@ -181,18 +181,18 @@ class TranslateSection:
                 self.models[key].view(example, 1)
 
     def grid(self, model, view, large, unit="pieces") -> tuple:
-        """A model's alignment grid (views.grid_figure) and an empty note, or, for a model without
-        attention, no grid and a sentence saying why. Values, not updates: both are always on the
-        page and an empty one takes no room (page.CSS), because an update costs Gradio a new
-        component and its config for every request of a class (BENCHMARKS.md, issue 31)."""
+        """A model's alignment grid (views.grid_figure), an empty note and its coverage row, or, for a
+        model without attention, no grid and sentences saying why. Values, not updates: all are always
+        on the page and an empty one takes no room (page.CSS), because an update costs Gradio a new
+        component and its config for every request of a class (BENCHMARKS.md)."""
         if not model.has_attention:
-            return None, NO_GRID
-        return plot(grid_figure(model, view, large, unit)), ""
+            return None, NO_GRID, coverage_row(model, view, unit)
+        return plot(grid_figure(model, view, large, unit)), "", coverage_row(model, view, unit)
 
     def side_outputs(self, model, view, large, unit) -> list:
         """One side's heading, equations, translation, grid and grid note (empty before a translation)."""
         if view is None:
-            return [heading_markdown(model), equations_markdown(model), "", None, ""]
+            return [heading_markdown(model), equations_markdown(model), "", None, "", ""]
         return [heading_markdown(model), equations_markdown(model), view["result"].text, *self.grid(model, view, large, unit)]
 
     def outputs(self, state, picks: dict, status: str, large: bool, unit: str) -> list:
@@ -257,7 +257,7 @@ class TranslateSection:
     def grids(self, state, large, unit="pieces") -> list:
         """Both sides' alignment grids and notes, redrawn from the session (nothing before a translation)."""
         if not state:
-            return [gr.update(), gr.update()] * len(SIDES)
+            return [gr.update(), gr.update(), gr.update()] * len(SIDES)
         return [value for side in SIDES for value in self.grid(self.picked(state, side), state["views"][side], large, unit)]
 
     def render(self, large_text: gr.Checkbox) -> "TranslateControls":
@@ -286,6 +286,7 @@ class TranslateSection:
                         "grid": gr.Plot(label="Alignment grid", show_label=False, elem_id=f"{side}-grid"),
                         "note": gr.Markdown(elem_id=f"{side}-grid-note", elem_classes=HIDDEN_WHEN_EMPTY,
                                             latex_delimiters=LATEX),
+                        "coverage": gr.HTML(elem_id=f"{side}-coverage"),
                         "equations": equation}
         # under the translations, so that a phone's first screen shows one (the page opens translated)
         unit = gr.Radio(list(UNITS), value="pieces", label="Alignment grids by", elem_id="grid-unit",
@@ -315,7 +316,7 @@ class TranslateSection:
         # a translation's progress shows on the French texts: an empty grid would be drawn for it (page.CSS),
         # and a side without attention has no grid to draw
         progress_on = [sides[side]["text"] for side in SIDES]
-        grid_outputs = [sides[side][field] for side in SIDES for field in ("grid", "note")]
+        grid_outputs = [sides[side][field] for side in SIDES for field in ("grid", "note", "coverage")]
 
         def with_steps(event, prefix: str, cancellable: bool = False) -> tuple:
             """The step data and trace file follow every translation, then the browser draws the step views;
