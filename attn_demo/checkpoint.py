@@ -337,9 +337,10 @@ def _decoding_text(d: dict | None) -> str:
     pen, tuned, plain = d["penalties"], d["tuned"], d["plain"]
     length = "log p per piece" if pen["length"] is None else f"log p over ((5 + |Y|) / 6)^{pen['length']:g}"
     return (f"A beam search ranks what it finishes by {length}, coverage penalty β_cov = {pen['coverage']:g}, "
-            f"repeat penalty β_rep = {pen['repeat']:g} (`search.Penalties`), chosen on {d['n']} long sentences never "
-            f"trained on (beam {d['beam']}): BLEU {plain['bleu']} → {tuned['bleu']}, chrF {plain['chrf']} → {tuned['chrf']}, "
-            f"outputs that repeat or are short {plain['repeat_or_short']:.1%} → {tuned['repeat_or_short']:.1%}.\n\n"
+            f"repeat penalty β_rep = {pen['repeat']:g} (`search.Penalties`), chosen on {d['n']} sentences never trained on "
+            f"(`evaluate --tune`, beam {d['beam']}): BLEU {plain['bleu']} → {tuned['bleu']}, chrF {plain['chrf']} → "
+            f"{tuned['chrf']}; of its {d.get('n_long', d['n'])} long ones, those that repeat or are short "
+            f"{plain['repeat_or_short']:.1%} → {tuned['repeat_or_short']:.1%}.\n\n"
             f"```\n{d['command']}\n```")
 
 

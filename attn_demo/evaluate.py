@@ -24,12 +24,13 @@ reported for the sentences of 16+ English words (of the development set: all of 
 
 Decoding: a beam search ranks what it finishes by log p over a length penalty plus the coverage
 penalties (search.Penalties); by default those the model card records (--tune chose them), else
-the average log-probability per piece. --tune chooses them on the tuning set (the development
-set and validation pairs joined into 11–40-word inputs: never trained on, never the test set).
-A beam search finishes the same hypotheses whatever the penalties, which only rank them, so each
-model decodes the set once (n-best = beam) and every setting of TUNING_GRID is scored by
-re-ranking: the kept setting has the fewest repeated-or-short outputs among those within
-TUNING_SLACK BLEU and chrF of the plain ranking, then the best BLEU.
+the average log-probability per piece (--untuned: that, whatever the card says). --tune chooses
+them on the tuning set: the validation split (sentences of every length) and validation pairs
+joined into 11–40-word inputs, never trained on, never the test set. A beam search finishes the
+same hypotheses whatever the penalties, which only rank them, so each model decodes the set once
+(n-best = beam) and every setting of TUNING_GRID is scored by re-ranking: the kept setting has the
+fewest repeated-or-short outputs among the set's inputs of 11+ words, among the settings within
+TUNING_SLACK BLEU and chrF of the plain ranking on the whole set, then the best BLEU.
 
 Alignment: the gold French is teacher-forced through the model and every rule of
 attn_demo.alignment.ALIGNERS draws links from its α; AER, precision and recall are corpus-level
@@ -135,11 +136,12 @@ def faults(hypotheses, references) -> dict:
 
 
 def tuning_set(train_pool: Path, test: Path, n_valid: int) -> list[tuple[str, str]]:
-    """The development set and validation pairs joined into 11–40-word inputs: long sentences no
-    model trained with train's split saw, and none from the test set."""
-    pool, test_pairs = read_pairs(train_pool), read_pairs(test)
-    joined = long_test_set(train_valid_split(pool, test_pairs, n_valid, 1)[1], per_bucket=60, seed=1)
-    return long_dev_set(pool, test_pairs, n_valid) + [pair for bucket in TUNING_JOINED for pair in joined[bucket]]
+    """The validation split and its pairs joined into 11–40-word inputs: sentences of every length
+    (a ranking must not buy long sentences with short ones) that no model trained with train's
+    split saw, and none from the test set."""
+    valid = train_valid_split(read_pairs(train_pool), read_pairs(test), n_valid, 1)[1]
+    joined = long_test_set(valid, per_bucket=60, seed=1)
+    return valid + [pair for bucket in TUNING_JOINED for pair in joined[bucket]]
 
 
 def ranking_score(translation, penalties: Penalties) -> float:
@@ -157,17 +159,19 @@ def tune(translator: Translator, pairs, beam: int) -> dict:
     settings = [Penalties(length, coverage, repeat) for length in TUNING_GRID["length"]
                 for coverage in (TUNING_GRID["coverage"] if has_alpha else (0.0,))
                 for repeat in (TUNING_GRID["repeat"] if has_alpha else (0.0,))]
+    long = [i for i, source in enumerate(sources) if len(source.split()) >= DEV_MIN_WORDS]
     rows = []
     for penalties in settings:
         chosen = ["" if hyps is None else max(hyps, key=lambda h: ranking_score(h, penalties)).text for hyps in n_best]
         rows.append({"penalties": dataclasses.asdict(penalties),
                      "bleu": round(sacrebleu.corpus_bleu(chosen, [references]).score, 2),
                      "chrf": round(sacrebleu.corpus_chrf(chosen, [references]).score, 2),
-                     **{k: v for k, v in faults(chosen, references).items() if k not in ("n", "short_ratio")}})
+                     **{k: v for k, v in faults([chosen[i] for i in long], [references[i] for i in long]).items()
+                        if k not in ("n", "short_ratio")}})
     plain = rows[settings.index(NO_PENALTIES)]
     fair = [r for r in rows if r["bleu"] >= plain["bleu"] - TUNING_SLACK and r["chrf"] >= plain["chrf"] - TUNING_SLACK]
     kept = min(fair, key=lambda r: (r["repeat_or_short"], -r["bleu"]))
-    return {"beam": beam, "n": len(pairs), "plain": plain, "kept": kept, "rows": rows}
+    return {"beam": beam, "n": len(pairs), "n_long": len(long), "plain": plain, "kept": kept, "rows": rows}
 
 
 def bucket_name(low: int, high: int) -> str:
@@ -265,6 +269,8 @@ def main(argv=None):
                                                          "(default: the card's decoding, else log p per piece)")
     p.add_argument("--coverage-penalty", type=float, help="β_cov: pieces left unattended (default: the card's, else 0)")
     p.add_argument("--repeat-penalty", type=float, help="β_rep: pieces attended more than once in all (default: the card's, else 0)")
+    p.add_argument("--untuned", action="store_true", help="rank by log p per piece, without coverage penalties, "
+                                                          "whatever the card's decoding (to compare with it)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--hyps", type=Path, help="also write the translations here, one a line in input order "
                                              "(for sacreBLEU's paired bootstrap: sacrebleu REF -i A B --paired-bs)")
@@ -273,7 +279,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     translator = load_translator(args.model)
     command = "python -m attn_demo.evaluate " + " ".join(sys.argv[1:] if argv is None else argv)
-    penalties = chosen_penalties(args, translator.penalties)
+    penalties = chosen_penalties(args, NO_PENALTIES if args.untuned else translator.penalties)
     if args.alignments:
         if translator.config.attention == "none" and not args.attribution:
             p.error(f"{args.model} has no attention (attention: none): there is no α to draw links from; "
@@ -364,7 +370,8 @@ def main_tune(args, translator: Translator, command: str):
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"{args.model}: tuning set of {result['n']} sentences, beam {args.beam}, {time.time() - start:.0f} s")
+        print(f"{args.model}: tuning set of {result['n']} sentences ({result['n_long']} of {DEV_MIN_WORDS}+ words, whose "
+              f"faults are counted), beam {args.beam}, {time.time() - start:.0f} s")
         print(f"{'α':>5} {'β_cov':>6} {'β_rep':>6} {'BLEU':>6} {'chrF':>6} {'repeat':>7} {'short':>6} {'either':>7}")
         for r in sorted(result["rows"], key=lambda r: r["repeat_or_short"])[:15] + [result["plain"], result["kept"]]:
             pen = r["penalties"]
@@ -372,7 +379,8 @@ def main_tune(args, translator: Translator, command: str):
                   f"{r['repeat']:7.1%} {r['short']:6.1%} {r['repeat_or_short']:7.1%}")
         print("the last two rows: the plain ranking (log p per piece) and the setting kept")
     if args.card:
-        write_model_card(translator.folder, decoding={"beam": args.beam, "n": result["n"], "penalties": result["kept"]["penalties"],
+        write_model_card(translator.folder, decoding={"beam": args.beam, "n": result["n"], "n_long": result["n_long"],
+                                                      "penalties": result["kept"]["penalties"],
                                                       "tuned": result["kept"], "plain": result["plain"], "command": command})
 
 

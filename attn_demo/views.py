@@ -38,6 +38,7 @@ COVERAGE_CSS = """
 .coverage-cells { display: flex; flex-wrap: wrap; gap: 2px; }
 .coverage-cell { display: inline-flex; flex-direction: column; align-items: center; padding: 2px 5px; border-radius: 3px;
                  font-size: 0.85em; line-height: 1.3; }
+.coverage-cell span { color: inherit !important; }  /* the cell's ink, chosen for its background, over the theme's */
 .coverage-value { font-variant-numeric: tabular-nums; }
 """
 NO_COVERAGE = ("No α, so no coverage: nothing in this model records which English words it has already translated, "
@@ -65,8 +66,7 @@ def _coverage_cell(label: str, coverage: float) -> str:
     """One piece and its coverage, on the grid's colour scale (capped at 1, as the grid's is), in black or
     white, whichever reads better on it."""
     colour = sample_colorscale(ALIGNMENT_COLORSCALE, [min(coverage, 1.0)])[0]
-    red, green, blue = unlabel_rgb(colour)
-    ink = "#000" if 0.299 * red + 0.587 * green + 0.114 * blue > 140 else "#fff"
+    ink = "#000" if _luminance(unlabel_rgb(colour)) > 0.18 else "#fff"  # the larger WCAG contrast (equal at 0.179)
     return (f'<span class="coverage-cell" style="background:{colour};color:{ink}" title="C = {coverage:.3f}">'
             f'<span class="coverage-piece">{html.escape(label)}</span><span class="coverage-value">{coverage:.2f}</span></span>')
 
@@ -86,3 +86,10 @@ def step_views(views) -> dict:
     """The step payload of [(title, Translation, projection of its h_j, steps whose α was set by hand)]."""
     return {"steps": max(len(result.target_tokens) for _, result, _, _ in views), "colorscale": VECTOR_COLORSCALE,
             "views": [step_payload(title, result, projection, forced) for title, result, projection, forced in views]}
+
+
+def _luminance(rgb) -> float:
+    """WCAG 2's relative luminance of an sRGB colour (0–255 a channel): black text is the more legible on a
+    background above 0.179, where (L + 0.05) / 0.05 passes 1.05 / (L + 0.05)."""
+    linear = [c / 255 / 12.92 if c / 255 <= 0.03928 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
