@@ -51,7 +51,8 @@ class Penalties:
         """The coverage part of the score for rows of C (B, S) over their real pieces (mask (B, S)); 0 without α."""
         if coverage is None or not (self.coverage or self.repeat):
             return 0.0
-        uncovered = coverage.clamp(max=1.0).log().masked_fill(~mask, 0.0).sum(-1)  # Σ_j log min(C_j, 1) (B,)
+        # Σ_j log min(C_j, 1) (B,); C_j floored at e^-20: a piece whose α underflowed to 0 costs much, not infinitely much
+        uncovered = coverage.clamp(min=2e-9, max=1.0).log().masked_fill(~mask, 0.0).sum(-1)
         again = (coverage.clamp(min=1.0) - 1.0).masked_fill(~mask, 0.0).sum(-1)  # Σ_j (max(C_j, 1) − 1) (B,)
         return self.coverage * uncovered - self.repeat * again
 
