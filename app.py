@@ -3,6 +3,9 @@ shows what each one attended to, step by step.
 
     pip install -r requirements.txt && python app.py
 
+It listens on this computer only (127.0.0.1) unless GRADIO_SERVER_NAME=0.0.0.0 opens it to the network,
+and prints where it opens (attn_demo.reach); GRADIO_SHARE=True adds a public link through Gradio's servers.
+
 The models are every checkpoint in checkpoints/ plus the folders or Hub repo ids named in
 ATTN_DEMO_MODELS (attn_demo.catalogue); a Hub checkpoint out of reach is left out, and the page
 says so. The page opens on OPENING_PICKS where they are there.
@@ -16,6 +19,7 @@ import torch
 from threadpoolctl import threadpool_limits
 
 from attn_demo.catalogue import load_models, requested_models
+from attn_demo.reach import reach_of, start_text
 from attn_demo.translator import device_name
 from attn_demo.ui.alignment_check import AlignmentCheckSection
 from attn_demo.ui.attribution import AttributionSection
@@ -122,5 +126,14 @@ TRANSLATE.warm_up()
 
 LAUNCH = dict(theme=THEME, css=CSS, js=PAGE_JS, max_threads=MAX_THREADS)
 
+
+def serve():
+    """Launch the page, tell the share section where it opens, print that (in place of Gradio's own lines), and wait."""
+    demo.launch(**LAUNCH, quiet=True, prevent_thread_lock=True)
+    SHARE.reach = reach_of(demo.server_name, demo.server_port, demo.share_url)
+    print(start_text(SHARE.reach), flush=True)
+    demo.block_thread()
+
+
 if __name__ == "__main__":
-    demo.launch(**LAUNCH)
+    serve()

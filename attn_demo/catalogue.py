@@ -83,10 +83,17 @@ def model_key(source: str) -> str:
     return Path(source).name if Path(source).expanduser().is_dir() else source
 
 
+def local_checkpoints(folder: Path) -> list[Path]:
+    """The checkpoint folders (those with a config.json) in `folder`, by name; none where `folder` does not exist."""
+    if not Path(folder).is_dir():
+        return []
+    return [path for path in sorted(Path(folder).iterdir()) if (path / "config.json").is_file()]
+
+
 def load_models(folder: Path = CHECKPOINTS, requested: list[str] = (), device=None) -> tuple[list[Model], list[str]]:
-    """Every checkpoint folder in `folder`, then each of `requested`; the notices of those left out.
-    Models are listed by attention type (in the order of attention.KINDS), then by key."""
-    sources = [(path.name, path) for path in sorted(Path(folder).iterdir()) if (path / "config.json").is_file()]
+    """Every checkpoint folder in `folder` (none where it does not exist), then each of `requested`; the
+    notices of those left out. Models are listed by attention type (in the order of attention.KINDS), then by key."""
+    sources = [(path.name, path) for path in local_checkpoints(folder)]
     sources += [(model_key(name), name) for name in requested]
     translators, notices = {}, []
     for key, source in sources:

@@ -486,6 +486,7 @@ def test_a_shared_link_opens_the_same_view_and_its_qr_code_decodes_to_it(browser
     page.locator("#share-qr svg.segno").wait_for(timeout=60_000)
     url = page.locator("#share-link textarea").input_value()
     assert url.startswith(app_url) and "step=3" in url and "unit=words" in url and f"left={other}" in url
+    assert page.locator("#share-note").inner_text().startswith("The app listens on this computer only")  # 127.0.0.1 here
     scanned = zxingcpp.read_barcodes(Image.open(io.BytesIO(page.locator("#share-qr svg.segno").screenshot())))
     assert [code.text for code in scanned] == [url]  # what a phone at the back of the room reads
     SCREENSHOT_DIR.mkdir(exist_ok=True)

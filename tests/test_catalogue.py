@@ -54,6 +54,14 @@ def test_a_folder_that_does_not_exist_stops_the_start(checkpoints, tmp_path, off
         load_models(tmp_path / "empty")
 
 
+def test_a_missing_checkpoints_folder_means_no_local_checkpoints(checkpoints, tmp_path, offline_hub):
+    in_hub_cache(offline_hub, "attn-demo/tiny", checkpoints / "tiny-luong-dot")
+    models, notices = load_models(tmp_path / "no-checkpoints", ["attn-demo/tiny"], device=DEVICE)
+    assert [model.key for model in models] == ["attn-demo/tiny"] and notices == []
+    with pytest.raises(FileNotFoundError, match="no checkpoint"):  # nothing at all to serve still stops the start
+        load_models(tmp_path / "no-checkpoints", ["someorg/missing"])
+
+
 def test_a_view_is_decoded_once_and_shared_read_only(checkpoints, attention, monkeypatch):
     model = next(m for m in load_models(checkpoints, device=DEVICE)[0] if m.translator.config.attention == attention)
     first = model.view("the red cat", 1)

@@ -1,4 +1,4 @@
-"""Share links: what a link may hold, how it is read back, and its QR code."""
+"""Share links: what a link may hold, how it is read back, the address it holds, and its QR code."""
 import io
 from urllib.parse import parse_qs, urlsplit
 
@@ -7,11 +7,13 @@ import segno
 import zxingcpp
 from PIL import Image
 
+from attn_demo.reach import NETWORK_SWITCH, is_loopback, reach_of
 from attn_demo.ui.page import CONTENTS
-from attn_demo.ui.share import LINK_FIELDS, ShareSection, link, qr_code, read_link
+from attn_demo.ui.share import LINK_FIELDS, NOTES, ShareSection, class_address, link, qr_code, read_link
 from attn_demo.ui.translate import EXAMPLES, UNITS
 
 PICKS = {"left": "bahdanau-en-fr", "right": "luong-en-fr"}
+ON_THIS_COMPUTER = ("http://127.0.0.1:7860/", "http://localhost:7860/", "http://[::1]:7860/")
 KEYS = ["bahdanau-en-fr", "luong-en-fr", "no-attention-en-fr"]
 DEFAULTS = {"q": EXAMPLES[0], **PICKS, "beam": 1, "step": 1, "unit": "pieces"}  # what TranslateSection.open_link passes
 
@@ -62,3 +64,38 @@ def test_the_qr_code_decodes_to_the_link():
     segno.make(url, error="m", micro=False).save(png, kind="png", scale=8, border=4)  # the code qr_code draws, as pixels
     assert [result.text for result in zxingcpp.read_barcodes(Image.open(png))] == [url]
     assert "too long for a QR code" in qr_code("https://example.org/?q=" + "x" * 5000)
+
+
+@pytest.mark.parametrize("page", ON_THIS_COMPUTER)
+def test_a_page_opened_on_this_computer_links_the_network_address_the_app_serves(page):
+    address, note = class_address(page, reach_of("0.0.0.0", 7860, lan=lambda: "192.168.1.23"))
+    assert not is_loopback(urlsplit(address).hostname) and address == "http://192.168.1.23:7860/"
+    assert note == NOTES["network"]
+
+
+@pytest.mark.parametrize("page", ["http://192.168.1.23:7860/", "https://owner-attn-demo.hf.space/", "http://teacher.local:7860/"])
+def test_a_page_opened_at_a_network_address_links_its_own(page):
+    served = reach_of("0.0.0.0", 7860, "https://0123abcd.gradio.live", lan=lambda: "192.168.1.23")
+    assert class_address(page, served) == (page, "")
+
+
+def test_with_a_share_link_a_page_opened_on_this_computer_links_it():
+    address, note = class_address("http://127.0.0.1:7860/", reach_of("127.0.0.1", 7860, "https://0123abcd.gradio.live"))
+    assert (address, note) == ("https://0123abcd.gradio.live/", NOTES["public"])
+
+
+def test_on_this_computer_only_the_link_stays_and_says_how_to_serve_the_room():
+    address, note = class_address("http://127.0.0.1:7860/", reach_of("127.0.0.1", 7860))
+    assert address == "http://127.0.0.1:7860/" and NETWORK_SWITCH in note
+    assert class_address("http://localhost:7860/", reach_of("0.0.0.0", 7860, lan=lambda: None)) == ("http://localhost:7860/",
+                                                                                                  NOTES["no network"])
+
+
+def test_the_share_button_gives_the_network_link_its_qr_code_and_why():
+    view = ("I don't like coffee.", 1, "pieces", "bahdanau-en-fr", "luong-en-fr", 2)
+    section = ShareSection(reach_of("0.0.0.0", 7860, lan=lambda: "192.168.1.23"))
+    url, note, code = section.share("http://127.0.0.1:7860/", "quiz", *view)
+    q, beam, unit, left, right, step = view
+    assert url["value"] == link("http://192.168.1.23:7860/", q, left, right, beam, step, unit, "quiz")
+    assert code["value"] == qr_code(url["value"]) and note == NOTES["network"]
+    assert ShareSection().share("http://127.0.0.1:7860/", "quiz", *view)[1] == ""  # not launched by app.py: the page's own

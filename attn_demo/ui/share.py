@@ -5,18 +5,32 @@ output step and the grid unit, and the section it opens on (#section-…, a teac
 the class on the alignment check or the quiz). Opening it translates that sentence with those
 models (from the cache when a room opens it at once) and shows that step. Whatever a link holds is only ever read
 as text: each value is checked here, and anything off is named in the page's status, escaped.
+
+A page opened at this computer's own address (127.0.0.1) would share a link no phone can open: the link
+holds the app's public or network address instead where it has one (attn_demo.reach), and a line beside
+it says why, or how to serve the room.
 """
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 import gradio as gr
 import segno
 
-from attn_demo.ui.page import CONTENTS, section_id
+from attn_demo.reach import NETWORK_SWITCH, PUBLIC_SWITCH, Reach, is_loopback
+from attn_demo.ui.page import CONTENTS, HIDDEN_WHEN_EMPTY, section_id
 
 LINK_FIELDS = ("q", "left", "right", "beam", "step", "unit")  # the query parameters, in the order links write them
 MAX_BEAM = 8  # the page's beam slider goes to 8
 MAX_TEXT = 5000  # the input box's max_length
 PAGE_ADDRESS = "() => [window.location.origin + window.location.pathname]"  # the page's own address, from the browser
+# the line beside a link from a page opened at this computer's own address, by what the link holds instead
+OWN_ADDRESS = "This page is open at this computer's own address, which phones cannot open"
+NOTES = {
+    "public": f"{OWN_ADDRESS}: the link holds the app's public link, through Gradio's servers.",
+    "network": f"{OWN_ADDRESS}: the link holds its address on this network, for phones on the same network.",
+    "this computer only": (f"The app listens on this computer only, so phones cannot open this link: start it with "
+                           f"`{NETWORK_SWITCH}` for phones on the same network, or `{PUBLIC_SWITCH}` for a public link."),
+    "no network": f"{OWN_ADDRESS}, and the app found no network address when it started: start it with `{PUBLIC_SWITCH}`.",
+}
 
 
 def read_link(params: dict, defaults: dict, keys: list[str], units: tuple[str, ...]) -> tuple[dict, list[str]]:
@@ -46,6 +60,20 @@ def read_link(params: dict, defaults: dict, keys: list[str], units: tuple[str, .
     return view, problems
 
 
+def class_address(page: str, reach: Reach) -> tuple[str, str]:
+    """The address a shared link holds for the page at `page` (its origin and path, as the browser has it), and
+    the line for beside the link ("" where it is the page's own and others can open it). A page opened at an
+    address others can open is linked there; one opened at this computer's own (127.0.0.1, localhost, ::1) at
+    the app's public link, else at its network address, where it has them."""
+    opened = urlsplit(page)
+    if not is_loopback(opened.hostname or ""):
+        return page, ""
+    if reach.public or reach.network:
+        served = urlsplit(reach.public or reach.network)
+        return urlunsplit(served._replace(path=opened.path)), NOTES["public" if reach.public else "network"]
+    return page, NOTES["this computer only" if reach.this_computer_only else "no network"]
+
+
 def link(address: str, q: str, left: str, right: str, beam, step, unit: str, section: str = CONTENTS[0][0]) -> str:
     """The page's address with the view as query parameters (spaces as %20, as browsers write them), and
     the section to open on as the fragment where it is not the first."""
@@ -65,9 +93,13 @@ def qr_code(url: str) -> str:
 
 
 class ShareSection:
-    def share(self, address: str, section: str, q: str, beam, unit: str, left: str, right: str, step) -> list:
+    def __init__(self, reach: Reach | None = None):
+        self.reach = reach  # where the app opens, once it listens (app.py); None: links hold the page's own address
+
+    def share(self, page: str, section: str, q: str, beam, unit: str, left: str, right: str, step) -> list:
+        address, note = class_address(page, self.reach) if self.reach else (page, "")
         url = link(address, q, left, right, beam, step, unit, section if section in dict(CONTENTS) else CONTENTS[0][0])
-        return [gr.update(value=url, visible=True), gr.update(value=qr_code(url), visible=True)]
+        return [gr.update(value=url, visible=True), note, gr.update(value=qr_code(url), visible=True)]
 
     def render(self, controls):
         """A Share button under the translate section's input; controls are that section's."""
@@ -77,7 +109,9 @@ class ShareSection:
                                   elem_id="share-section", scale=0, min_width=260)
             address = gr.Textbox(visible=False)  # the page's address, filled in by the browser
         url = gr.Textbox(label="Link to this view", visible=False, interactive=False, buttons=["copy"], elem_id="share-link")
+        note = gr.Markdown(elem_id="share-note", elem_classes=HIDDEN_WHEN_EMPTY)  # why the link is not the page's address
         code = gr.HTML(visible=False, elem_id="share-qr")
         button.click(None, None, address, js=PAGE_ADDRESS, api_name="page_address").then(
-            self.share, [address, section, controls.source, controls.beam, controls.unit, *controls.pickers, controls.step], [url, code],
+            self.share, [address, section, controls.source, controls.beam, controls.unit, *controls.pickers, controls.step],
+            [url, note, code],
             api_name="share")
