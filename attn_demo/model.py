@@ -7,7 +7,6 @@ Every decoder offers the same entry points:
     step(y_prev, state, memory, coverage)   one output step with its trace (decoding); coverage is the
                                 the step before's Step.coverage (None at the first step)
 """
-import functools
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -252,19 +251,14 @@ class FixedContextDecoder(BahdanauDecoder):
 
 def _gru_over_time(cell: nn.GRUCell, inputs: torch.Tensor, s_0: torch.Tensor) -> torch.Tensor:
     """cell applied at every step of inputs (B, T, I) from s_0 (B, H) → states (B, T, H), in one call:
-    nn.GRU's layer 0 computes exactly GRUCell's equations, so it runs with the cell's own weights."""
-    layer = _gru_layer(cell.input_size, cell.hidden_size)
+    nn.GRU's layer 0 computes exactly GRUCell's equations, so it runs with the cell's own weights. The
+    nn.GRU is made for this call alone, on the meta device (no memory), because functional_call lends it
+    the weights by setting them on the module: a shared one would mix requests made at once."""
+    layer = nn.GRU(cell.input_size, cell.hidden_size, batch_first=True, device="meta")
     weights = {"weight_ih_l0": cell.weight_ih, "weight_hh_l0": cell.weight_hh,
                "bias_ih_l0": cell.bias_ih, "bias_hh_l0": cell.bias_hh}
     states, _ = torch.func.functional_call(layer, weights, (inputs, s_0[None].contiguous()))
     return states
-
-
-@functools.cache
-def _gru_layer(input_size: int, hidden_size: int) -> nn.GRU:
-    """A weightless-in-use nn.GRU of these sizes (functional_call lends it the cell's weights); never a
-    submodule, so it adds nothing to a checkpoint, and it is never trained or moved."""
-    return nn.GRU(input_size, hidden_size, batch_first=True)
 
 
 class LuongDecoder(Decoder):

@@ -32,6 +32,12 @@ statements joined into one sentence with a connective both languages share ("A, 
 / "A, et b parce que c.", data.ClauseJoiner): the shape of one long sentence, which the
 sentence-after-sentence joins do not teach.
 
+Coverage: --coverage-loss λ adds See et al.'s (2017) coverage loss, λ Σ_j min(α_tj, C_tj) per target
+piece, which costs attending again to a piece already attended to. A bahdanau-coverage model
+warm-started from a bahdanau checkpoint starts as that model (its w_c is zero) and learns what
+counting adds; --keep-last keeps the run's last weights, since the greedy validation BLEU that picks
+the best ones is measured on short sentences, where repeats and drops are rare.
+
 Timeline: at fixed points of the run (0, 0.1, 0.25, 0.5, 1, 2, 4 … million target pieces) and at
 every validation, the page's sentences are translated greedily and recorded with their α, the
 validation BLEU and the training loss in timeline.json beside the checkpoint (attn_demo.timeline):

@@ -172,3 +172,27 @@ def test_cudnn_stays_off_until_the_last_of_overlapping_attributions_leaves(monke
     assert torch.backends.cudnn.enabled is False
     second.__exit__(None, None, None)
     assert torch.backends.cudnn.enabled is enabled
+
+
+def test_two_baselines_training_at_once_never_mix_their_weights():
+    """The whole-target GRU call borrows each model's cell weights: two models (the same sizes, other
+    weights) computing in threads at once must each get exactly what they get alone."""
+    import threading
+    models = [tiny_model("none", seed=seed) for seed in (1, 2)]
+    src, lengths, y_in = batch()
+    with torch.no_grad():
+        alone = [model.decoder.readouts(y_in, model.encode(src, lengths)) for model in models]
+    mixed = []
+
+    def run(model, expected):
+        with torch.no_grad():
+            for _ in range(30):
+                if not torch.equal(model.decoder.readouts(y_in, model.encode(src, lengths)), expected):
+                    mixed.append(model)
+
+    threads = [threading.Thread(target=run, args=pair) for pair in zip(models, alone)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not torch.equal(*alone) and mixed == []

@@ -225,7 +225,7 @@
     // A bar per source piece over a shared axis; the pieces are written vertically under it.
     bars(parent, plot, symbol) {
       const { font, bars: height, gutter } = this.size;
-      const room = symbol === "α" || symbol === "C" ? textWidth("0.00", font - 2) : 4;  // α's and C's values are written above their bars
+      const room = symbol === "α" ? textWidth("0.00", font - 2) : 4;  // α's values are written above its bars
       const labels = textWidth(this.source.reduce((a, b) => (b.length > a.length ? b : a), ""), font);
       const svg = svgNode("svg", { width: gutter + plot, height: room + height + labels + 6, class: "attn-bars" }, parent);
       this.tap(svg);
@@ -239,7 +239,7 @@
         const label = svgNode("text", { class: "attn-tick", "text-anchor": "end", "dominant-baseline": "central",
                                         transform: `translate(${x},${room + height + 6}) rotate(-90)` }, svg);
         label.textContent = piece;
-        if (symbol === "α" || symbol === "C") {
+        if (symbol === "α") {
           const value = svgNode("text", { class: "attn-value", "text-anchor": "start", "dominant-baseline": "central" }, svg);
           value.style.fontSize = `${font - 2}px`;
           panel.values.push(value);
@@ -416,14 +416,17 @@
       const lo = panel.symbol === "α" ? 0 : Math.min(0, ...values);
       const hi = panel.symbol === "α" ? 1 : panel.symbol === "C" ? Math.max(1, ...values) : Math.max(0, ...values);
       const y = (v) => panel.top + ((hi - v) / ((hi - lo) || 1)) * panel.height;
-      panel.ticks.textContent = "";
-      for (const tick of niceTicks(lo, hi)) {
-        const label = svgNode("text", { x: gutter - 6, y: y(tick), "text-anchor": "end", "dominant-baseline": "central",
-                                        class: "attn-tick" }, panel.ticks);
-        label.textContent = String(tick);
+      if (panel.range !== `${lo} ${hi}`) {  // the axis, rebuilt only when it changes (α's never does)
+        panel.range = `${lo} ${hi}`;
+        panel.ticks.textContent = "";
+        for (const tick of niceTicks(lo, hi)) {
+          const label = svgNode("text", { x: gutter - 6, y: y(tick), "text-anchor": "end", "dominant-baseline": "central",
+                                          class: "attn-tick" }, panel.ticks);
+          label.textContent = String(tick);
+        }
+        panel.zero.setAttribute("y1", y(0));
+        panel.zero.setAttribute("y2", y(0));
       }
-      panel.zero.setAttribute("y1", y(0));
-      panel.zero.setAttribute("y2", y(0));
       values.forEach((v, j) => {
         const bar = panel.bars[j];
         bar.setAttribute("y", Math.min(y(v), y(0)));
@@ -431,7 +434,7 @@
         bar.setAttribute("fill", j === best ? HIGHLIGHT : MUTED);
         bar.dataset.value = v;
         bar.tip.textContent = `${panel.symbol} = ${v.toFixed(3)} for ${this.source[j]}`;
-        if (panel.values.length) {  // α's (or C's) value, written upwards from the top of its bar
+        if (panel.values.length) {  // α's value, written upwards from the top of its bar
           const x = gutter + (j + 0.5) * this.slot;
           panel.values[j].setAttribute("transform", `translate(${x},${y(v) - 3}) rotate(-90)`);
           panel.values[j].textContent = v.toFixed(2);
