@@ -1,0 +1,60 @@
+"""The guides describe the project as it is: every share link of docs/teaching.md opens a valid view of
+one of the page's sentences with shipped models, its answer key gives each conceptual question's right
+answer as the quiz words it, and every command of CONTRIBUTING.md names a module and options that exist."""
+import re
+import subprocess
+import sys
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+
+from attn_demo.config import ModelConfig
+from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
+from attn_demo.quiz import concept_questions
+from attn_demo.ui.page import CONTENTS, section_id
+from attn_demo.ui.share import LINK_FIELDS, link, read_link
+from attn_demo.ui.translate import UNITS
+from conftest import ROOT
+
+TEACHING = (ROOT / "docs" / "teaching.md").read_text(encoding="utf-8")
+CONTRIBUTING = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+SHIPPED = sorted(path.name for path in (ROOT / "checkpoints").iterdir() if (path / "config.json").is_file())
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_every_share_link_of_the_teaching_guide_opens_a_valid_view_as_the_share_button_writes_it():
+    links = re.findall(r"`(\?q=[^`]+)`", TEACHING)
+    assert len(links) >= 7
+    sections = {section_id(key): key for key, _ in CONTENTS}
+    defaults = {"q": EXAMPLES[0], "left": SHIPPED[0], "right": SHIPPED[0], "beam": 1, "step": 1, "unit": UNITS[0]}
+    for written in links:
+        parts = urlsplit(written)
+        params = dict(parse_qsl(parts.query))
+        assert list(params) == list(LINK_FIELDS), written
+        view, problems = read_link(params, defaults, SHIPPED, UNITS)
+        assert problems == [] and view["q"] in [*EXAMPLES, LONG_EXAMPLE], written
+        section = sections[parts.fragment] if parts.fragment else CONTENTS[0][0]
+        assert link("", *(view[field] for field in LINK_FIELDS), section) == written
+
+
+def test_the_answer_key_gives_each_conceptual_questions_right_answer_as_the_quiz_words_it():
+    sizes = {(c.dec_hidden_size, c.annotation_size) for c in (ModelConfig.from_json(ROOT / "checkpoints" / name / "config.json")
+                                                              for name in SHIPPED)}
+    assert len(sizes) == 1  # the quiz asks with the sizes of the first model; the key quotes them
+    key = flat(TEACHING[TEACHING.index("## Answer key"):])
+    for question in concept_questions(*sizes.pop()):
+        assert flat(question.choices[question.answer]) in key, question.prompt
+
+
+@pytest.mark.parametrize("module", sorted(set(re.findall(r"python -m attn_demo\.(\w+)", CONTRIBUTING))))
+def test_every_command_of_the_contributors_guide_has_the_options_it_writes(module):
+    commands = CONTRIBUTING.replace("\\\n", " ")
+    options = {option for rest in re.findall(rf"python -m attn_demo\.{module}\b([^\n`]*)", commands)
+               for option in re.findall(r"(?<!\S)(--[a-z][a-z-]*)", rest)}
+    shown = subprocess.run([sys.executable, "-m", f"attn_demo.{module}", "--help"], cwd=ROOT, capture_output=True,
+                           text=True, timeout=300)
+    assert shown.returncode == 0, shown.stderr
+    assert all(option in shown.stdout for option in options), sorted(o for o in options if o not in shown.stdout)
