@@ -37,7 +37,7 @@ from attn_demo.ui.why_attention import WhyAttentionSection
 # synchronisation than it saves, and the other core is left to the web server (BENCHMARKS.md).
 torch.set_num_threads(1)
 # numpy's BLAS likewise (each translation's PCA of its h_j): on two threads, with the other core busy with a
-# class, a 30-piece sentence's projection cost 1.6 ms of CPU instead of 0.4 (BENCHMARKS.md, issue 31)
+# class, a 30-piece sentence's projection cost 1.6 ms of CPU instead of 0.4 (BENCHMARKS.md)
 threadpool_limits(1, user_api="blas")
 OPENING_PICKS = ("bahdanau-en-fr", "luong-en-fr")  # the two models the page opens on, where they are there
 QUEUE_SIZE = 100  # requests waiting beyond those running; the next one is told the app is busy, at once

@@ -176,7 +176,7 @@ def pooled(rounds: list[dict]) -> dict:
 
 
 # The buttons a teacher has a whole class press at once, after everyone translated the same sentence:
-# each as gradio_client calls it (the session's sentence travels in the session, not in the call).
+# each as gradio_client calls it (the session's sentence is held in the session, not sent in the call).
 # Translate is pressed on another sentence, new to the app, that the teacher reads out.
 CLASS_PRESSES = {
     "translate": lambda client, picks: client.predict(SENTENCES[30], 1, False, "pieces", *picks, api_name="/translate"),

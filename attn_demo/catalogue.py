@@ -8,7 +8,7 @@ that can be neither fetched nor found in the local cache (a classroom whose netw
 left out and the page says so: the bundled checkpoints are still there. Anything else that fails
 to load (a folder that does not exist, a broken checkpoint) stops the start with one line.
 
-Every call of a model goes through Model.run (attn_demo.zerogpu: on a ZeroGPU Space, the GPU is lent
+Every call of a model goes through Model.run (attn_demo.zerogpu: on a ZeroGPU Space, the GPU is held
 for it). Each model decodes its own requests: concurrent translations with the same beam size are decoded
 as one batch (MicroBatcher), and a translation is made once (ComputedOnce): a class sending the same sentence
 together waits for one decoding, and the next user who asks for it gets it at once (read-only, shared by every

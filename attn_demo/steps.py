@@ -7,7 +7,7 @@ step, the annotations h_j once, and their 2-D projection. The page itself multip
 panel 4 (S×D numbers a step that it would otherwise receive), and shows the model's own c_t
 beside those rows, never a sum it made up.
 
-Pieces travel as plain strings: step_views.js writes them with textContent, never as markup.
+Pieces are sent as plain strings: step_views.js writes them with textContent, never as markup.
 """
 import base64
 import re

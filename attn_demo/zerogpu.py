@@ -8,7 +8,7 @@ Where the `spaces` package is not installed (anywhere but a Space) nothing is de
 installed off ZeroGPU, `spaces.GPU` itself does nothing. Either way the call runs here, on the
 translator's own device (pick_device: CUDA when present, else the CPU).
 
-    model.run(Translator.beam, text, 5, 5)   # = translator.beam(text, 5, 5), on the GPU where one is lent
+    model.run(Translator.beam, text, 5, 5)   # = translator.beam(text, 5, 5), on the GPU where there is one
 
 A call made outside a request (the MicroBatcher's thread decodes for many users at once, and the
 app warms its cache at start) carries no user, so ZeroGPU counts it to the Space, not to a visitor.
@@ -37,7 +37,7 @@ def load(translator) -> None:
 
 def run(translator, function, *args, **kwargs):
     """function(translator, *args, **kwargs): a Translator method or a function taking the translator
-    first, run where the GPU is lent (a ZeroGPU worker) or here. A ValueError (input the model cannot
+    first, run where the GPU is held (a ZeroGPU worker) or here. A ValueError (input the model cannot
     read) is raised here with its own message."""
     result, refused = _run(id(translator), function, args, kwargs)
     if refused is not None:

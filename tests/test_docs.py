@@ -58,3 +58,35 @@ def test_every_command_of_the_contributors_guide_has_the_options_it_writes(modul
                            text=True, timeout=300)
     assert shown.returncode == 0, shown.stderr
     assert all(option in shown.stdout for option in options), sorted(o for o in options if o not in shown.stdout)
+
+
+# Words about how the project is being built, not about the project (its people read code, docs and
+# cards as they are now): numbered work stops or sittings, issue numbers, borrowed machines.
+BUILD_WORDS = re.compile(r"\bstops? \d|\bsittings? \d|\bissues? #?\d|\bleas(e|es|ed)\b|\blent\b|\btravel",
+                         re.IGNORECASE)
+# A checkpoint's data files hold the training corpus's vocabulary and the model's own sentences (English words
+# the models learned, some of them on the list), not words about the project.
+DATA_FILES = ("training-data.json", "timeline.json")
+
+
+def tracked_text_files() -> list:
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True)
+    if listed.returncode != 0:
+        pytest.skip("not a git checkout")
+    for name in listed.stdout.split("\0"):
+        path = ROOT / name
+        if name and path.is_file() and not name.endswith(DATA_FILES):
+            data = path.read_bytes()
+            if b"\0" not in data[:8000]:
+                yield name, data.decode("utf-8", errors="replace")
+
+
+def test_no_file_speaks_of_how_the_project_is_being_built():
+    found = [f"{name}:{text.count(chr(10), 0, match.start()) + 1}: {match.group(0)!r}"
+             for name, text in tracked_text_files() for match in BUILD_WORDS.finditer(text)]
+    assert found == [], "\n".join(found)
+
+
+@pytest.mark.parametrize("name, limit", [("README.md", 15_000), ("BENCHMARKS.md", 20_000)])
+def test_the_front_docs_stay_short_enough_to_read(name, limit):
+    assert len((ROOT / name).read_text(encoding="utf-8")) <= limit

@@ -109,5 +109,5 @@ def cache_block_signatures(page: gr.Blocks) -> None:
 def plot(figure: dict | None) -> PlotData | None:
     """A figure of attn_demo.figures (a plain dict) as gr.Plot's value, written by figures.to_json: given
     the figure itself, gr.Plot would take only a go.Figure, whose building and writing cost 2–3 ms a
-    grid, on every translation of a whole class (BENCHMARKS.md, issue 31)."""
+    grid, on every translation of a whole class (BENCHMARKS.md)."""
     return None if figure is None else PlotData(type="plotly", plot=to_json(figure))

@@ -55,6 +55,6 @@ class QuizSection:
             slots += [prompt, choices[-1], feedback[-1]]
         check_button = gr.Button("Check my answers", elem_id="quiz-check")
         # outside the queue, like the step data: every translation sets it off, it decodes nothing, and a
-        # queued event costs the framework more than this work (issue 31)
+        # queued event costs the framework more than this work (BENCHMARKS.md)
         session.change(self.show_trace_questions, session, slots, queue=False, api_name="quiz_questions")
         check_button.click(self.check, [session, *choices], feedback, api_name="check_quiz")

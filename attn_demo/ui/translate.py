@@ -160,7 +160,7 @@ class TranslateSection:
                                   for side, model in zip(SIDES, models)}}
             partial = path.with_suffix(f".{os.getpid()}.{time.monotonic_ns()}.part")
             # orjson writes the float32 arrays as they are, each number in the fewest digits that read
-            # back to it: 25 times faster than json with lists of Python floats (issue 22's classroom load)
+            # back to it: 25 times faster than json with lists of Python floats (BENCHMARKS.md)
             partial.write_bytes(orjson.dumps(payload, option=orjson.OPT_SERIALIZE_NUMPY, default=np.ascontiguousarray))
             partial.replace(path)  # atomic: two users asking at once never see half a file
         return str(path)
@@ -251,7 +251,7 @@ class TranslateSection:
 
     def steps_and_trace(self, state) -> tuple:
         """The step data and the trace file, in the one event that follows a translation: every event a
-        student waits for costs the framework more than either does (BENCHMARKS.md, stop 43)."""
+        student waits for costs the framework more than either does (BENCHMARKS.md)."""
         return self.step_data(state), self.trace_file(state)
 
     def grids(self, state, large, unit="pieces") -> list:
@@ -322,7 +322,7 @@ class TranslateSection:
             """The step data and trace file follow every translation, then the browser draws the step views;
             returns the server event and the drawing. They decode nothing (the translation is in the session),
             so they skip the queue, a single HTTP request instead of a queued event, which costs the framework
-            more than this work (BENCHMARKS.md, issue 31); unless `cancellable`: only a queued event can be."""
+            more than this work (BENCHMARKS.md); unless `cancellable`: only a queued event can be."""
             steps = event.then(self.steps_and_trace, session, [steps_json, trace_download], api_name=f"{prefix}step_data",
                                queue=cancellable)
             drawn = steps.then(None, [steps_json, large_text], None, js=STEPS.load, api_name=f"{prefix}load_steps")
