@@ -70,9 +70,10 @@ TUNING_JOINED = ("11-20", "21-30", "31-40")  # the buckets of joined validation 
 WORD = re.compile(r"[\w'’-]+")  # a word when looking for repeats: a lowercased run of letters, digits, apostrophes, hyphens
 
 
-def translate_all(translator: Translator, sources: list[str], beam: int, penalties: Penalties = NO_PENALTIES
+def translate_all(translator: Translator, sources: list[str], beam: int, penalties: Penalties | None = None
                   ) -> tuple[list[str], int]:
-    """Translations in input order (length-sorted batches inside) and the number of refused inputs."""
+    """Translations in input order (length-sorted batches inside) and the number of refused inputs; the beam
+    ranks as penalties say, or as the model's card records (Translator.penalties) when None."""
     translations, refused = translate_traced(translator, sources, beam, penalties)
     return texts(translations), refused
 
@@ -82,7 +83,7 @@ def texts(translations) -> list[str]:
     return ["" if t is None else t.text for t in translations]
 
 
-def translate_traced(translator: Translator, sources: list[str], beam: int, penalties: Penalties = NO_PENALTIES,
+def translate_traced(translator: Translator, sources: list[str], beam: int, penalties: Penalties | None = None,
                      n_best: int | None = None) -> tuple[list, int]:
     """Each input's Translation (None where refused), or with n_best the list of its n best, in input
     order, and the number refused."""
@@ -149,7 +150,7 @@ def ranking_score(translation, penalties: Penalties) -> float:
     """What a beam search with these penalties ranks a finished hypothesis by (search.Penalties)."""
     coverage = None if translation.coverage is None else torch.tensor(translation.coverage)[None]  # (1, S)
     term = penalties.coverage_term(coverage, torch.ones(1, len(translation.source_tokens), dtype=torch.bool))
-    return translation.log_prob / penalties.length_norm(len(translation.target_tokens)) + float(term if isinstance(term, float) else term[0])
+    return translation.log_prob / penalties.length_norm(len(translation.target_tokens)) + float(term[0])
 
 
 def tune(translator: Translator, pairs, beam: int) -> dict:
@@ -197,7 +198,7 @@ def score(sources, hypotheses, references, fault_min_words: int = FAULT_MIN_WORD
     return result
 
 
-def score_by_length(translator: Translator, pairs, beam: int, per_bucket: int, penalties: Penalties = NO_PENALTIES) -> dict:
+def score_by_length(translator: Translator, pairs, beam: int, per_bucket: int, penalties: Penalties | None = None) -> dict:
     """BLEU / chrF per English-length bucket of the long-sentence test set built from pairs."""
     buckets = {}
     for name, inputs in long_test_set(pairs, per_bucket).items():
@@ -278,6 +279,8 @@ def main(argv=None):
     p.add_argument("--card", action="store_true",
                    help="record the scores in the checkpoint folder's model card (its speed: attn_demo.speed)")
     args = p.parse_args(argv)
+    if args.hyps and (args.long or args.examples or args.tune or args.marks or args.alignments):
+        p.error("--hyps writes the translations of one set (the test set, --data or --dev), to compare two models")
     translator = load_translator(args.model)
     command = "python -m attn_demo.evaluate " + " ".join(sys.argv[1:] if argv is None else argv)
     penalties = chosen_penalties(args, NO_PENALTIES if args.untuned else translator.penalties)

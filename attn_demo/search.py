@@ -47,10 +47,11 @@ class Penalties:
     def length_norm(self, pieces: int) -> float:
         return float(pieces) if self.length is None else ((5 + pieces) / 6) ** self.length
 
-    def coverage_term(self, coverage: torch.Tensor | None, mask: torch.Tensor) -> torch.Tensor | float:
-        """The coverage part of the score for rows of C (B, S) over their real pieces (mask (B, S)); 0 without α."""
+    def coverage_term(self, coverage: torch.Tensor | None, mask: torch.Tensor) -> torch.Tensor:
+        """The coverage part of the score (B,) for rows of C (B, S) over their real pieces (mask (B, S));
+        zeros for a model without α (coverage None) or without these penalties."""
         if coverage is None or not (self.coverage or self.repeat):
-            return 0.0
+            return torch.zeros(mask.size(0), device=mask.device)
         # Σ_j log min(C_j, 1) (B,); C_j floored at e^-20: a piece whose α underflowed to 0 costs much, not infinitely much
         uncovered = coverage.clamp(min=2e-9, max=1.0).log().masked_fill(~mask, 0.0).sum(-1)
         again = (coverage.clamp(min=1.0) - 1.0).masked_fill(~mask, 0.0).sum(-1)  # Σ_j (max(C_j, 1) − 1) (B,)
@@ -227,8 +228,8 @@ def beam_search_n_best(model: Seq2Seq, memory: Memory, limits, beam_size: int, n
         top_scores, top_index = total.topk(2 * K, dim=-1)  # (B, 2K): enough to keep K after EOS ones
         origins, words = top_index // vocab, top_index % vocab
         top_log_p = lp.view(batch, K * vocab).gather(1, top_index)  # (B, 2K): each piece's own log p
-        ending = penalties.coverage_term(step.coverage, memory.mask)  # (B·K,) or 0: the term each beam would end with
-        ending = torch.as_tensor(ending, device=device).expand(batch * K).view(batch, K).tolist()
+        ending = penalties.coverage_term(step.coverage, memory.mask)  # (B·K,): the term each beam would end with
+        ending = ending.view(batch, K).tolist()
         new_scores, new_origins, new_words = _advance(finished, top_scores, origins, words, t, K, eos,
                                                       (penalties.length_norm(t + 1), ending),
                                                       (weighed, beam_nodes, top_log_p))

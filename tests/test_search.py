@@ -182,7 +182,8 @@ def test_the_coverage_terms_are_those_of_wu_et_al_and_opennmt_s_summary_by_hand(
     mask = torch.tensor([[True, True, True, False]])
     term = Penalties(coverage=2.0, repeat=3.0).coverage_term(coverage, mask)
     assert math.isclose(float(term[0]), 2.0 * math.log(0.5) - 3.0 * 0.5, rel_tol=1e-6)
-    assert Penalties().coverage_term(coverage, mask) == 0.0 and Penalties(coverage=1.0).coverage_term(None, mask) == 0.0
+    assert Penalties().coverage_term(coverage, mask).tolist() == [0.0]
+    assert Penalties(coverage=1.0).coverage_term(None, mask.expand(3, -1)).tolist() == [0.0] * 3
     assert Penalties().length_norm(7) == 7 and math.isclose(Penalties(length=0.6).length_norm(7), 2.0 ** 0.6)
 
 
@@ -200,5 +201,5 @@ def test_each_finished_hypothesis_is_ranked_by_its_own_length_and_coverage(atten
             alpha = hyp.trace["attention"]
             coverage = None if alpha is None else torch.from_numpy(alpha).sum(0, keepdim=True)  # (1, S)
             term = penalties.coverage_term(coverage, memory.mask[b:b + 1])
-            expected = hyp.log_prob / penalties.length_norm(len(hyp.tokens)) + float(term if isinstance(term, float) else term[0])
+            expected = hyp.log_prob / penalties.length_norm(len(hyp.tokens)) + float(term[0])
             assert math.isclose(hyp.score, expected, rel_tol=1e-4, abs_tol=1e-4)
