@@ -10,9 +10,11 @@ The models are every checkpoint in checkpoints/ plus the folders or Hub repo ids
 ATTN_DEMO_MODELS (attn_demo.catalogue); a Hub checkpoint out of reach is left out, and the page
 says so. The page opens on OPENING_PICKS where they are there.
 
-This file loads the models and assembles the page; each section lives in attn_demo/ui/.
+This file loads the models and assembles the page (build_demo, from any catalogue of models: the tests
+build it from tiny ones); each section lives in attn_demo/ui/.
 """
 import html
+from dataclasses import dataclass
 
 import gradio as gr
 import torch
@@ -67,73 +69,87 @@ def opening_picks(models) -> tuple[str, str]:
     return keys[0], keys[min(1, len(keys) - 1)]
 
 
-MODELS, LOAD_NOTICES = start()
-TRANSLATE = TranslateSection(MODELS, opening_picks(MODELS))
-WHY_ATTENTION = WhyAttentionSection(MODELS)
-ALIGNMENT_CHECK = AlignmentCheckSection(MODELS)
-COMPARE = CompareSection(MODELS)
-SHARE = ShareSection()
-EXPORT = ExportSection(TRANSLATE)
-ATTRIBUTION = AttributionSection(TRANSLATE)
-EXPLORE = ExploreSection(TRANSLATE)
-QUIZ = QuizSection(MODELS)
-LEARN = LearnSection(MODELS, opening_picks(MODELS))
+@dataclass
+class Page:
+    """The assembled page and the sections that answer its requests (the tests call them directly)."""
+
+    demo: gr.Blocks
+    models: list
+    translate: TranslateSection
+    share: ShareSection
+    export: ExportSection
+    explore: ExploreSection
+    attribution: AttributionSection
+    why_attention: WhyAttentionSection
+    learn: LearnSection
+    alignment_check: AlignmentCheckSection
+    compare: CompareSection
+    quiz: QuizSection
 
 
-def header_markdown() -> str:
-    notices = "".join(f"\n\n⚠️ {html.escape(notice)}" for notice in LOAD_NOTICES)
-    device = device_name(MODELS[0].translator.device)
+def header_markdown(models, notices) -> str:
+    notices = "".join(f"\n\n⚠️ {html.escape(notice)}" for notice in notices)
+    device = device_name(models[0].translator.device)
     return (f"# Watch attention translate English into French\n"
-            f"Running on **{device}** · {len(MODELS)} trained models to compare, two at a time{notices}")
+            f"Running on **{device}** · {len(models)} trained models to compare, two at a time{notices}")
 
 
-with gr.Blocks(title="attn-demo: attention in neural machine translation", delete_cache=(3600, 3600)) as demo:
-    with gr.Row():
-        with gr.Column(scale=4, min_width=320):  # a phone puts the switch below the title
-            gr.Markdown(header_markdown(), elem_id="header")
-        large_text = gr.Checkbox(label="Large text (projector)", value=False, scale=0, min_width=200)
-    gr.HTML(contents(), elem_id="contents")  # every section one click away, kept at the top of the screen
-    with section("translate"):
-        controls = TRANSLATE.render(large_text)
-    with section("share"):
-        SHARE.render(controls)
-        EXPORT.render(controls.session)
-    with section("explore"):
-        EXPLORE.render(controls, large_text)
-    with section("explanation"):
-        ATTRIBUTION.render(controls, large_text)
-    with section("why"):
-        WHY_ATTENTION.render(large_text, controls)
-    with section("learn"):
-        LEARN.render(demo)
-    with section("alignment"):
-        ALIGNMENT_CHECK.render(large_text, controls.pickers)
-    with section("compare"):
-        COMPARE.render(large_text)
-    with section("quiz"):
-        QUIZ.render(controls.session)
-    gr.Markdown("Every figure has a camera button (top right) that saves it as PNG. Models trained on "
-                "[Tatoeba](https://tatoeba.org) pairs from [manythings.org/anki](https://www.manythings.org/anki/) "
-                "(CC-BY 2.0 FR). The alignment check uses the English–French Hansards word alignments of the "
-                "HLT-NAACL 2003 shared task (Mihalcea & Pedersen 2003).")
-    large_text.change(None, large_text, None, js=TOGGLE_LARGE_TEXT, api_name="toggle_large_text")
-    # the page opens on its link's view, or on the first example: from the cache (warm_up), so a full room costs nothing
-    controls.open_page(demo)
+def build_demo(models, notices=()) -> Page:
+    """The page for this catalogue of models, its queue set and its opening examples translated."""
+    picks = opening_picks(models)
+    translate = TranslateSection(models, picks)
+    share, export, explore = ShareSection(), ExportSection(translate), ExploreSection(translate)
+    attribution, why_attention, learn = AttributionSection(translate), WhyAttentionSection(models), LearnSection(models, picks)
+    alignment_check, compare, quiz = AlignmentCheckSection(models), CompareSection(models), QuizSection(models)
+    with gr.Blocks(title="attn-demo: attention in neural machine translation", delete_cache=(3600, 3600)) as demo:
+        with gr.Row():
+            with gr.Column(scale=4, min_width=320):  # a phone puts the switch below the title
+                gr.Markdown(header_markdown(models, notices), elem_id="header")
+            large_text = gr.Checkbox(label="Large text (projector)", value=False, scale=0, min_width=200)
+        gr.HTML(contents(), elem_id="contents")  # every section one click away, kept at the top of the screen
+        with section("translate"):
+            controls = translate.render(large_text)
+        with section("share"):
+            share.render(controls)
+            export.render(controls.session)
+        with section("explore"):
+            explore.render(controls, large_text)
+        with section("explanation"):
+            attribution.render(controls, large_text)
+        with section("why"):
+            why_attention.render(large_text, controls)
+        with section("learn"):
+            learn.render(demo)
+        with section("alignment"):
+            alignment_check.render(large_text, controls.pickers)
+        with section("compare"):
+            compare.render(large_text)
+        with section("quiz"):
+            quiz.render(controls.session)
+        gr.Markdown("Every figure has a camera button (top right) that saves it as PNG. Models trained on "
+                    "[Tatoeba](https://tatoeba.org) pairs from [manythings.org/anki](https://www.manythings.org/anki/) "
+                    "(CC-BY 2.0 FR). The alignment check uses the English–French Hansards word alignments of the "
+                    "HLT-NAACL 2003 shared task (Mihalcea & Pedersen 2003).")
+        large_text.change(None, large_text, None, js=TOGGLE_LARGE_TEXT, api_name="toggle_large_text")
+        # the page opens on its link's view, or on the first example: from the cache (warm_up), so a full room costs nothing
+        controls.open_page(demo)
+    demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=2)
+    cache_block_signatures(demo)  # every new session builds its state from all of the page's blocks
+    translate.warm_up()
+    return Page(demo, models, translate, share, export, explore, attribution, why_attention, learn,
+                alignment_check, compare, quiz)
 
-demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=2)
-cache_block_signatures(demo)  # every new session builds its state from all of the page's blocks
-TRANSLATE.warm_up()
 
 LAUNCH = dict(theme=THEME, css=CSS, js=PAGE_JS, max_threads=MAX_THREADS)
 
 
-def serve():
+def serve(page: Page):
     """Launch the page, tell the share section where it opens, print that (in place of Gradio's own lines), and wait."""
-    demo.launch(**LAUNCH, quiet=True, prevent_thread_lock=True)
-    SHARE.reach = reach_of(demo.server_name, demo.server_port, demo.share_url)
-    print(start_text(SHARE.reach), flush=True)
-    demo.block_thread()
+    page.demo.launch(**LAUNCH, quiet=True, prevent_thread_lock=True)
+    page.share.reach = reach_of(page.demo.server_name, page.demo.server_port, page.demo.share_url)
+    print(start_text(page.share.reach), flush=True)
+    page.demo.block_thread()
 
 
 if __name__ == "__main__":
-    serve()
+    serve(build_demo(*start()))

@@ -1,16 +1,20 @@
 """Train one checkpoint on the Tatoeba pairs, from scratch or continued from a checkpoint.
 
-    python -m attn_demo.train --attention bahdanau --out checkpoints/bahdanau-en-fr --target-tokens 27000000
-    python -m attn_demo.train --attention bahdanau --out checkpoints/bahdanau-en-fr --init-from checkpoints/bahdanau-en-fr \
-        --target-tokens 8000000 --lr 1e-3
+    python -m attn_demo.train --attention bahdanau --out runs/bahdanau-new --target-tokens 40000000 \
+        --clause-join-prob 0.1 --valid-minutes 20
+    python -m attn_demo.train --attention bahdanau --out runs/bahdanau-more --init-from checkpoints/bahdanau-en-fr \
+        --target-tokens 6000000 --lr 5e-4
 
 --init-from starts from a checkpoint's weights and tokenizers instead of from scratch (the model
 card then records both trainings); the optimizer and the learning-rate schedule start afresh. The
 checkpoint may have another --attention: every other weight is taken and the attention module
 starts afresh (checkpoint.warm_start), e.g. Luong's dot score from luong-en-fr:
 
-    python -m attn_demo.train --attention luong-dot --out checkpoints/luong-dot-en-fr --init-from checkpoints/luong-en-fr \
-        --target-tokens 8000000 --lr 1e-3
+    python -m attn_demo.train --attention luong-dot --out runs/luong-dot --init-from checkpoints/luong-en-fr \
+        --target-tokens 6000000 --lr 1e-3 --clause-join-prob 0.25
+
+A run writes into a folder of its own: a candidate moves into checkpoints/ only once it measures better
+than the checkpoint it would replace (CONTRIBUTING.md). Each shipped card's Training section has its recipe.
 
 The budget is --target-tokens target pieces when given (a run's result then does not depend on
 what else the machine is doing), otherwise --minutes of training (RunClock: wall-clock time without

@@ -110,6 +110,14 @@ def in_hub_cache(cache: Path, repo_id: str, folder: Path, link: bool = False) ->
 
 
 @pytest.fixture(scope="session")
+def shipped():
+    """The page built from the shipped checkpoints as `python app.py` builds it, for the tests that mean to
+    check those models on the page (the others build theirs from tiny checkpoints)."""
+    import app
+    return app.build_demo(*app.start())
+
+
+@pytest.fixture(scope="session")
 def app_url(tmp_path_factory):
     """`python app.py` on a free loopback port, as a user starts it."""
     server = Server(ROOT / "app.py", log=tmp_path_factory.mktemp("app") / "app.log")

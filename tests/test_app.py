@@ -29,54 +29,54 @@ BAD_INPUTS = ["", "   ", "a" * 5000, "😀😀😀", "我喜欢咖啡", "أنا 
 
 
 @pytest.fixture(scope="module")
-def translated():
-    return app.TRANSLATE.translate(SENTENCE, 1, False)
+def translated(shipped):
+    return shipped.translate.translate(SENTENCE, 1, False)
 
 
 def reply(outputs) -> dict:
     return translate.client_reply(outputs[1:])
 
 
-def test_translate_fills_both_columns_and_the_scrubber(translated):
+def test_translate_fills_both_columns_and_the_scrubber(shipped, translated):
     state, shown = translated[0], reply(translated)
     assert shown["status"] == "" and shown["left"]["text"].strip() and shown["right"]["text"].strip()
-    assert shown["slider"]["maximum"] == max(2, translate.steps_of(app.TRANSLATE.sides(state))) and shown["slider"]["value"] == 1
+    assert shown["slider"]["maximum"] == max(2, translate.steps_of(shipped.translate.sides(state))) and shown["slider"]["value"] == 1
     assert plotly_figure(shown["left"]["grid"]).data[0].z.shape == state["views"]["left"]["result"].attention.shape
     assert state["picks"] == dict(zip(translate.SIDES, app.OPENING_PICKS))
     for side in translate.SIDES:  # each side names its model and that model's test BLEU, from its card
-        metrics = app.TRANSLATE.picked(state, side).translator.metrics
+        metrics = shipped.translate.picked(state, side).translator.metrics
         assert f"test BLEU {metrics['bleu']}" in shown[side]["heading"]
 
 
-def test_trace_file_holds_both_traces_and_is_written_once(translated, monkeypatch):
+def test_trace_file_holds_both_traces_and_is_written_once(shipped, translated, monkeypatch):
     state = translated[0]
-    path = app.TRANSLATE.trace_file(state)
+    path = shipped.translate.trace_file(state)
     trace = json.loads(open(path).read())
     left, right = app.OPENING_PICKS
     assert trace["source"] == SENTENCE and trace["beam_size"] == 1 and trace["models"][right]["text"] == reply(translated)["right"]["text"]
     np.testing.assert_array_equal(np.float32(trace["models"][left]["attention"]), state["views"]["left"]["result"].attention)
     written = os.stat(path).st_mtime_ns
-    assert app.TRANSLATE.trace_file(state) == path and os.stat(path).st_mtime_ns == written
-    assert app.TRANSLATE.trace_file(None) is None
-    monkeypatch.setattr(app.TRANSLATE.models[left], "fingerprint", "other weights")
-    assert app.TRANSLATE.trace_file(state) != path  # other weights, other file: a restart never serves stale traces
+    assert shipped.translate.trace_file(state) == path and os.stat(path).st_mtime_ns == written
+    assert shipped.translate.trace_file(None) is None
+    monkeypatch.setattr(shipped.translate.models[left], "fingerprint", "other weights")
+    assert shipped.translate.trace_file(state) != path  # other weights, other file: a restart never serves stale traces
 
 
-def test_step_data_holds_every_step_of_both_models_without_retranslating(translated, monkeypatch):
+def test_step_data_holds_every_step_of_both_models_without_retranslating(shipped, translated, monkeypatch):
     state = translated[0]
     computed = []  # every model call goes through Model.run
-    for model in app.MODELS:
+    for model in shipped.models:
         monkeypatch.setattr(model, "run", lambda *args, **kwargs: computed.append(args))
-    payload = json.loads(json.dumps(app.TRANSLATE.step_data(state)))  # as the page receives it
+    payload = json.loads(json.dumps(shipped.translate.step_data(state)))  # as the page receives it
     assert computed == []  # the step views re-ran no translation
-    assert payload["steps"] == translate.steps_of(app.TRANSLATE.sides(state)) and len(payload["views"]) == 2
+    assert payload["steps"] == translate.steps_of(shipped.translate.sides(state)) and len(payload["views"]) == 2
     for side, sent in zip(translate.SIDES, payload["views"]):
         result, model = state["views"][side]["result"], untyped(sent)
-        assert model["title"] == app.TRANSLATE.picked(state, side).title and model["source"] == result.source_tokens
+        assert model["title"] == shipped.translate.picked(state, side).title and model["source"] == result.source_tokens
         np.testing.assert_array_equal(model["weights"], result.attention)
         np.testing.assert_array_equal(model["contexts"], result.contexts)  # the model's own c_t
         np.testing.assert_array_equal(model["queries"], result.queries)
-    assert app.TRANSLATE.step_data(None) is None
+    assert shipped.translate.step_data(None) is None
 
 
 
@@ -84,29 +84,29 @@ def test_the_app_computes_on_one_thread_in_torch_and_in_numpys_blas():
     blas = [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
     assert torch.get_num_threads() == 1 and blas and set(blas) == {1}
 
-def test_large_text_redraws_the_grids_from_state(translated):
-    grid, *_ = app.TRANSLATE.grids(translated[0], True)
+def test_large_text_redraws_the_grids_from_state(shipped, translated):
+    grid, *_ = shipped.translate.grids(translated[0], True)
     assert plotly_figure(grid).layout.font.size > plotly_figure(reply(translated)["left"]["grid"]).layout.font.size
 
 
 @pytest.mark.parametrize("text", BAD_INPUTS)
-def test_bad_input_gives_a_message_and_clears_the_page(text):
-    outputs = app.TRANSLATE.translate(text, 1, False)
+def test_bad_input_gives_a_message_and_clears_the_page(shipped, text):
+    outputs = shipped.translate.translate(text, 1, False)
     shown = reply(outputs)
     assert outputs[0] is None and shown["left"]["text"] == "" and shown["left"]["grid"] is None
     assert shown["status"].startswith("⚠️") and "<" not in shown["status"].removeprefix("⚠️")
 
 
-def test_a_word_the_shipped_models_never_saw_is_named_and_an_example_chip_has_none():
-    status = reply(app.TRANSLATE.translate("We are going to the cinema tomorrow evening.", 1, False))["status"]
+def test_a_word_the_shipped_models_never_saw_is_named_and_an_example_chip_has_none(shipped):
+    status = reply(shipped.translate.translate("We are going to the cinema tomorrow evening.", 1, False))["status"]
     assert status.startswith("ℹ️ Never seen in training: **cinema**.")  # the pairs say "movies"
-    assert all(reply(app.TRANSLATE.translate(example, 1, False))["status"] == "" for example in translate.EXAMPLES)
+    assert all(reply(shipped.translate.translate(example, 1, False))["status"] == "" for example in translate.EXAMPLES)
 
 
 @pytest.mark.parametrize("text, unknown", [("I love crème brûlée.", "'è', 'û'"), ("It's “smart” — isn't it?", "'—'"),
                                            ("<img src=x onerror=alert(1)>", "'<', '=', '(', ')', '>'")])
-def test_a_few_unknown_characters_are_translated_and_named_in_a_notice(text, unknown):
-    outputs = app.TRANSLATE.translate(text, 1, False)
+def test_a_few_unknown_characters_are_translated_and_named_in_a_notice(shipped, text, unknown):
+    outputs = shipped.translate.translate(text, 1, False)
     state, shown = outputs[0], reply(outputs)
     assert shown["left"]["text"].strip() and shown["right"]["text"].strip()
     assert "<unk>" in state["views"]["right"]["result"].source_tokens
@@ -115,20 +115,21 @@ def test_a_few_unknown_characters_are_translated_and_named_in_a_notice(text, unk
     assert "&lt;unk&gt;" in plotly_figure(shown["left"]["grid"]).layout.xaxis.ticktext
 
 
-def test_actions_before_any_translation_do_nothing_harmful():
-    assert app.TRANSLATE.step_data(None) is None
-    assert app.TRANSLATE.trace_file(None) is None
-    assert all(update == gr.update() for update in app.TRANSLATE.grids(None, True))
+def test_actions_before_any_translation_do_nothing_harmful(shipped):
+    assert shipped.translate.step_data(None) is None
+    assert shipped.translate.trace_file(None) is None
+    assert all(update == gr.update() for update in shipped.translate.grids(None, True))
 
 
-def test_header_names_the_device_and_how_many_models():
-    header = app.header_markdown()
+def test_header_names_the_device_and_how_many_models(shipped):
+    header = app.header_markdown(shipped.models, ())
     # a GPU by its name (what a teacher sees on the card), else the device type: "CPU", "MPS"
     device = torch.cuda.get_device_name() if DEVICE == "cuda" else DEVICE.upper()
     assert f"Running on **{device}**" in header
-    assert f"{len(app.MODELS)} trained models" in header
+    assert f"{len(shipped.models)} trained models" in header
 
 
+@pytest.mark.slow
 def test_running_app_through_gradio_client_keeps_sessions_apart(app_url):
     alice, bob = Client(app_url, verbose=False), Client(app_url, verbose=False)
     a = translate.client_reply(alice.predict("I don't like coffee.", 1, False, api_name="/translate"))
@@ -147,12 +148,12 @@ def test_running_app_through_gradio_client_keeps_sessions_apart(app_url):
     assert bob.predict(api_name="/step_data")[0] == b_steps  # bob's session survived alice's bad input
 
 
-def test_repeated_input_is_served_from_the_cache_read_only(translated, monkeypatch):
+def test_repeated_input_is_served_from_the_cache_read_only(shipped, translated, monkeypatch):
     computed = []  # every model call goes through Model.run
-    for model in app.MODELS:
+    for model in shipped.models:
         monkeypatch.setattr(model, "run", lambda *args, **kwargs: computed.append(args))
     typed = "  " + SENTENCE.replace(" ", "   ").replace("'", "’") + " "  # the same sentence once normalised
-    again = app.TRANSLATE.translate(typed, 1, False)
+    again = shipped.translate.translate(typed, 1, False)
     assert computed == []  # a cached input is not translated again
     assert again[0]["views"] == translated[0]["views"] and reply(again)["left"]["text"] == reply(translated)["left"]["text"]
     assert again[0]["views"]["right"] is translated[0]["views"]["right"]
@@ -160,17 +161,17 @@ def test_repeated_input_is_served_from_the_cache_read_only(translated, monkeypat
         again[0]["views"]["right"]["result"].attention[0, 0] = 1.0
 
 
-def test_examples_are_translated_at_start_up_with_the_opening_models(monkeypatch):
+def test_examples_are_translated_at_start_up_with_the_opening_models(shipped, monkeypatch):
     for key in app.OPENING_PICKS:
-        model = app.TRANSLATE.models[key]
+        model = shipped.translate.models[key]
         monkeypatch.setattr(model.batcher, "batch_fn", lambda requests: pytest.fail(f"{requests} was not translated at start-up"))
         for example in translate.EXAMPLES:
             assert model.view(example, 1)["result"].text
 
 
-def test_concurrent_requests_are_batched_and_each_gets_its_own_translation(monkeypatch):
+def test_concurrent_requests_are_batched_and_each_gets_its_own_translation(shipped, monkeypatch):
     sentences = ["I like tea.", "Where is the station?", "She is reading a book.", "We were very tired."]
-    picked = [app.TRANSLATE.models[key] for key in app.OPENING_PICKS]
+    picked = [shipped.translate.models[key] for key in app.OPENING_PICKS]
     expected = {s: [m.translator.translate(s).target_tokens for m in picked] for s in sentences}
     batches = []
     for model in picked:
@@ -178,7 +179,7 @@ def test_concurrent_requests_are_batched_and_each_gets_its_own_translation(monke
         monkeypatch.setattr(model.batcher, "batch_fn", lambda requests, f=original: batches.append(len(requests)) or f(requests))
         monkeypatch.setattr(model.batcher, "window_s", 0.3)  # wide enough that a slow CI machine still batches
     results = {}
-    threads = [threading.Thread(target=lambda s=s: results.__setitem__(s, app.TRANSLATE.translate(s, 1, False))) for s in sentences]
+    threads = [threading.Thread(target=lambda s=s: results.__setitem__(s, shipped.translate.translate(s, 1, False))) for s in sentences]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -189,10 +190,10 @@ def test_concurrent_requests_are_batched_and_each_gets_its_own_translation(monke
     assert sum(batches) == 2 * len(sentences) and len(batches) < 2 * len(sentences)
 
 
-def test_a_bad_input_does_not_join_a_batch(monkeypatch):
-    for model in app.MODELS:
+def test_a_bad_input_does_not_join_a_batch(shipped, monkeypatch):
+    for model in shipped.models:
         monkeypatch.setattr(model.batcher, "batch_fn", lambda requests: pytest.fail("a bad input reached the batcher"))
-    assert app.TRANSLATE.translate("😀😀😀", 1, False)[1].startswith("⚠️")
+    assert shipped.translate.translate("😀😀😀", 1, False)[1].startswith("⚠️")
 
 
 def join_queue(url: str, fn_index: int, text: str, session: str) -> tuple[int, str]:
@@ -206,19 +207,20 @@ def join_queue(url: str, fn_index: int, text: str, session: str) -> tuple[int, s
         return error.code, json.loads(error.read())["detail"]
 
 
-def test_a_full_queue_refuses_at_once_and_the_app_recovers(monkeypatch):
+@pytest.mark.slow
+def test_a_full_queue_refuses_at_once_and_the_app_recovers(shipped, monkeypatch):
     """Every decoding slot busy and the queue full: the next request is refused at once with 503
     (the page shows Gradio's "This application is currently busy. Please try again."), never left
     hanging, and the app answers again once the backlog has drained."""
     release = threading.Event()
-    for model in app.MODELS:
+    for model in shipped.models:
         original = model.batcher.batch_fn
         monkeypatch.setattr(model.batcher, "batch_fn", lambda requests, f=original: release.wait(120) and f(requests))
     port = free_port()
-    app.demo.launch(**app.LAUNCH, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    shipped.demo.launch(**app.LAUNCH, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
     url = f"http://127.0.0.1:{port}/"
     try:
-        fn_index = next(i for i, fn in app.demo.fns.items() if fn.api_name == "translate")
+        fn_index = next(i for i, fn in shipped.demo.fns.items() if fn.api_name == "translate")
         replies = [join_queue(url, fn_index, f"I have {i} cats.", f"flood-{i}")
                    for i in range(translate.CONCURRENCY + app.QUEUE_SIZE + 20)]
         refused = [detail for status, detail in replies if status == 503]
@@ -231,7 +233,7 @@ def test_a_full_queue_refuses_at_once_and_the_app_recovers(monkeypatch):
         assert answer["status"] == "" and answer["left"]["text"].strip()
     finally:
         release.set()
-        app.demo.close()
+        shipped.demo.close()
 
 
 def after_the_backlog(call, within_s: float = 120):
@@ -247,6 +249,7 @@ def after_the_backlog(call, within_s: float = 120):
             time.sleep(0.5)
 
 
+@pytest.mark.slow
 def test_an_unreachable_hub_checkpoint_is_left_out_and_the_page_says_so(tmp_path):
     offline = {"ATTN_DEMO_MODELS": "someorg/missing", "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path / "hub")}
     server = Server(ROOT / "app.py", log=tmp_path / "app.log", env=offline)
@@ -259,6 +262,7 @@ def test_an_unreachable_hub_checkpoint_is_left_out_and_the_page_says_so(tmp_path
         server.stop()
 
 
+@pytest.mark.slow
 def test_a_start_that_nothing_can_rescue_ends_in_one_clear_line(tmp_path):
     env = {**os.environ, "ATTN_DEMO_MODELS": str(tmp_path / "no-such-checkpoint")}
     out = subprocess.run([sys.executable, str(ROOT / "app.py")], env=env, capture_output=True, text=True, timeout=120)
@@ -267,8 +271,8 @@ def test_a_start_that_nothing_can_rescue_ends_in_one_clear_line(tmp_path):
                                                "is neither a checkpoint folder nor a Hub repo id (org/name)"]
 
 
-def test_alignment_check_scores_a_hansards_sentence_against_its_human_links():
-    section, number = app.ALIGNMENT_CHECK, 22
+def test_alignment_check_scores_a_hansards_sentence_against_its_human_links(shipped):
+    section, number = shipped.alignment_check, 22
     gold = section.gold
     assert gold is not None, "the Hansards gold alignments should be in ../shared/data"
     outputs = section.show(number, False, *app.OPENING_PICKS)
@@ -281,14 +285,14 @@ def test_alignment_check_scores_a_hansards_sentence_against_its_human_links():
         assert len(figure.layout.shapes) == len(gold.possible[number - 1])  # every human link outlined
     table = section.table_markdown()
     argmax_row = next(row for row in table.splitlines() if row.startswith("| α, `argmax` |"))
-    cells = " | ".join(f"{m.translator.alignment_scores['aer']['argmax']:.3f}" for m in app.MODELS
+    cells = " | ".join(f"{m.translator.alignment_scores['aer']['argmax']:.3f}" for m in shipped.models
                        if m.translator.alignment_scores.get("aer", {}).get("argmax") is not None)
     assert argmax_row.startswith(f"| α, `argmax` | {cells}")  # the cards' numbers, model by model
     assert [n for _, n in section.sentence_choices()][:len(EXAMPLES)] == list(EXAMPLES)
 
 
-def test_alignment_check_without_the_gold_data_says_so(tmp_path):
-    section = AlignmentCheckSection(app.MODELS, tmp_path)
+def test_alignment_check_without_the_gold_data_says_so(shipped, tmp_path):
+    section = AlignmentCheckSection(shipped.models, tmp_path)
     with gr.Blocks() as page:
         section.render(gr.Checkbox(), [])
     texts = [block.value for block in page.blocks.values() if isinstance(block, gr.Markdown)]
@@ -296,17 +300,17 @@ def test_alignment_check_without_the_gold_data_says_so(tmp_path):
     assert not any(isinstance(block, (gr.Dropdown, gr.Plot)) for block in page.blocks.values())
 
 
-def test_why_attention_charts_every_models_length_curve_from_its_card():
-    figure = app.WHY_ATTENTION.figure(False)
+def test_why_attention_charts_every_models_length_curve_from_its_card(shipped):
+    figure = shipped.why_attention.figure(False)
     lines = {line.name: line for line in plotly_figure(figure).data}
-    for model in app.MODELS:
+    for model in shipped.models:
         curve = model.translator.length_curve
         assert list(lines[model.title].y) == [v["bleu"] for v in curve.values()]
 
 
-def test_words_view_draws_the_grids_by_word_with_rows_that_still_sum_to_one():
-    state = app.TRANSLATE.translate("The European Parliament met yesterday.", 1, False, "words")[0]
-    grids = app.TRANSLATE.grids(state, False, "words")[::3]  # each side: grid, note, coverage row
+def test_words_view_draws_the_grids_by_word_with_rows_that_still_sum_to_one(shipped):
+    state = shipped.translate.translate("The European Parliament met yesterday.", 1, False, "words")[0]
+    grids = shipped.translate.grids(state, False, "words")[::3]  # each side: grid, note, coverage row
     for grid, side in zip(map(plotly_figure, grids), translate.SIDES):
         result = state["views"][side]["result"]
         assert list(grid.layout.xaxis.ticktext) == ["The", "European", "Parliament", "met", "yesterday.", "&lt;/s&gt;"]
@@ -314,7 +318,7 @@ def test_words_view_draws_the_grids_by_word_with_rows_that_still_sum_to_one():
         assert z.shape == (len(grid.layout.yaxis.ticktext), 6) and len(result.source_tokens) >= 6
         np.testing.assert_allclose(z.sum(1), 1.0, rtol=1e-5)  # float32 α, summed
         assert "by word" in grid.layout.title.text and "(by words)" in grid.data[0].hovertemplate
-    coverage = app.TRANSLATE.grids(state, False, "words")[2]  # the coverage row follows: one cell a word
+    coverage = shipped.translate.grids(state, False, "words")[2]  # the coverage row follows: one cell a word
     assert coverage.count('class="coverage-cell"') == 6 and "each English word received" in coverage
-    pieces = plotly_figure(app.TRANSLATE.grids(state, False, "pieces")[0])
+    pieces = plotly_figure(shipped.translate.grids(state, False, "pieces")[0])
     assert "by piece" in pieces.layout.title.text and np.asarray(pieces.data[0].z).shape[1] == len(state["views"]["left"]["result"].source_tokens)

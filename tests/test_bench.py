@@ -2,11 +2,15 @@
 and its correctness checks must hold. Its timings are not asserted."""
 import json
 
+import pytest
+
 from attn_demo.attribution import METHODS
 from attn_demo.bench import main, naive_greedy, step_weight_bytes
 from attn_demo.timing import interleaved, percentiles
 from attn_demo.translator import load_translator
 from conftest import DEVICE
+
+pytestmark = pytest.mark.slow  # runs the benchmark's sections
 
 
 def test_percentiles():

@@ -21,6 +21,7 @@ from attn_demo.ui.why_attention import LONG_EXAMPLE
 from attn_demo.views import grid_figure
 from conftest import ROOT, plotly_figure, untyped
 
+pytestmark = pytest.mark.browser
 CHROMIUM = shutil.which("chromium") or CHROMIUM
 SCREENSHOT_DIR = ROOT / "artifacts"
 
@@ -113,11 +114,11 @@ DRAWN_STEP = """(side) => {
 }"""
 
 
-def assert_page_draws_the_models_step(page, sentence, t):
+def assert_page_draws_the_models_step(shipped, page, sentence, t):
     """Step t on the page shows exactly the model's numbers for it: e_tj and α_tj as bar heights,
     the query, α_tj·h_j multiplied in float32 as the model does, the model's own c_t, and the star at
     the projection of c_t."""
-    state = app.TRANSLATE.translate(sentence, 1, False)[0]
+    state = shipped.translate.translate(sentence, 1, False)[0]
     for side, view in state["views"].items():
         result, i = view["result"], t - 1
         drawn = json.loads(page.evaluate(DRAWN_STEP, side))
@@ -144,7 +145,7 @@ def assert_page_draws_the_models_step(page, sentence, t):
         np.testing.assert_allclose(drawn["star"], project(result.contexts[i], view["projection"]), rtol=1e-5, atol=1e-5)
 
 
-def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
+def test_translate_scrub_and_refuse_markup_in_a_real_browser(shipped, browser, app_url):
     page = browser.new_page(viewport={"width": 1600, "height": 1000})
     dialogs = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
@@ -156,17 +157,17 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
         page.locator(f"#{side}-grid .js-plotly-plot .heatmaplayer").wait_for(timeout=60_000)
         page.locator(f"#{side}-step .attn-step-view").wait_for(timeout=60_000)
         assert "Step 1 of" in caption(page, side)
-    assert_page_draws_the_models_step(page, "The red car is in front of the house.", 1)
+    assert_page_draws_the_models_step(shipped, page, "The red car is in front of the house.", 1)
     calls = []  # events sent to the server (each joins its queue)
     page.on("request", lambda request: calls.append(request.url) if "/queue/join" in request.url else None)
     page.locator("#translate-steps").get_by_role("button", name="Next step ▶").click()
     page.wait_for_function(caption_shows("right", "Step 2 of"), timeout=30_000)
-    assert_page_draws_the_models_step(page, "The red car is in front of the house.", 2)
+    assert_page_draws_the_models_step(shipped, page, "The red car is in front of the house.", 2)
     page.locator("#translate-steps-slider input[type=range]").focus()
     page.keyboard.press("ArrowRight")
     page.wait_for_function(caption_shows("left", "Step 3 of"), timeout=30_000)
     assert calls == []  # scrubbing is drawn in the browser: nothing asked of the server
-    assert_page_draws_the_models_step(page, "The red car is in front of the house.", 3)
+    assert_page_draws_the_models_step(shipped, page, "The red car is in front of the house.", 3)
 
     page.locator("#translate-steps").get_by_role("button", name="▶ Play").click()  # about one step a second, then stop
     page.wait_for_function(caption_shows("left", "Step 5 of"), timeout=10_000)
@@ -176,7 +177,7 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
     page.wait_for_timeout(2500)
     assert slider.input_value() == stopped_at and page.locator("#translate-steps").get_by_role("button", name="▶ Play").is_visible()
     assert calls == []  # playing is scrubbing too
-    assert_page_draws_the_models_step(page, "The red car is in front of the house.", int(stopped_at))
+    assert_page_draws_the_models_step(shipped, page, "The red car is in front of the house.", int(stopped_at))
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT_DIR / "app.png"), full_page=True)
 
@@ -193,7 +194,7 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(browser, app_url):
     page.wait_for_function("() => document.querySelector('#right-grid .js-plotly-plot .ytick text').style.fontSize === '20px'",
                            timeout=30_000)
     page.wait_for_function("() => document.querySelector('#right-step .attn-step-view').style.fontSize === '20px'", timeout=10_000)
-    assert_page_draws_the_models_step(page, "The red car is in front of the house.", int(stopped_at))  # redrawn, same step
+    assert_page_draws_the_models_step(shipped, page, "The red car is in front of the house.", int(stopped_at))  # redrawn, same step
     page.screenshot(path=str(SCREENSHOT_DIR / "app-large-text.png"), full_page=True)
     page.get_by_label("Large text (projector)").uncheck()
 
@@ -234,7 +235,7 @@ THIRTY_WORDS = ("When we finally arrived at the old station late last night, the
 
 
 @pytest.mark.parametrize("width, height", [(1440, 900), (390, 844)])
-def test_no_label_overlaps_another_on_a_phone_or_a_wide_screen(browser, app_url, width, height):
+def test_no_label_overlaps_another_on_a_phone_or_a_wide_screen(shipped, browser, app_url, width, height):
     """The examples and a 30-word sentence, at steps 1, middle and last, pieces and words: every tick
     label readable, and the page no wider than the screen (wide grids scroll inside themselves)."""
     page = browser.new_page(viewport={"width": width, "height": height}, has_touch=width < 500)  # a phone has touch
@@ -242,7 +243,7 @@ def test_no_label_overlaps_another_on_a_phone_or_a_wide_screen(browser, app_url,
     for sentence in [*EXAMPLES, THIRTY_WORDS]:
         page.get_by_role("textbox", name="English sentence").fill(sentence)
         page.get_by_role("button", name="Translate").click()
-        views = app.TRANSLATE.translate(sentence, 1, False)[0]["views"]  # the page's translation (cached)
+        views = shipped.translate.translate(sentence, 1, False)[0]["views"]  # the page's translation (cached)
         page.wait_for_function(f"(pieces) => JSON.stringify({GROUP}.payload?.views[1].source) === pieces && "
                                "JSON.stringify([...document.querySelectorAll('#right-grid .xtick text')].map((t) => t.textContent))"
                                " === pieces", arg=json.dumps(views["right"]["result"].source_tokens, ensure_ascii=False, separators=(",", ":")),
@@ -279,14 +280,14 @@ def test_dark_theme_shows_the_same_page(browser, app_url):
     page.close()
 
 
-def test_quiz_checks_answers_about_attention_and_about_the_translation(browser, app_url):
+def test_quiz_checks_answers_about_attention_and_about_the_translation(shipped, browser, app_url):
     sentence = "I have never seen such a beautiful sunset."
-    questions = app.QUIZ.questions_for(app.TRANSLATE.translate(sentence, 1, False)[0])
+    questions = shipped.quiz.questions_for(shipped.translate.translate(sentence, 1, False)[0])
     page = browser.new_page(viewport={"width": 390, "height": 844})  # a student's phone
     open_app(page, app_url)
     page.get_by_role("textbox", name="English sentence").fill(sentence)
     page.get_by_role("button", name="Translate").click()
-    trace_question = len(app.QUIZ.concepts) + 1  # the first question about this translation
+    trace_question = len(shipped.quiz.concepts) + 1  # the first question about this translation
     page.locator(f"#quiz-{trace_question}").get_by_label(questions[trace_question - 1].choices[0]).wait_for(timeout=60_000)
 
     def choose(number, right):
@@ -310,7 +311,7 @@ def test_quiz_checks_answers_about_attention_and_about_the_translation(browser, 
 
 
 @pytest.mark.parametrize("width, height", [(1440, 900), (390, 844)])
-def test_alignment_check_draws_the_human_links_on_each_models_grid(browser, app_url, width, height):
+def test_alignment_check_draws_the_human_links_on_each_models_grid(shipped, browser, app_url, width, height):
     page = browser.new_page(viewport={"width": width, "height": height})
     open_app(page, app_url)
     for side in SIDES:  # the first example is on the page from the start
@@ -319,7 +320,7 @@ def test_alignment_check_draws_the_human_links_on_each_models_grid(browser, app_
     sentence.click()
     sentence.fill("22.")
     page.get_by_role("option", name="22. i disagree", exact=False).click()
-    expected = app.ALIGNMENT_CHECK.show(22, False, *app.OPENING_PICKS)
+    expected = shipped.alignment_check.show(22, False, *app.OPENING_PICKS)
     page.wait_for_function("() => document.querySelector('#right-gold-score').innerText.includes("
                            f"{expected[3].split('AER **')[1].split('**')[0]!r})", timeout=30_000)
     for side, grid in zip(SIDES, expected[::2]):
@@ -332,8 +333,8 @@ def test_alignment_check_draws_the_human_links_on_each_models_grid(browser, app_
     page.close()
 
 
-def first_of_kind(attention: str) -> str | None:
-    return next((model.key for model in app.MODELS if model.translator.config.attention == attention), None)
+def first_of_kind(shipped, attention: str) -> str | None:
+    return next((model.key for model in shipped.models if model.translator.config.attention == attention), None)
 
 
 def pick(page, side: str, key: str):
@@ -342,11 +343,11 @@ def pick(page, side: str, key: str):
 
 
 @pytest.mark.parametrize("width, height", [(1440, 900), (390, 844)])
-def test_the_baseline_beside_attention_on_a_long_sentence_then_dot_on_both_sides(browser, app_url, width, height):
+def test_the_baseline_beside_attention_on_a_long_sentence_then_dot_on_both_sides(shipped, browser, app_url, width, height):
     """One click puts the no-attention baseline beside an attention model on the long example: both
     translate, the baseline's grid slot says why it has none, its step view shows the one fixed c.
     Then the same dot-score model on both sides. No console error, no label on another."""
-    baseline = first_of_kind("none")
+    baseline = first_of_kind(shipped, "none")
     if baseline is None:
         pytest.skip("no checkpoint without attention in checkpoints/")
     page = browser.new_page(viewport={"width": width, "height": height}, has_touch=width < 500)
@@ -362,7 +363,7 @@ def test_the_baseline_beside_attention_on_a_long_sentence_then_dot_on_both_sides
     assert page.locator("#left-text textarea").input_value() and page.locator("#right-text textarea").input_value()
     assert page.locator("#left-grid").is_hidden() and "No attention, so no grid" in page.locator("#left-grid-note").inner_text()
     assert page.locator("#left-step canvas").count() == 1 and page.locator("#left-step .attn-bars").count() == 0  # c, no α
-    state = app.TRANSLATE.translate(LONG_EXAMPLE, 1, False, "pieces", baseline, app.WHY_ATTENTION.pair[1])[0]
+    state = shipped.translate.translate(LONG_EXAMPLE, 1, False, "pieces", baseline, shipped.why_attention.pair[1])[0]
     last = len(state["views"]["left"]["result"].target_tokens)
     stars = set()
     for t in (1, last // 2, last):
@@ -374,7 +375,7 @@ def test_the_baseline_beside_attention_on_a_long_sentence_then_dot_on_both_sides
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT_DIR / f"baseline-beside-attention-{width}.png"), full_page=True)
 
-    dot = first_of_kind("luong-dot")
+    dot = first_of_kind(shipped, "luong-dot")
     if dot is not None:
         pick(page, "left", dot)  # each pick translates the sentence on screen with that model
         page.wait_for_function(caption_shows("left", "most attention on"), timeout=60_000)
@@ -412,13 +413,13 @@ def test_tables_keep_every_number_on_one_line_and_scroll_sideways_on_a_phone(bro
 
 
 @pytest.mark.parametrize("width, height", [(1440, 900), (390, 844)])
-def test_the_page_opens_on_a_translated_example(browser, app_url, width, height):
+def test_the_page_opens_on_a_translated_example(shipped, browser, app_url, width, height):
     page = browser.new_page(viewport={"width": width, "height": height})
     page.goto(app_url, wait_until="load")
     for side in SIDES:  # nothing typed, nothing clicked
         page.wait_for_function(caption_shows(side, "Step 1 of"), timeout=60_000)
         page.locator(f"#{side}-grid .js-plotly-plot .heatmaplayer").wait_for(timeout=60_000)
-    state = app.TRANSLATE.translate(EXAMPLES[0], 1, False)[0]
+    state = shipped.translate.translate(EXAMPLES[0], 1, False)[0]
     assert page.locator("#left-text textarea").input_value() == state["views"]["left"]["result"].text
     assert page.get_by_role("textbox", name="English sentence").input_value() == EXAMPLES[0]
     assert page.evaluate(EMPTY_FRAMES) == []  # a section not yet asked for says what to press instead
@@ -432,7 +433,7 @@ def test_the_page_opens_on_a_translated_example(browser, app_url, width, height)
     texts = page.evaluate(FIGURE_TEXTS)  # every figure drawn is read in words: the grids where each French piece looks most
     assert {"left-grid", "right-grid", "length-chart"} <= texts.keys() and all(
         role == "figure" and label for role, label in texts.values()), texts
-    for side, (model, view) in zip(SIDES, app.TRANSLATE.sides(state)):
+    for side, (model, view) in zip(SIDES, shipped.translate.sides(state)):
         assert texts[f"{side}-grid"][1] == html.unescape(grid_figure(model, view, False)["layout"]["meta"]["text"])
     for side in SIDES:  # under each grid, every English piece's coverage, on the page as the server wrote it
         result = state["views"][side]["result"]
@@ -460,22 +461,22 @@ def test_every_section_is_one_click_from_the_contents_bar_which_stays_on_screen(
     page.close()
 
 
-def test_a_shared_link_opens_the_same_view_and_its_qr_code_decodes_to_it(browser, app_url):
+def test_a_shared_link_opens_the_same_view_and_its_qr_code_decodes_to_it(shipped, browser, app_url):
     zxingcpp = pytest.importorskip("zxingcpp")
     from PIL import Image
 
     sentence = "The cat sleeps on the sofa."
     page = browser.new_page(viewport={"width": 1440, "height": 900})
     page.goto(app_url + "?q=The%20cat%20sleeps%20on%20the%20sofa.", wait_until="load")
-    state = app.TRANSLATE.translate(sentence, 1, False)[0]
+    state = shipped.translate.translate(sentence, 1, False)[0]
     page.wait_for_function(caption_shows("left", "Step 1 of"), timeout=60_000)
     page.wait_for_function(f"() => {GROUP}.payload?.views[0].source.includes('▁sofa')", timeout=60_000)
     for side in SIDES:  # translated by both models
         page.wait_for_function(f"(text) => document.querySelector('#{side}-text textarea').value === text",
                                arg=state["views"][side]["result"].text, timeout=60_000)
-    other = first_of_kind("none") or first_of_kind("luong-general")
+    other = first_of_kind(shipped, "none") or first_of_kind(shipped, "luong-general")
     pick(page, "left", other)
-    page.wait_for_function(f"(key) => {GROUP}.payload?.views[0].title === {json.dumps(app.TRANSLATE.models[other].title)}",
+    page.wait_for_function(f"(key) => {GROUP}.payload?.views[0].title === {json.dumps(shipped.translate.models[other].title)}",
                            arg=other, timeout=60_000)
     page.locator("#grid-unit").get_by_label("words").check()
     page.locator("#translate-steps-slider input[type=range]").focus()
@@ -504,6 +505,7 @@ def test_a_shared_link_opens_the_same_view_and_its_qr_code_decodes_to_it(browser
     phone.wait_for_function("() => Math.abs(document.querySelector('#section-quiz').getBoundingClientRect().top - "
                             "document.querySelector('#contents').getBoundingClientRect().bottom) < 16", timeout=30_000)
     assert phone.locator("#left-model input").input_value().endswith(other)
+    assert phone.locator("#explore-model input").input_value() == phone.locator("#left-model input").input_value()
     assert phone.locator("#grid-unit").get_by_label("words").is_checked()
     assert phone.get_by_role("textbox", name="English sentence").input_value() == sentence
     phone.close()
@@ -525,12 +527,12 @@ def test_a_hostile_link_stays_text_and_is_named(browser, app_url):
     page.close()
 
 
-def test_the_grids_download_as_svg_with_the_models_numbers(browser, app_url):
+def test_the_grids_download_as_svg_with_the_models_numbers(shipped, browser, app_url):
     page = browser.new_page(viewport={"width": 1440, "height": 900}, accept_downloads=True)
     open_app(page, app_url)
     for side in SIDES:
         page.locator(f"#{side}-grid .js-plotly-plot .heatmaplayer").wait_for(timeout=60_000)
-    state = app.TRANSLATE.translate(EXAMPLES[0], 1, False)[0]
+    state = shipped.translate.translate(EXAMPLES[0], 1, False)[0]
     downloads = []
     page.on("download", lambda download: downloads.append(download))
     page.get_by_role("button", name="Download the grids (SVG)").click()
@@ -546,7 +548,7 @@ def test_the_grids_download_as_svg_with_the_models_numbers(browser, app_url):
     page.close()
 
 
-def test_the_traces_download_with_the_step_data_of_the_translation_on_screen(browser, app_url):
+def test_the_traces_download_with_the_step_data_of_the_translation_on_screen(shipped, browser, app_url):
     """The trace file comes in the step data's event (TranslateSection.steps_and_trace): after a new
     translation the button downloads that sentence's traces, both models'."""
     sentence = EXAMPLES[2]
@@ -558,8 +560,8 @@ def test_the_traces_download_with_the_step_data_of_the_translation_on_screen(bro
     with page.expect_download(timeout=30_000) as download:
         page.get_by_role("button", name="Download the traces (JSON)").click()
     trace = json.loads(Path(download.value.path()).read_text())
-    state = app.TRANSLATE.translate(sentence, 1, False)[0]
-    assert trace["source"] == sentence and list(trace["models"]) == [app.TRANSLATE.picked(state, side).key for side in SIDES]
+    state = shipped.translate.translate(sentence, 1, False)[0]
+    assert trace["source"] == sentence and list(trace["models"]) == [shipped.translate.picked(state, side).key for side in SIDES]
     page.close()
 
 
@@ -581,7 +583,7 @@ def test_a_translation_sends_the_requests_the_classroom_benchmark_times(browser,
     page.close()
 
 
-def test_the_exported_html_opens_offline_and_shows_the_same_numbers(browser, app_url, tmp_path):
+def test_the_exported_html_opens_offline_and_shows_the_same_numbers(shipped, browser, app_url, tmp_path):
     sentence, k = EXAMPLES[2], 3
     page = browser.new_page(viewport={"width": 1440, "height": 900})
     open_app(page, app_url)
@@ -592,7 +594,7 @@ def test_the_exported_html_opens_offline_and_shows_the_same_numbers(browser, app
     page.locator("#export-file a").first.wait_for(timeout=60_000)  # the page offers the file
     page.close()
 
-    path = app.EXPORT.export(app.TRANSLATE.translate(sentence, 1, False)[0])["value"]  # the file the page offered
+    path = shipped.export.export(shipped.translate.translate(sentence, 1, False)[0])["value"]  # the file the page offered
     offline = browser.new_page(viewport={"width": 1440, "height": 900})
     requests = []
     offline.route("**/*", lambda route: (requests.append(route.request.url), route.abort())
@@ -605,7 +607,7 @@ def test_the_exported_html_opens_offline_and_shows_the_same_numbers(browser, app
     for _ in range(k - 1):
         offline.get_by_role("button", name="Next step ▶").click()
     offline.wait_for_function(caption_shows("right", f"Step {k} of"), timeout=30_000)
-    assert_page_draws_the_models_step(offline, sentence, k)  # the model's α, c_t, … at step k, as on the page
+    assert_page_draws_the_models_step(shipped, offline, sentence, k)  # the model's α, c_t, … at step k, as on the page
     for side in SIDES:  # and the network views, from the same payload; the grids are read in words as on the page
         assert offline.locator(f"#{side}-network svg[role=img]").get_attribute("aria-label").startswith(f"Step {k}:")
         offline.wait_for_function(f"() => document.querySelector('#{side}-grid').getAttribute('aria-label')?.includes('attends to most')",
@@ -616,15 +618,15 @@ def test_the_exported_html_opens_offline_and_shows_the_same_numbers(browser, app
 
 
 @pytest.mark.parametrize("width, height", [(1440, 900), (390, 844)])
-def test_attribution_beside_alpha_on_demand(browser, app_url, width, height):
+def test_attribution_beside_alpha_on_demand(shipped, browser, app_url, width, height):
     page = browser.new_page(viewport={"width": width, "height": height})
     open_app(page, app_url)  # the opening example, translated
     page.locator("#attribution-method").get_by_label("input × gradient").check()
     page.get_by_role("button", name="What did each model rely on?").click()
     for side in SIDES:
         page.locator(f"#{side}-attribution .js-plotly-plot .heatmaplayer").wait_for(timeout=60_000)
-    state = app.TRANSLATE.translate(EXAMPLES[0], 1, False)[0]
-    *expected, bars = app.ATTRIBUTION.show(state, "input-x-gradient", False, "pieces")
+    state = shipped.translate.translate(EXAMPLES[0], 1, False)[0]
+    *expected, bars = shipped.attribution.show(state, "input-x-gradient", False, "pieces")
     for side, note in zip(SIDES, expected[1::2]):
         assert page.locator(f"#{side}-agreement").inner_text().split("Spearman ρ of ")[1][:4] == note.split("**")[3][:4]
     for side, sent in zip(SIDES, bars):  # and in each step view, under the α bars: e, α, then A at step 1
@@ -654,14 +656,14 @@ def test_attribution_beside_alpha_on_demand(browser, app_url, width, height):
 
 
 @pytest.mark.parametrize("width, height", [(1440, 900), (390, 844)])
-def test_explore_the_beam_change_a_word_and_move_the_attention(browser, app_url, width, height):
+def test_explore_the_beam_change_a_word_and_move_the_attention(shipped, browser, app_url, width, height):
     page = browser.new_page(viewport={"width": width, "height": height})
     open_app(page, app_url)  # the opening example, translated
     page.get_by_role("button", name="Show the beam").click()
     page.locator("#explore-search .js-plotly-plot .scatterlayer").wait_for(timeout=60_000)
     page.locator("#explore-grid .js-plotly-plot .heatmaplayer").wait_for(timeout=60_000)  # hypothesis 1, picked
     page.locator("#explore-hypothesis-step .attn-step-view").wait_for(timeout=60_000)  # and its step view
-    model = app.TRANSLATE.models[app.OPENING_PICKS[0]].translator
+    model = shipped.translate.models[app.OPENING_PICKS[0]].translator
     best = model.translate(EXAMPLES[0], beam_size=5, n_best=5)
     assert best[0].text in page.locator("#explore-table").inner_text()
     page.get_by_role("button", name="The model's choices at this step").click()
@@ -707,7 +709,7 @@ def test_explore_the_beam_change_a_word_and_move_the_attention(browser, app_url,
 
 
 @pytest.mark.parametrize("width, height", [(1440, 900), (390, 844)])
-def test_watch_it_learn_moves_both_models_through_their_recorded_training(browser, app_url, width, height):
+def test_watch_it_learn_moves_both_models_through_their_recorded_training(shipped, browser, app_url, width, height):
     """The opening models' timelines of the long example: the slider redraws each side's translation,
     grid and chart marker at that point from what the run recorded, and the page stays phone-wide."""
     page = browser.new_page(viewport={"width": width, "height": height})
@@ -716,7 +718,7 @@ def test_watch_it_learn_moves_both_models_through_their_recorded_training(browse
     page.get_by_label("Sentence", exact=True).click()
     page.get_by_role("option", name=LONG_EXAMPLE).click()
     index = learn.PROBES.index(LONG_EXAMPLE)
-    sides = [learn.side(app.LEARN.models[key], index) for key in app.LEARN.opening]
+    sides = [learn.side(shipped.learn.models[key], index) for key in shipped.learn.opening]
     assert all(side["points"] for side in sides), "the opening models ship a timeline"
     page.wait_for_function("(source) => window.attnLearn.view('learn-view').payload?.sides[0].points[0].source === source",
                            arg=LONG_EXAMPLE, timeout=60_000)
@@ -771,7 +773,7 @@ DRAWN_NETWORK = """(side) => {
 
 
 @pytest.mark.parametrize("width, height", [(1440, 900), (390, 844)])
-def test_the_network_view_lights_each_step_with_the_pieces_of_the_models_trace(browser, app_url, width, height):
+def test_the_network_view_lights_each_step_with_the_pieces_of_the_models_trace(shipped, browser, app_url, width, height):
     """Each side's network view follows the step scrubber with no request: its emitted piece and
     most-attended piece are the trace's at every step; the baseline's has no score or softmax; no label
     overlaps another or leaves its box, on a phone too."""
@@ -779,7 +781,7 @@ def test_the_network_view_lights_each_step_with_the_pieces_of_the_models_trace(b
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     open_app(page, app_url)
-    state = app.TRANSLATE.translate(EXAMPLES[0], 1, False)[0]
+    state = shipped.translate.translate(EXAMPLES[0], 1, False)[0]
     calls = []
     page.on("request", lambda request: calls.append(request.url) if "/queue/join" in request.url else None)
     page.locator("#translate-steps-slider input[type=range]").focus()
@@ -804,7 +806,7 @@ def test_the_network_view_lights_each_step_with_the_pieces_of_the_models_trace(b
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.locator("#left-network").screenshot(path=str(SCREENSHOT_DIR / f"network-{width}.png"))
 
-    baseline = first_of_kind("none")
+    baseline = first_of_kind(shipped, "none")
     if baseline is not None:
         pick(page, "left", baseline)
         page.wait_for_function(f"() => {GROUP}.payload?.views[0].weights === null", timeout=60_000)

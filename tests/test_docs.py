@@ -49,6 +49,7 @@ def test_the_answer_key_gives_each_conceptual_questions_right_answer_as_the_quiz
         assert flat(question.choices[question.answer]) in key, question.prompt
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", sorted(set(re.findall(r"python -m attn_demo\.(\w+)", CONTRIBUTING))))
 def test_every_command_of_the_contributors_guide_has_the_options_it_writes(module):
     commands = CONTRIBUTING.replace("\\\n", " ")

@@ -181,6 +181,7 @@ def test_package_requires_what_requirements_in_says():
     assert by_name(pyproject()["project"]["dependencies"]) == by_name(line for line in listed if line)
 
 
+@pytest.mark.slow
 def test_pip_install_gives_a_package_that_translates_from_anywhere(tmp_path):
     """pip install builds the package from a copy of the checkout with what is already installed (no
     download), into a new environment; attn_demo is then imported from there, not from the checkout."""

@@ -3,6 +3,7 @@ import os
 import signal
 
 import numpy as np
+import pytest
 import torch
 import torch.nn.functional as F
 from huggingface_hub import ModelCard
@@ -14,6 +15,8 @@ from attn_demo.timeline import ALPHA_DECIMALS, PROBES, kept_point, read_timeline
 from attn_demo.train import RunClock, coverage_loss, learning_rate, main, parse_args
 from attn_demo.translator import device_name
 from conftest import toy_pairs
+
+pytestmark = pytest.mark.slow  # trains models
 
 
 def loss_on_toy(model, src_tok, tgt_tok):

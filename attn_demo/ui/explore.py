@@ -237,3 +237,5 @@ class ExploreSection:
         then_load(change_button.click(self.change, [*inputs, large_text], outputs, api_name="explore_change"), "explore_change")
         then_load(move_button.click(self.move, [*inputs, large_text], outputs, api_name="explore_move"), "explore_move")
         large_text.change(None, large_text, None, js=STEPS.relayout, api_name="explore_relayout_steps")
+        # the model explored follows the left side's pick, a link's included; in the browser, with no request
+        controls.pickers[0].change(None, controls.pickers[0], key, js="(left) => left", api_name="explore_follow_left")
