@@ -23,6 +23,7 @@ from attn_demo.reach import reach_of, start_text
 from attn_demo.translator import device_name
 from attn_demo.ui.alignment_check import AlignmentCheckSection
 from attn_demo.ui.attribution import AttributionSection
+from attn_demo.ui.classroom import ClassroomSection
 from attn_demo.ui.compare import CompareSection
 from attn_demo.ui.explore import ExploreSection
 from attn_demo.ui.export import ExportSection
@@ -73,6 +74,7 @@ WHY_ATTENTION = WhyAttentionSection(MODELS)
 ALIGNMENT_CHECK = AlignmentCheckSection(MODELS)
 COMPARE = CompareSection(MODELS)
 SHARE = ShareSection()
+CLASSROOM = ClassroomSection(MODELS, SHARE)
 EXPORT = ExportSection(TRANSLATE)
 ATTRIBUTION = AttributionSection(TRANSLATE)
 EXPLORE = ExploreSection(TRANSLATE)
@@ -98,6 +100,8 @@ with gr.Blocks(title="attn-demo: attention in neural machine translation", delet
     with section("share"):
         SHARE.render(controls)
         EXPORT.render(controls.session)
+    with section("classroom"):
+        CLASSROOM.render(demo, controls)
     with section("explore"):
         EXPLORE.render(controls, large_text)
     with section("explanation"):
