@@ -22,8 +22,7 @@ POLL_S = 1.0  # how often the projector and the phones ask for the room: a vote 
 PROJECTOR_ID, PHONE_ID = "class-projector", "class-phone"  # the elements classroom.js draws into
 VOTER_STORE = "attn-demo-voter"  # localStorage key of the page's random voter id (no name, nothing personal)
 LESSON_LINKS = ("explanation", "alignment")  # the sections the summary's lesson points at
-EXPLANATION = """## Predict, then reveal
-A class activity. Open a room on the sentence and the model above; the class joins with the code or the QR code.
+EXPLANATION = """A class activity. Open a room on the sentence and the model above; the class joins with the code or the QR code.
 At each step every phone guesses which English piece the model will look at to write the next French piece;
 the votes arrive here as they are cast. **Reveal** shows the model's α for the step, **Next step** moves on,
 and after the last step a summary shows where the class and the model agreed."""
@@ -127,24 +126,25 @@ class ClassroomSection:
             state = self.state(room)
         except gr.Error as error:
             return {self.voter: voter, self.phone_note: f"⚠️ {html.escape(error.message)}", self.student: gr.Column(visible=True),
-                    self.opener: gr.Row(visible=False)}
+                    self.opener: gr.Column(visible=False)}
         choices = [(piece, j) for j, piece in enumerate(state["english"])]
         return {self.voter: voter, self.student_room: state["room"], self.step: state["step"],
                 self.pick: gr.Radio(choices=choices, value=None), self.state_json: state, self.phone_note: "",
-                self.student: gr.Column(visible=True), self.opener: gr.Row(visible=False),
+                self.student: gr.Column(visible=True), self.opener: gr.Column(visible=False),
                 self.student_timer: gr.Timer(active=True)}
 
     def render(self, page: gr.Blocks, controls):
         """The section, inside the page's gr.Blocks; controls are the translate section's (its sentence and pickers)."""
-        gr.Markdown(EXPLANATION)
-        keys = list(self.models)
-        with gr.Row() as self.opener:
-            model = gr.Dropdown([(self.models[key].title, key) for key in keys], value=controls.pickers[0].value,
-                                label="Model for the room (follows the left model above)", scale=2, min_width=240,
-                                elem_id="class-model")
-            open_button = gr.Button("Open a room on the sentence above", variant="primary", scale=1, min_width=220,
-                                    elem_id="class-open")
-            address = gr.Textbox(visible=False)  # the page's address, filled in by the browser
+        gr.Markdown("## Predict, then reveal")
+        with gr.Column() as self.opener:  # what a teacher needs to open a room; a student's phone hides it
+            gr.Markdown(EXPLANATION)
+            with gr.Row():
+                model = gr.Dropdown([(self.models[key].title, key) for key in self.models], value=controls.pickers[0].value,
+                                    label="Model for the room (follows the left model above)", scale=2, min_width=240,
+                                    elem_id="class-model")
+                open_button = gr.Button("Open a room on the sentence above", variant="primary", scale=1, min_width=220,
+                                        elem_id="class-open")
+        address = gr.Textbox(visible=False)  # the page's address, filled in by the browser
         with gr.Column(visible=False, elem_id="class-teacher") as self.teacher:
             with gr.Row(equal_height=True):
                 self.code = code = gr.Textbox(label="Room code", interactive=False, elem_id="class-code", scale=1, min_width=260)
@@ -160,9 +160,10 @@ class ClassroomSection:
         with gr.Column(visible=False, elem_id="class-student") as self.student:
             self.phone_note = gr.Markdown(elem_id="class-phone-note", elem_classes=HIDDEN_WHEN_EMPTY)
             gr.HTML(elem_id=PHONE_ID, min_height=0)
-            gr.Markdown(QUESTION)
+            gr.Markdown(QUESTION, elem_id="class-question")
             self.pick = gr.Radio([], label="English pieces", show_label=False, elem_id="class-vote")
             voted = gr.Markdown(elem_id="class-voted", elem_classes=HIDDEN_WHEN_EMPTY)
+            gr.HTML(elem_id=f"{PHONE_ID}-answer", min_height=0)  # α and the summary, under the buttons
         # what the page keeps: the room's code and the voter's id and step (read by the events, filled by them)
         self.student_room, self.voter, self.step = gr.Textbox(visible=False), gr.Textbox(visible=False), gr.Number(visible=False, precision=0)
         piece = gr.Number(visible=False, precision=0)  # the piece tapped, as a number a client can send too
