@@ -4,7 +4,7 @@ The teacher opens a room on the sentence and the model on screen (attn_demo.clas
 shows its code, link and QR code. A phone that opens the link (?room=CODE) gets the student view: the
 sentence, the French written so far, and a button for each English piece, to guess which one the model will
 look at to write the next French piece. The projector polls the votes every POLL_S and draws them as they
-arrive; Reveal draws the model's α beside them (on the phones too), Next step moves the room on, and after
+arrive (the phones poll every PHONE_POLL_S); Reveal draws the model's α beside them (on the phones too), Next step moves the room on, and after
 the last step the room sums up where the class and the model agreed. classroom.js draws both views from the
 JSON that class_tally (projector) and class_state (phone) send; the teacher's key never leaves their page.
 """
@@ -18,7 +18,10 @@ from attn_demo.ui.page import CONTENTS, HIDDEN_WHEN_EMPTY, section_id
 from attn_demo.ui.share import PAGE_ADDRESS, class_address, qr_code
 
 SECTION = "classroom"  # its key in page.CONTENTS: a room's link opens the page on it
-POLL_S = 1.0  # how often the projector and the phones ask for the room: a vote shows within two of these
+POLL_S = 1.0  # how often the projector asks for the votes: a vote shows there within about a second
+# how often a phone asks for the room (a new step, the reveal): each ask costs the server about 13 ms of CPU, so a
+# class of 60 polling every 2 s takes 0.4 of a core (benchmarks/classroom.py)
+PHONE_POLL_S = 2.0
 PROJECTOR_ID, PHONE_ID = "class-projector", "class-phone"  # the elements classroom.js draws into
 VOTER_STORE = "attn-demo-voter"  # localStorage key of the page's random voter id (no name, nothing personal)
 LESSON_LINKS = ("explanation", "alignment")  # the sections the summary's lesson points at
@@ -168,7 +171,7 @@ class ClassroomSection:
         self.student_room, self.voter, self.step = gr.Textbox(visible=False), gr.Textbox(visible=False), gr.Number(visible=False, precision=0)
         piece = gr.Number(visible=False, precision=0)  # the piece tapped, as a number a client can send too
         self.tally_json, self.state_json = gr.JSON(visible=False), gr.JSON(visible=False)
-        self.teacher_timer, self.student_timer = gr.Timer(POLL_S, active=False), gr.Timer(POLL_S, active=False)
+        self.teacher_timer, self.student_timer = gr.Timer(POLL_S, active=False), gr.Timer(PHONE_POLL_S, active=False)
         stop = {"fn": lambda: gr.Timer(active=False), "inputs": None, "queue": False, "api_visibility": "private"}
 
         # the rooms decode nothing but the opening: every other event skips the queue (a class polls every second)
