@@ -228,8 +228,8 @@ def run(url: str, server, args):
           f"class_state {quantiles([trip for phone in phones for trip in phone.polls])}")
     if cpu is not None:
         print(f"server CPU: {cpu:.1f} s for {calls} calls, {1000 * cpu / calls:.1f} ms a call")
-    print(f"the clients' CPU (this script): {own_cpu:.1f} s in {wall:.1f} s: near 1 s a second, the round trips are "
-          "the clients' own (one Python process) more than the server's")
+    busy = " (near one core: the round trips are the clients' own more than the server's)" if own_cpu > 0.8 * wall else ""
+    print(f"the clients' CPU (this script, one Python process): {own_cpu:.1f} s in {wall:.1f} s{busy}")
     print(f"errors: {sum(errors.values())}" + "".join(f"\n  {n} × {message}" for message, n in errors.most_common()))
 
     print(f"memory: a room of 15 English × 16 French pieces with {classroom.MAX_VOTERS} phones voting at every step holds "
