@@ -25,6 +25,7 @@ from attn_demo.reach import reach_of, start_text
 from attn_demo.translator import device_name
 from attn_demo.ui.alignment_check import AlignmentCheckSection
 from attn_demo.ui.attribution import AttributionSection
+from attn_demo.ui.classroom import ClassroomSection
 from attn_demo.ui.compare import CompareSection
 from attn_demo.ui.explore import ExploreSection
 from attn_demo.ui.export import ExportSection
@@ -77,6 +78,7 @@ class Page:
     models: list
     translate: TranslateSection
     share: ShareSection
+    classroom: ClassroomSection
     export: ExportSection
     explore: ExploreSection
     attribution: AttributionSection
@@ -99,6 +101,7 @@ def build_demo(models, notices=()) -> Page:
     picks = opening_picks(models)
     translate = TranslateSection(models, picks)
     share, export, explore = ShareSection(), ExportSection(translate), ExploreSection(translate)
+    classroom = ClassroomSection(models, share)
     attribution, why_attention, learn = AttributionSection(translate), WhyAttentionSection(models), LearnSection(models, picks)
     alignment_check, compare, quiz = AlignmentCheckSection(models), CompareSection(models), QuizSection(models)
     with gr.Blocks(title="attn-demo: attention in neural machine translation", delete_cache=(3600, 3600)) as demo:
@@ -112,6 +115,8 @@ def build_demo(models, notices=()) -> Page:
         with section("share"):
             share.render(controls)
             export.render(controls.session)
+        with section("classroom"):
+            classroom.render(demo, controls)
         with section("explore"):
             explore.render(controls, large_text)
         with section("explanation"):
@@ -136,7 +141,7 @@ def build_demo(models, notices=()) -> Page:
     demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=2)
     cache_block_signatures(demo)  # every new session builds its state from all of the page's blocks
     translate.warm_up()
-    return Page(demo, models, translate, share, export, explore, attribution, why_attention, learn,
+    return Page(demo, models, translate, share, classroom, export, explore, attribution, why_attention, learn,
                 alignment_check, compare, quiz)
 
 

@@ -12,4 +12,6 @@ about a model from its attention type's description (attn_demo.attention.KINDS).
     alignment_check.py   does attention align words? the human links of the Hansards on each picked model's α
     compare.py        compare them all: every model's scores, speed, size and training in one table and chart
     quiz.py           check your understanding: questions on attention and on the user's translation
+    classroom.py      predict, then reveal: a class votes on which English piece the model looks at (rooms in
+                      attn_demo.classroom; drawn by classroom.js, styled by classroom.css)
 """

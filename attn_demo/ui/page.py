@@ -14,7 +14,8 @@ from attn_demo.views import COVERAGE_CSS
 
 # the page's sections, in order: the key of each (its element id is section_id(key)) and its name in the contents bar
 SECTION_PREFIX = "section-"
-CONTENTS = (("translate", "Translate"), ("share", "Share"), ("explore", "Explore the decoding"),
+CONTENTS = (("translate", "Translate"), ("share", "Share"), ("classroom", "Predict, then reveal"),
+            ("explore", "Explore the decoding"),
             ("explanation", "Is attention an explanation?"), ("why", "Why attention?"), ("learn", "Watch it learn"),
             ("alignment", "Does attention align?"),
             ("compare", "Compare them all"), ("quiz", "Quiz"))
@@ -53,8 +54,10 @@ body.attn-large .katex { font-size: 1.6em; }
 #contents nav { display: flex; gap: 0.4em 1.2em; overflow-x: auto; white-space: nowrap; font-weight: 600; }
 #contents a { color: var(--link-text-color); padding: 6px 0; }
 [id^="%s"] { scroll-margin-top: 4rem; }
-""" % (HIDDEN_WHEN_EMPTY, SECTION_PREFIX) + STEP_VIEWS_CSS + LEARN_CSS + COVERAGE_CSS
+""" % (HIDDEN_WHEN_EMPTY, SECTION_PREFIX)
 HERE = Path(__file__).parent
+CSS += STEP_VIEWS_CSS + LEARN_CSS + COVERAGE_CSS + (HERE / "classroom.css").read_text()
+CLASSROOM_JS = (HERE / "classroom.js").read_text()  # defines window.attnClassroom: the class activity's views
 PAGE_CHANGES_JS = (HERE / "page_changes.js").read_text()  # one observer of the page for the watchers below: () => watch
 REACHABLE_JS = (HERE / "reachable.js").read_text()  # (watch) => …: whatever scrolls can be reached by keyboard
 FIGURE_TEXT_JS = (HERE / "figure_text.js").read_text()  # (watch) => …: a screen reader reads each figure's text alternative
@@ -71,7 +74,7 @@ OPEN_ON_SECTION = """() => {
   for (const event of ["wheel", "touchstart", "keydown", "mousedown"]) window.addEventListener(event, stop, { once: true });
   setTimeout(stop, 30000);
 }""" % SECTION_PREFIX
-PAGE_JS = (f"() => {{ ({STEP_VIEWS_JS})(); ({LEARN_JS})(); const watch = ({PAGE_CHANGES_JS})(); ({REACHABLE_JS})(watch); "
+PAGE_JS = (f"() => {{ ({STEP_VIEWS_JS})(); ({LEARN_JS})(); ({CLASSROOM_JS})(); const watch = ({PAGE_CHANGES_JS})(); ({REACHABLE_JS})(watch); "
            f"({FIGURE_TEXT_JS})(watch); ({OPEN_ON_SECTION})(); }}")  # run once, when the page loads
 
 

@@ -1,0 +1,117 @@
+"""Predict, then reveal in a real browser: a teacher's projector (1440 px) and three phones (390 px) play a room."""
+import time
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+
+import app
+from attn_demo.ui.classroom import POLL_S
+from test_browser import SCREENSHOT_DIR, browser, open_app  # noqa: F401  (browser: the module's Chromium fixture)
+
+pytestmark = pytest.mark.browser
+
+AXE_TAGS = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}}
+PHONE = {"width": 390, "height": 844}
+
+
+def serious_violations(page) -> list:
+    page.wait_for_timeout(500)  # reachable.js marks what scrolls once a frame: let the page settle
+    violations = Axe().run(page, options=AXE_TAGS).response["violations"]
+    return [(v["id"], [n["target"] for n in v["nodes"]]) for v in violations if v["impact"] in ("serious", "critical")]
+
+
+# the votes the projector shows, summed over the English pieces
+PROJECTOR_VOTES = """() => [...document.querySelectorAll('#class-projector .attn-class-table tbody tr')]
+    .reduce((sum, row) => sum + Number(row.querySelector('td .attn-class-value')?.textContent || 0), 0)"""
+
+
+def test_a_teacher_and_three_phones_play_a_room_through_vote_reveal_and_next(shipped, browser, app_url):
+    teacher = browser.new_page(viewport={"width": 1440, "height": 900})
+    open_app(teacher, app_url)  # the page's sentence and models on screen
+    result = shipped.translate.models[app.OPENING_PICKS[0]].translator.translate(
+        teacher.get_by_role("textbox", name="English sentence").input_value())
+    teacher.locator("#class-open").click()
+    teacher.wait_for_function("() => document.querySelector('#class-code input, #class-code textarea')?.value.length === 6",
+                              timeout=60_000)
+    code = teacher.locator("#class-code").get_by_role("textbox").input_value()
+    link = teacher.locator("#class-link").get_by_role("textbox").input_value()
+    assert link.startswith(app_url) and f"?room={code}#section-classroom" in link
+    teacher.locator("#class-qr svg").wait_for(timeout=10_000)
+    teacher.locator("#class-projector .attn-class-table").wait_for(timeout=10_000)
+
+    phones = []
+    for _ in range(3):
+        phone = browser.new_page(viewport=PHONE, has_touch=True)
+        phone.goto(link, wait_until="load")
+        phone.locator("#class-phone .attn-class-step").wait_for(timeout=60_000)
+        phones.append(phone)
+    buttons = phones[0].locator("#class-vote label")
+    assert buttons.count() == len(result.source_tokens)
+    assert buttons.all_inner_texts() == result.source_tokens
+    assert all(buttons.nth(j).bounding_box()["height"] >= 44 for j in range(buttons.count()))  # a thumb's tap target
+    assert not phones[0].locator("#class-teacher").is_visible() and not phones[0].locator("#class-open").is_visible()
+    assert "Step 1 of" in phones[0].locator("#class-phone").inner_text()
+
+    best = int(result.attention[0].argmax())
+    picks = [best, best, (best + 1) % len(result.source_tokens)]
+    for phone, j in zip(phones, picks):
+        phone.locator("#class-vote label").nth(j).tap()
+    for phone in phones:  # each vote recorded by the room
+        phone.locator("#class-voted").get_by_text("Your vote for step 1").wait_for(timeout=10_000)
+    cast = time.monotonic()
+    teacher.wait_for_function(f"() => ({PROJECTOR_VOTES})() === 3", timeout=10_000)
+    assert time.monotonic() - cast <= 2 * POLL_S + 1  # on the projector by its next poll, with room for a busy machine
+    phones[2].locator("#class-vote label").nth(best).tap()  # changed her mind: replaced, not added
+    teacher.wait_for_function("() => document.querySelectorAll('#class-projector .attn-class-table tbody tr')"
+                              f"[{best}].querySelector('.attn-class-value').textContent === '3'", timeout=10_000)
+    assert teacher.evaluate(PROJECTOR_VOTES) == 3
+    assert phones[0].locator("#class-student .attn-class-votes").count() == 0  # the class's votes stay hidden until the reveal
+
+    teacher.get_by_role("button", name="Reveal", exact=True).click()
+    teacher.locator("#class-projector .attn-class-result").wait_for(timeout=10_000)
+    assert f"3 of 3 votes picked it" in teacher.locator("#class-projector .attn-class-result").inner_text()
+    assert "α on the class's picks" in teacher.locator("#class-agreement").inner_text()
+    for phone in phones:  # the phones draw α too
+        phone.locator("#class-student .attn-class-alpha").first.wait_for(timeout=10_000)
+    alphas = phones[1].locator("#class-student .attn-class-table tbody tr td:last-child .attn-class-value").all_inner_texts()
+    assert alphas == [f"{a:.2f}" for a in result.attention[0]]
+    SCREENSHOT_DIR.mkdir(exist_ok=True)
+    teacher.locator("#section-classroom").screenshot(path=str(SCREENSHOT_DIR / "classroom-projector-1440.png"))
+    phones[0].locator("#section-classroom").screenshot(path=str(SCREENSHOT_DIR / "classroom-phone-390.png"))
+    assert serious_violations(teacher) == []
+    assert serious_violations(phones[0]) == []
+
+    teacher.get_by_role("button", name="Next step", exact=True).click()
+    for phone in phones:  # a new step, a new guess: the old pick is forgotten
+        phone.wait_for_function("() => document.querySelector('#class-phone .attn-class-step')?.textContent.includes('Step 2 of')",
+                                timeout=10_000)
+        phone.wait_for_function("() => !document.querySelector('#class-vote input:checked')", timeout=10_000)
+    assert phones[0].locator("#class-student .attn-class-alpha").count() == 0
+    assert "French so far: " + result.target_tokens[0].replace("▁", "").strip() in phones[0].locator("#class-phone").inner_text()
+    phones[0].locator("#class-vote label").nth(0).tap()
+    phones[0].locator("#class-voted").get_by_text("Your vote for step 2").wait_for(timeout=10_000)
+
+    for _ in range(len(result.target_tokens) - 1):  # on to the end
+        teacher.get_by_role("button", name="Next step", exact=True).click()
+        teacher.wait_for_timeout(200)
+    teacher.locator("#class-projector .attn-class-summary").wait_for(timeout=10_000)
+    rows = teacher.locator("#class-projector .attn-class-summary tbody tr")
+    assert rows.count() == len(result.target_tokens)
+    assert rows.nth(0).locator("td").last.inner_text() == "✓ yes"  # step 1: the class's pick was the model's
+    lesson = teacher.locator("#class-projector .attn-class-lesson")
+    assert "</s>" in lesson.inner_text() and lesson.get_by_role("link").count() == 2
+    phones[0].locator("#class-student .attn-class-summary").wait_for(timeout=10_000)
+    assert not phones[0].locator("#class-vote").is_visible()  # nothing left to vote on
+    assert phones[0].evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]
+    teacher.locator("#section-classroom").screenshot(path=str(SCREENSHOT_DIR / "classroom-summary-1440.png"))
+    phones[0].locator("#section-classroom").screenshot(path=str(SCREENSHOT_DIR / "classroom-summary-390.png"))
+    for page in (teacher, *phones):
+        page.close()
+
+
+def test_a_link_to_a_room_that_is_not_open_says_so_on_the_phone(browser, app_url):
+    phone = browser.new_page(viewport=PHONE)
+    phone.goto(f"{app_url}?room=ZZZZZZ#section-classroom", wait_until="load")
+    phone.locator("#class-phone-note").get_by_text("There is no open room 'ZZZZZZ'").wait_for(timeout=60_000)
+    assert phone.locator("#class-vote label").count() == 0
+    phone.close()

@@ -1,0 +1,100 @@
+"""Predict, then reveal through the running app's endpoints, called by gradio_client as the page calls them."""
+import pytest
+from gradio_client import Client
+
+import app
+from attn_demo.classroom import VOTE_BURST
+
+pytestmark = pytest.mark.slow  # the app, started as a server
+
+SENTENCE = "The red car is in front of the house."
+
+
+@pytest.fixture(scope="module")
+def teacher(app_url):
+    return Client(app_url, verbose=False)
+
+
+@pytest.fixture
+def room(teacher):
+    """A room opened by the teacher's client on the page's opening model: (code, key)."""
+    return teacher.predict(SENTENCE, app.OPENING_PICKS[0], api_name="/class_open")
+
+
+def phone(app_url) -> Client:
+    return Client(app_url, verbose=False)
+
+
+def refused(call, *args, api_name: str) -> str:
+    """The message a refused call shows (gr.Error's), as a client receives it."""
+    with pytest.raises(Exception) as raised:
+        call.predict(*args, api_name=api_name)
+    assert "Traceback" not in str(raised.value)
+    return str(raised.value)
+
+
+def test_a_room_holds_the_models_greedy_translation_of_the_sentence(shipped, teacher, room):
+    code, key = room
+    result = shipped.translate.models[app.OPENING_PICKS[0]].translator.translate(SENTENCE)
+    state = phone(teacher.src).predict(code, api_name="/class_state")
+    assert (state["step"], state["steps"], state["french"]) == (1, len(result.target_tokens), [])
+    assert state["english"] == result.source_tokens and state["alpha"] is None and state["revealed"] is False
+    assert key not in str(state) and len(code) == 6
+
+
+def test_votes_reach_the_projector_and_reveal_and_next_need_the_teachers_key(shipped, teacher, room):
+    code, key = room
+    alice, bob = phone(teacher.src), phone(teacher.src)
+    assert "Your vote for step 1" in alice.predict(code, "alice-phone-1", 1, 0, api_name="/class_vote")
+    bob.predict(code, "bob-phone-22", 1, 2, api_name="/class_vote")
+    bob.predict(code, "bob-phone-22", 1, 0, api_name="/class_vote")  # changed his mind: replaced, not added
+    tally = teacher.predict(code, api_name="/class_tally")
+    assert tally["counts"][:3] == [2, 0, 0] and sum(tally["counts"]) == 2 and tally["alpha"] is None
+    assert "Only the teacher" in refused(bob, code, "guessed-key", api_name="/class_reveal")
+    assert "Only the teacher" in refused(bob, code, "guessed-key", api_name="/class_next")
+    assert teacher.predict(code, api_name="/class_tally")["revealed"] is False  # nothing changed
+    revealed = teacher.predict(code, key, api_name="/class_reveal")
+    alpha = shipped.translate.models[app.OPENING_PICKS[0]].translator.translate(SENTENCE).attention[0]
+    assert revealed["alpha"] == pytest.approx(alpha.tolist(), abs=1e-4)
+    assert revealed["result"]["picked_argmax"] == revealed["counts"][int(alpha.argmax())]
+    assert alice.predict(code, api_name="/class_state")["alpha"] == revealed["alpha"]  # the phones see it too
+    moved = teacher.predict(code, key, api_name="/class_next")
+    assert moved["step"] == 2 and moved["alpha"] is None and len(moved["french"]) == 1
+    assert "at step 2, not 1" in refused(alice, code, "alice-phone-1", 1, 3, api_name="/class_vote")
+
+
+def test_every_bad_vote_is_refused_with_a_message(teacher, room):
+    code, _ = room
+    student = phone(teacher.src)
+    pieces = len(student.predict(code, api_name="/class_state")["english"])
+    assert "no open room" in refused(student, "ZZZZZZ", api_name="/class_state")
+    assert f"no English piece {pieces}" in refused(student, code, "carol-phone-3", 1, pieces, api_name="/class_vote")
+    assert "voter id" in refused(student, code, "<b>me</b>", 1, 0, api_name="/class_vote")
+    assert "voter id" in refused(student, code, "x" * 500, 1, 0, api_name="/class_vote")
+    for _ in range(VOTE_BURST):
+        student.predict(code, "dave-phone-4", 1, 0, api_name="/class_vote")
+    assert "Too many votes" in refused(student, code, "dave-phone-4", 1, 1, api_name="/class_vote")
+    assert teacher.predict(code, api_name="/class_tally")["counts"][:2] == [1, 0]  # only the accepted votes
+
+
+def test_the_last_next_sums_up_every_step(teacher, room):
+    code, key = room
+    student = phone(teacher.src)
+    steps = student.predict(code, api_name="/class_state")["steps"]
+    for step in range(1, steps + 1):
+        student.predict(code, f"erin-phone-{step:02d}", step, 0, api_name="/class_vote")  # a phone each: no flood
+        teacher.predict(code, key, api_name="/class_next")
+    final = student.predict(code, api_name="/class_state")
+    assert final["finished"] and len(final["summary"]) == steps and all(s["votes"] == 1 for s in final["summary"])
+    assert [s["agreed"] for s in final["summary"]] == [s["argmax"] == 0 for s in final["summary"]]
+    assert "</s>" in final["lesson"]["text"] and [link["href"] for link in final["lesson"]["links"]] == [
+        "#section-explanation", "#section-alignment"]
+
+
+def test_a_model_without_attention_or_a_sentence_it_cannot_read_opens_no_room(shipped, teacher):
+    baseline = next((model for model in shipped.models if not model.has_attention), None)
+    if baseline is not None:
+        assert "has no attention" in refused(teacher, SENTENCE, baseline.key, api_name="/class_open")
+    assert "not in the list of choices" in refused(teacher, SENTENCE, "<img src=x>", api_name="/class_open")  # Gradio's own
+    assert refused(teacher, "我喜欢咖啡", app.OPENING_PICKS[0], api_name="/class_open")
+
