@@ -30,9 +30,10 @@ from attn_demo.ui.compare import CompareSection
 from attn_demo.ui.explore import ExploreSection
 from attn_demo.ui.export import ExportSection
 from attn_demo.ui.learn import LearnSection
-from attn_demo.ui.page import CSS, PAGE_JS, THEME, cache_block_signatures, contents, section
+from attn_demo.ui.page import CSS, PAGE_JS, THEME, ModelsOnPage, cache_block_signatures, contents, section
 from attn_demo.ui.quiz import QuizSection
 from attn_demo.ui.share import ShareSection
+from attn_demo.ui.trace_files import TraceFiles
 from attn_demo.ui.translate import CONCURRENCY, TranslateSection
 from attn_demo.ui.why_attention import WhyAttentionSection
 
@@ -99,10 +100,11 @@ def header_markdown(models, notices) -> str:
 def build_demo(models, notices=()) -> Page:
     """The page for this catalogue of models, its queue set and its opening examples translated."""
     picks = opening_picks(models)
-    translate = TranslateSection(models, picks)
-    share, export, explore = ShareSection(), ExportSection(translate), ExploreSection(translate)
+    on_page, files = ModelsOnPage(models, picks), TraceFiles()
+    translate, export, explore = TranslateSection(on_page, files), ExportSection(on_page, files), ExploreSection(on_page)
+    share = ShareSection()
     classroom = ClassroomSection(models, share)
-    attribution, why_attention, learn = AttributionSection(translate), WhyAttentionSection(models), LearnSection(models, picks)
+    attribution, why_attention, learn = AttributionSection(on_page), WhyAttentionSection(models), LearnSection(models, picks)
     alignment_check, compare, quiz = AlignmentCheckSection(models), CompareSection(models), QuizSection(models)
     with gr.Blocks(title="attn-demo: attention in neural machine translation", delete_cache=(3600, 3600)) as demo:
         with gr.Row():

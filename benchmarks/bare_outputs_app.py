@@ -12,17 +12,19 @@ import gradio as gr
 
 from attn_demo.catalogue import load_models
 from attn_demo.ui.explore import ExploreSection
+from attn_demo.ui.page import ModelsOnPage
 from attn_demo.ui.quiz import QuizSection
+from attn_demo.ui.trace_files import TraceFiles
 from attn_demo.ui.translate import EXAMPLES, TranslateSection
 
 
 class ReplayedSection(TranslateSection):
     """The translate section, answering every request with the outputs of EXAMPLES[0]."""
 
-    def __init__(self, models, picks):
-        super().__init__(models, picks)
+    def __init__(self, models: ModelsOnPage):
+        super().__init__(models, TraceFiles())
         self.reply = super().translate(EXAMPLES[0], 1, False)
-        self.steps = super().steps_and_trace(self.reply[0])
+        self.steps = super().steps_and_trace(self.reply.state)
 
     def translate(self, text, beam_size, large, unit="pieces", left=None, right=None):
         return self.reply
@@ -32,12 +34,13 @@ class ReplayedSection(TranslateSection):
 
 
 MODELS, _ = load_models()
-SECTION = ReplayedSection(MODELS, tuple(os.environ["BENCH_PICKS"].split()))
+ON_PAGE = ModelsOnPage(MODELS, tuple(os.environ["BENCH_PICKS"].split()))
+SECTION = ReplayedSection(ON_PAGE)
 
 with gr.Blocks() as demo:
     large_text = gr.Checkbox(label="Large text")
     controls = SECTION.render(large_text)
-    ExploreSection(SECTION).render(controls, large_text)
+    ExploreSection(ON_PAGE).render(controls, large_text)
     QuizSection(MODELS).render(controls.session)
 
 demo.queue(max_size=100, default_concurrency_limit=2)

@@ -22,6 +22,10 @@ from attn_demo.config import ATTENTION_TYPES, ModelConfig  # noqa: E402
 from attn_demo.model import Seq2Seq  # noqa: E402
 from attn_demo.tokenizer import train_tokenizer  # noqa: E402
 from attn_demo.translator import pick_device  # noqa: E402
+from attn_demo.catalogue import load_models  # noqa: E402
+from attn_demo.ui.page import ModelsOnPage  # noqa: E402
+from attn_demo.ui.trace_files import TraceFiles  # noqa: E402
+from attn_demo.ui.translate import TranslateSection  # noqa: E402
 
 DEVICE = pick_device().type  # the suite's translators run where the app's would: on a GPU where there is one
 
@@ -107,6 +111,24 @@ def in_hub_cache(cache: Path, repo_id: str, folder: Path, link: bool = False) ->
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text(commit)
     return snapshot
+
+
+@pytest.fixture(scope="session")
+def models(tmp_path_factory, toy_tokenizers) -> list:
+    """The catalogue the page sections are tested over: a tiny checkpoint of every attention type
+    ("tiny-<type>"), and one more Luong (general) dropped into the folder ("another")."""
+    folder = tmp_path_factory.mktemp("checkpoints")
+    for attention in ATTENTION_TYPES:
+        save_checkpoint(folder / f"tiny-{attention}", tiny_model(attention), *toy_tokenizers)
+    save_checkpoint(folder / "another", tiny_model("luong-general", seed=7), *toy_tokenizers)  # dropped in: no code change
+    return load_models(folder, device=DEVICE)[0]
+
+
+@pytest.fixture(scope="session")
+def section(models, tmp_path_factory) -> TranslateSection:
+    """The translate section over those models, opening on Bahdanau | Luong (general), its downloads in a folder of its own."""
+    return TranslateSection(ModelsOnPage(models, ("tiny-bahdanau", "tiny-luong-general")),
+                            TraceFiles(tmp_path_factory.mktemp("traces")))
 
 
 @pytest.fixture(scope="session")

@@ -33,23 +33,24 @@ def translated(shipped):
     return shipped.translate.translate(SENTENCE, 1, False)
 
 
-def reply(outputs) -> dict:
-    return translate.client_reply(outputs[1:])
+def reply(answer) -> dict:
+    """A translation's Reply as an API client receives it."""
+    return translate.client_reply(answer.values()[1:])
 
 
 def test_translate_fills_both_columns_and_the_scrubber(shipped, translated):
-    state, shown = translated[0], reply(translated)
+    state, shown = translated.state, reply(translated)
     assert shown["status"] == "" and shown["left"]["text"].strip() and shown["right"]["text"].strip()
-    assert shown["slider"]["maximum"] == max(2, translate.steps_of(shipped.translate.sides(state))) and shown["slider"]["value"] == 1
+    assert shown["slider"]["maximum"] == max(2, translate.steps_of(shipped.translate.models.sides(state))) and shown["slider"]["value"] == 1
     assert plotly_figure(shown["left"]["grid"]).data[0].z.shape == state["views"]["left"]["result"].attention.shape
     assert state["picks"] == dict(zip(translate.SIDES, app.OPENING_PICKS))
     for side in translate.SIDES:  # each side names its model and that model's test BLEU, from its card
-        metrics = shipped.translate.picked(state, side).translator.metrics
+        metrics = shipped.translate.models.picked(state, side).translator.metrics
         assert f"test BLEU {metrics['bleu']}" in shown[side]["heading"]
 
 
 def test_trace_file_holds_both_traces_and_is_written_once(shipped, translated, monkeypatch):
-    state = translated[0]
+    state = translated.state
     path = shipped.translate.trace_file(state)
     trace = json.loads(open(path).read())
     left, right = app.OPENING_PICKS
@@ -63,16 +64,16 @@ def test_trace_file_holds_both_traces_and_is_written_once(shipped, translated, m
 
 
 def test_step_data_holds_every_step_of_both_models_without_retranslating(shipped, translated, monkeypatch):
-    state = translated[0]
+    state = translated.state
     computed = []  # every model call goes through Model.run
     for model in shipped.models:
         monkeypatch.setattr(model, "run", lambda *args, **kwargs: computed.append(args))
     payload = json.loads(json.dumps(shipped.translate.step_data(state)))  # as the page receives it
     assert computed == []  # the step views re-ran no translation
-    assert payload["steps"] == translate.steps_of(shipped.translate.sides(state)) and len(payload["views"]) == 2
+    assert payload["steps"] == translate.steps_of(shipped.translate.models.sides(state)) and len(payload["views"]) == 2
     for side, sent in zip(translate.SIDES, payload["views"]):
         result, model = state["views"][side]["result"], untyped(sent)
-        assert model["title"] == shipped.translate.picked(state, side).title and model["source"] == result.source_tokens
+        assert model["title"] == shipped.translate.models.picked(state, side).title and model["source"] == result.source_tokens
         np.testing.assert_array_equal(model["weights"], result.attention)
         np.testing.assert_array_equal(model["contexts"], result.contexts)  # the model's own c_t
         np.testing.assert_array_equal(model["queries"], result.queries)
@@ -85,7 +86,7 @@ def test_the_app_computes_on_one_thread_in_torch_and_in_numpys_blas():
     assert torch.get_num_threads() == 1 and blas and set(blas) == {1}
 
 def test_large_text_redraws_the_grids_from_state(shipped, translated):
-    grid, *_ = shipped.translate.grids(translated[0], True)
+    grid, *_ = shipped.translate.grids(translated.state, True)
     assert plotly_figure(grid).layout.font.size > plotly_figure(reply(translated)["left"]["grid"]).layout.font.size
 
 
@@ -93,7 +94,7 @@ def test_large_text_redraws_the_grids_from_state(shipped, translated):
 def test_bad_input_gives_a_message_and_clears_the_page(shipped, text):
     outputs = shipped.translate.translate(text, 1, False)
     shown = reply(outputs)
-    assert outputs[0] is None and shown["left"]["text"] == "" and shown["left"]["grid"] is None
+    assert outputs.state is None and shown["left"]["text"] == "" and shown["left"]["grid"] is None
     assert shown["status"].startswith("⚠️") and "<" not in shown["status"].removeprefix("⚠️")
 
 
@@ -107,7 +108,7 @@ def test_a_word_the_shipped_models_never_saw_is_named_and_an_example_chip_has_no
                                            ("<img src=x onerror=alert(1)>", "'<', '=', '(', ')', '>'")])
 def test_a_few_unknown_characters_are_translated_and_named_in_a_notice(shipped, text, unknown):
     outputs = shipped.translate.translate(text, 1, False)
-    state, shown = outputs[0], reply(outputs)
+    state, shown = outputs.state, reply(outputs)
     assert shown["left"]["text"].strip() and shown["right"]["text"].strip()
     assert "<unk>" in state["views"]["right"]["result"].source_tokens
     assert shown["status"].startswith("ℹ️") and "<" not in shown["status"]  # the markup's characters are shown as text
@@ -155,10 +156,10 @@ def test_repeated_input_is_served_from_the_cache_read_only(shipped, translated, 
     typed = "  " + SENTENCE.replace(" ", "   ").replace("'", "’") + " "  # the same sentence once normalised
     again = shipped.translate.translate(typed, 1, False)
     assert computed == []  # a cached input is not translated again
-    assert again[0]["views"] == translated[0]["views"] and reply(again)["left"]["text"] == reply(translated)["left"]["text"]
-    assert again[0]["views"]["right"] is translated[0]["views"]["right"]
+    assert again.state["views"] == translated.state["views"] and reply(again)["left"]["text"] == reply(translated)["left"]["text"]
+    assert again.state["views"]["right"] is translated.state["views"]["right"]
     with pytest.raises(ValueError, match="read-only"):
-        again[0]["views"]["right"]["result"].attention[0, 0] = 1.0
+        again.state["views"]["right"]["result"].attention[0, 0] = 1.0
 
 
 def test_examples_are_translated_at_start_up_with_the_opening_models(shipped, monkeypatch):
@@ -185,7 +186,7 @@ def test_concurrent_requests_are_batched_and_each_gets_its_own_translation(shipp
     for thread in threads:
         thread.join(timeout=60)
     for sentence in sentences:
-        views = results[sentence][0]["views"]
+        views = results[sentence].state["views"]
         assert [views[side]["result"].target_tokens for side in translate.SIDES] == expected[sentence]
     assert sum(batches) == 2 * len(sentences) and len(batches) < 2 * len(sentences)
 
@@ -193,7 +194,7 @@ def test_concurrent_requests_are_batched_and_each_gets_its_own_translation(shipp
 def test_a_bad_input_does_not_join_a_batch(shipped, monkeypatch):
     for model in shipped.models:
         monkeypatch.setattr(model.batcher, "batch_fn", lambda requests: pytest.fail("a bad input reached the batcher"))
-    assert shipped.translate.translate("😀😀😀", 1, False)[1].startswith("⚠️")
+    assert shipped.translate.translate("😀😀😀", 1, False).status.startswith("⚠️")
 
 
 def join_queue(url: str, fn_index: int, text: str, session: str) -> tuple[int, str]:
@@ -309,7 +310,7 @@ def test_why_attention_charts_every_models_length_curve_from_its_card(shipped):
 
 
 def test_words_view_draws_the_grids_by_word_with_rows_that_still_sum_to_one(shipped):
-    state = shipped.translate.translate("The European Parliament met yesterday.", 1, False, "words")[0]
+    state = shipped.translate.translate("The European Parliament met yesterday.", 1, False, "words").state
     grids = shipped.translate.grids(state, False, "words")[::3]  # each side: grid, note, coverage row
     for grid, side in zip(map(plotly_figure, grids), translate.SIDES):
         result = state["views"][side]["result"]

@@ -118,7 +118,7 @@ def assert_page_draws_the_models_step(shipped, page, sentence, t):
     """Step t on the page shows exactly the model's numbers for it: e_tj and α_tj as bar heights,
     the query, α_tj·h_j multiplied in float32 as the model does, the model's own c_t, and the star at
     the projection of c_t."""
-    state = shipped.translate.translate(sentence, 1, False)[0]
+    state = shipped.translate.translate(sentence, 1, False).state
     for side, view in state["views"].items():
         result, i = view["result"], t - 1
         drawn = json.loads(page.evaluate(DRAWN_STEP, side))
@@ -243,7 +243,7 @@ def test_no_label_overlaps_another_on_a_phone_or_a_wide_screen(shipped, browser,
     for sentence in [*EXAMPLES, THIRTY_WORDS]:
         page.get_by_role("textbox", name="English sentence").fill(sentence)
         page.get_by_role("button", name="Translate").click()
-        views = shipped.translate.translate(sentence, 1, False)[0]["views"]  # the page's translation (cached)
+        views = shipped.translate.translate(sentence, 1, False).state["views"]  # the page's translation (cached)
         page.wait_for_function(f"(pieces) => JSON.stringify({GROUP}.payload?.views[1].source) === pieces && "
                                "JSON.stringify([...document.querySelectorAll('#right-grid .xtick text')].map((t) => t.textContent))"
                                " === pieces", arg=json.dumps(views["right"]["result"].source_tokens, ensure_ascii=False, separators=(",", ":")),
@@ -282,7 +282,7 @@ def test_dark_theme_shows_the_same_page(browser, app_url):
 
 def test_quiz_checks_answers_about_attention_and_about_the_translation(shipped, browser, app_url):
     sentence = "I have never seen such a beautiful sunset."
-    questions = shipped.quiz.questions_for(shipped.translate.translate(sentence, 1, False)[0])
+    questions = shipped.quiz.questions_for(shipped.translate.translate(sentence, 1, False).state)
     page = browser.new_page(viewport={"width": 390, "height": 844})  # a student's phone
     open_app(page, app_url)
     page.get_by_role("textbox", name="English sentence").fill(sentence)
@@ -363,7 +363,7 @@ def test_the_baseline_beside_attention_on_a_long_sentence_then_dot_on_both_sides
     assert page.locator("#left-text textarea").input_value() and page.locator("#right-text textarea").input_value()
     assert page.locator("#left-grid").is_hidden() and "No attention, so no grid" in page.locator("#left-grid-note").inner_text()
     assert page.locator("#left-step canvas").count() == 1 and page.locator("#left-step .attn-bars").count() == 0  # c, no α
-    state = shipped.translate.translate(LONG_EXAMPLE, 1, False, "pieces", baseline, shipped.why_attention.pair[1])[0]
+    state = shipped.translate.translate(LONG_EXAMPLE, 1, False, "pieces", baseline, shipped.why_attention.pair[1]).state
     last = len(state["views"]["left"]["result"].target_tokens)
     stars = set()
     for t in (1, last // 2, last):
@@ -419,7 +419,7 @@ def test_the_page_opens_on_a_translated_example(shipped, browser, app_url, width
     for side in SIDES:  # nothing typed, nothing clicked
         page.wait_for_function(caption_shows(side, "Step 1 of"), timeout=60_000)
         page.locator(f"#{side}-grid .js-plotly-plot .heatmaplayer").wait_for(timeout=60_000)
-    state = shipped.translate.translate(EXAMPLES[0], 1, False)[0]
+    state = shipped.translate.translate(EXAMPLES[0], 1, False).state
     assert page.locator("#left-text textarea").input_value() == state["views"]["left"]["result"].text
     assert page.get_by_role("textbox", name="English sentence").input_value() == EXAMPLES[0]
     assert page.evaluate(EMPTY_FRAMES) == []  # a section not yet asked for says what to press instead
@@ -433,7 +433,7 @@ def test_the_page_opens_on_a_translated_example(shipped, browser, app_url, width
     texts = page.evaluate(FIGURE_TEXTS)  # every figure drawn is read in words: the grids where each French piece looks most
     assert {"left-grid", "right-grid", "length-chart"} <= texts.keys() and all(
         role == "figure" and label for role, label in texts.values()), texts
-    for side, (model, view) in zip(SIDES, shipped.translate.sides(state)):
+    for side, (model, view) in zip(SIDES, shipped.translate.models.sides(state)):
         assert texts[f"{side}-grid"][1] == html.unescape(grid_figure(model, view, False)["layout"]["meta"]["text"])
     for side in SIDES:  # under each grid, every English piece's coverage, on the page as the server wrote it
         result = state["views"][side]["result"]
@@ -468,7 +468,7 @@ def test_a_shared_link_opens_the_same_view_and_its_qr_code_decodes_to_it(shipped
     sentence = "The cat sleeps on the sofa."
     page = browser.new_page(viewport={"width": 1440, "height": 900})
     page.goto(app_url + "?q=The%20cat%20sleeps%20on%20the%20sofa.", wait_until="load")
-    state = shipped.translate.translate(sentence, 1, False)[0]
+    state = shipped.translate.translate(sentence, 1, False).state
     page.wait_for_function(caption_shows("left", "Step 1 of"), timeout=60_000)
     page.wait_for_function(f"() => {GROUP}.payload?.views[0].source.includes('▁sofa')", timeout=60_000)
     for side in SIDES:  # translated by both models
@@ -532,7 +532,7 @@ def test_the_grids_download_as_svg_with_the_models_numbers(shipped, browser, app
     open_app(page, app_url)
     for side in SIDES:
         page.locator(f"#{side}-grid .js-plotly-plot .heatmaplayer").wait_for(timeout=60_000)
-    state = shipped.translate.translate(EXAMPLES[0], 1, False)[0]
+    state = shipped.translate.translate(EXAMPLES[0], 1, False).state
     downloads = []
     page.on("download", lambda download: downloads.append(download))
     page.get_by_role("button", name="Download the grids (SVG)").click()
@@ -560,8 +560,8 @@ def test_the_traces_download_with_the_step_data_of_the_translation_on_screen(shi
     with page.expect_download(timeout=30_000) as download:
         page.get_by_role("button", name="Download the traces (JSON)").click()
     trace = json.loads(Path(download.value.path()).read_text())
-    state = shipped.translate.translate(sentence, 1, False)[0]
-    assert trace["source"] == sentence and list(trace["models"]) == [shipped.translate.picked(state, side).key for side in SIDES]
+    state = shipped.translate.translate(sentence, 1, False).state
+    assert trace["source"] == sentence and list(trace["models"]) == [shipped.translate.models.picked(state, side).key for side in SIDES]
     page.close()
 
 
@@ -594,7 +594,7 @@ def test_the_exported_html_opens_offline_and_shows_the_same_numbers(shipped, bro
     page.locator("#export-file a").first.wait_for(timeout=60_000)  # the page offers the file
     page.close()
 
-    path = shipped.export.export(shipped.translate.translate(sentence, 1, False)[0])["value"]  # the file the page offered
+    path = shipped.export.export(shipped.translate.translate(sentence, 1, False).state)["value"]  # the file the page offered
     offline = browser.new_page(viewport={"width": 1440, "height": 900})
     requests = []
     offline.route("**/*", lambda route: (requests.append(route.request.url), route.abort())
@@ -625,7 +625,7 @@ def test_attribution_beside_alpha_on_demand(shipped, browser, app_url, width, he
     page.get_by_role("button", name="What did each model rely on?").click()
     for side in SIDES:
         page.locator(f"#{side}-attribution .js-plotly-plot .heatmaplayer").wait_for(timeout=60_000)
-    state = shipped.translate.translate(EXAMPLES[0], 1, False)[0]
+    state = shipped.translate.translate(EXAMPLES[0], 1, False).state
     *expected, bars = shipped.attribution.show(state, "input-x-gradient", False, "pieces")
     for side, note in zip(SIDES, expected[1::2]):
         assert page.locator(f"#{side}-agreement").inner_text().split("Spearman ρ of ")[1][:4] == note.split("**")[3][:4]
@@ -781,7 +781,7 @@ def test_the_network_view_lights_each_step_with_the_pieces_of_the_models_trace(s
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     open_app(page, app_url)
-    state = shipped.translate.translate(EXAMPLES[0], 1, False)[0]
+    state = shipped.translate.translate(EXAMPLES[0], 1, False).state
     calls = []
     page.on("request", lambda request: calls.append(request.url) if "/queue/join" in request.url else None)
     page.locator("#translate-steps-slider input[type=range]").focus()

@@ -11,8 +11,7 @@ import gradio as gr
 from attn_demo.alignment import GOLD_DIR, alignment_error, argmax_links, links_source, read_gold, sentence_word_attention
 from attn_demo.computed_once import ComputedOnce
 from attn_demo.figures import gold_check_figure
-from attn_demo.ui.page import plot
-from attn_demo.ui.translate import SIDES
+from attn_demo.ui.page import SIDES, plot
 
 EXAMPLES = (28, 22, 110, 76)  # 1-based sentence numbers worth checking first: one-to-one, many-to-one, paraphrases
 EXPLANATION = """## Alignment check: does attention align words?

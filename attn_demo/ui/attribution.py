@@ -17,8 +17,8 @@ from attn_demo.computed_once import ComputedOnce
 from attn_demo.figures import attribution_figure
 from attn_demo.steps import typed
 from attn_demo.translator import Translator
-from attn_demo.ui.page import plot
-from attn_demo.ui.translate import SIDES, STEPS
+from attn_demo.ui.page import SIDES, plot
+from attn_demo.ui.translate import STEPS
 
 EXPLANATION = """## Is attention an explanation?
 α says where the model looked; it does not say what the output depended on. A **gradient attribution**
@@ -34,17 +34,17 @@ CACHED = 64  # attributions kept (model, sentence, pieces, method): a class aski
 
 
 class AttributionSection:
-    def __init__(self, translate_section):
-        self.translate = translate_section
+    def __init__(self, models):
+        self.models = models  # ui.page.ModelsOnPage
         self.attribution = ComputedOnce(self._attribution, CACHED)
 
     def _attribution(self, key: str, text: str, pieces: tuple[str, ...], method: str):
-        return self.translate.models[key].run(Translator.attribute, text, list(pieces), method)
+        return self.models[key].run(Translator.attribute, text, list(pieces), method)
 
     def side(self, state, side: str, method: str, large: bool, unit: str) -> tuple[list, dict]:
         """One side's attribution grid and its agreement with α, in a sentence; and its bars for the
         step view (by piece, as the step view draws)."""
-        model = self.translate.picked(state, side)
+        model = self.models.picked(state, side)
         view = state["views"][side]["result"]
         result = self.attribution(model.key, state["text"], tuple(view.target_tokens), method)  # the pieces on screen
         source, target, scores = result.source_tokens, result.target_tokens, result.scores

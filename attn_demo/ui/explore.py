@@ -16,9 +16,8 @@ from attn_demo.computed_once import ComputedOnce
 from attn_demo.figures import alignment_figure, beam_search_figure
 from attn_demo.steps import pca_projection
 from attn_demo.translator import Translator
-from attn_demo.ui.page import plot
+from attn_demo.ui.page import HIDDEN_WHEN_EMPTY, LATEX, SIDES, grid_values, plot
 from attn_demo.ui.step_group import StepGroup, network_slot, step_slot
-from attn_demo.ui.translate import LATEX, NO_GRID, SIDES
 from attn_demo.views import step_views
 
 EXPLANATION = """## Explore the decoding
@@ -64,8 +63,8 @@ def slider_for(payload: dict) -> dict:
 
 
 class ExploreSection:
-    def __init__(self, translate_section):
-        self.translate = translate_section
+    def __init__(self, models):
+        self.models = models  # ui.page.ModelsOnPage
         self.searched = ComputedOnce(self._beam, BEAMS_KEPT)  # a class exploring one sentence searches it once
 
     def _beam(self, key: str, text: str, k: int, n: int, coverage: float, repeat: float):
@@ -74,13 +73,13 @@ class ExploreSection:
         return model.run(Translator.beam, text, k, n, penalties)
 
     def model(self, key: str):
-        return self.translate.models[key]
+        return self.models[key]
 
-    def grid(self, result, title: str, large: bool, marked=None):
-        if result.attention is None:
-            return gr.update(value=None, visible=False), gr.update(value=NO_GRID, visible=True)
-        figure = alignment_figure(result.source_tokens, result.target_tokens, result.attention, title, large, marked=marked)
-        return gr.update(value=plot(figure), visible=True), gr.update(value="", visible=False)
+    def grid(self, result, title: str, large: bool, marked=None) -> tuple:
+        """A hypothesis's grid and its note, as the translate section's (ui.page.grid_values)."""
+        figure = None if result.attention is None else alignment_figure(
+            result.source_tokens, result.target_tokens, result.attention, title, large, marked=marked)
+        return grid_values(figure)
 
     def beam(self, state, key: str, beam_size: float, n_best: float, large: bool, coverage: float = 0.0,
              repeat: float = 0.0) -> list:
@@ -101,8 +100,7 @@ class ExploreSection:
     def pick(self, explored, rank, large: bool) -> list:
         """A hypothesis: its grid and step view, and the steps and English pieces a what-if can name."""
         if not explored or rank is None:
-            return [gr.update(visible=False), gr.update(visible=False), gr.update(choices=[]), gr.update(choices=[]), None,
-                    gr.skip()]
+            return [None, "", gr.update(choices=[]), gr.update(choices=[]), None, gr.skip()]
         model, result = self.model(explored["key"]), explored["hypotheses"][int(rank)]
         title = f"{model.title}, hypothesis {int(rank) + 1}"
         grid, note = self.grid(result, f"{title}: α", large)
@@ -132,15 +130,13 @@ class ExploreSection:
         Clearing the hypothesis picked clears its grid, step choices and step view (pick)."""
         if not explored or (state and state["text"] == explored["text"]):
             return [gr.skip()] * 8
-        hidden = gr.update(value=None, visible=False)
-        return [None, NOT_SHOWN, None, gr.update(choices=[], value=None), gr.update(choices=[], value=None), "", hidden,
-                gr.update(visible=False)]
+        return [None, NOT_SHOWN, None, gr.update(choices=[], value=None), gr.update(choices=[], value=None), "", None, ""]
 
     def what_if(self, explored, rank, t, piece: str | None, typed: str, source_piece, how: str, large: bool) -> list:
         """Change the piece at step t (a choice, or typed French that replaces it), or move step t's α
         onto one English piece; the model goes on with the same beam size. Its text and cost, its grid
         with the change outlined, and the step views of the hypothesis and the what-if."""
-        nothing = [gr.update(visible=False), gr.update(visible=False), gr.skip(), gr.skip()]
+        nothing = [None, "", gr.skip(), gr.skip()]
         if not explored or rank is None or t is None:
             return ["Pick a hypothesis first.", *nothing]
         model, original = self.model(explored["key"]), explored["hypotheses"][int(rank)]
@@ -177,9 +173,8 @@ class ExploreSection:
     def render(self, controls, large_text: gr.Checkbox):
         gr.Markdown(EXPLANATION, latex_delimiters=LATEX)
         explored = gr.State(None)
-        choices = self.translate.choices()
         with gr.Row():
-            key = gr.Dropdown(choices, value=self.translate.picks[SIDES[0]], label="Model", elem_id="explore-model")
+            key = gr.Dropdown(self.models.choices(), value=self.models.opening[SIDES[0]], label="Model", elem_id="explore-model")
             beam_size = gr.Slider(2, 8, value=5, step=1, label="Beam size k")
             n_best = gr.Slider(1, 8, value=5, step=1, label="Hypotheses shown (at most k)")
             show = gr.Button("Show the beam", variant="secondary", elem_id="explore-beam")
@@ -193,8 +188,8 @@ class ExploreSection:
         search = gr.Plot(show_label=False, elem_id="explore-search")
         gr.Markdown(SEARCH_CAPTION, latex_delimiters=LATEX)
         rank = gr.Radio([], label="Hypothesis", elem_id="explore-rank")
-        grid = gr.Plot(show_label=False, elem_id="explore-grid", visible=False)
-        note = gr.Markdown(visible=False, latex_delimiters=LATEX)
+        grid = gr.Plot(show_label=False, elem_id="explore-grid")
+        note = gr.Markdown(latex_delimiters=LATEX, elem_classes=HIDDEN_WHEN_EMPTY)
         gr.Markdown("### What if?")
         with gr.Row():
             step = gr.Dropdown([], label="Output step t", elem_id="explore-step")
@@ -207,8 +202,8 @@ class ExploreSection:
             source_piece = gr.Dropdown([], label="Put all of step t's attention on", elem_id="explore-source")
             move_button = gr.Button("Move the attention and go on", elem_id="explore-move")
         result = gr.Markdown(elem_id="explore-result")
-        result_grid = gr.Plot(show_label=False, elem_id="explore-result-grid", visible=False)
-        result_note = gr.Markdown(visible=False, latex_delimiters=LATEX)
+        result_grid = gr.Plot(show_label=False, elem_id="explore-result-grid")
+        result_note = gr.Markdown(latex_delimiters=LATEX, elem_classes=HIDDEN_WHEN_EMPTY)
         gr.Markdown("#### Step by step: the hypothesis (left) and the what-if (right)")
         with gr.Column(elem_id=STEPS.element_id):
             slider = STEPS.scrubber("explore_")

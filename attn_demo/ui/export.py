@@ -8,16 +8,14 @@ Everything the user typed reaches the file as JSON or escaped text, never as mar
 import hashlib
 import html
 import json
-import os
-import time
 
 import gradio as gr
 import plotly.offline
 
 from attn_demo.figures import to_json
-from attn_demo.ui.page import FIGURE_TEXT_JS, PAGE_CHANGES_JS
+from attn_demo.ui.page import FIGURE_TEXT_JS, PAGE_CHANGES_JS, SIDES
 from attn_demo.ui.step_group import STEP_VIEWS_CSS, STEP_VIEWS_JS
-from attn_demo.ui.translate import SIDES, TRACE_DIR
+from attn_demo.ui.trace_files import TraceFiles
 from attn_demo.views import COVERAGE_CSS, coverage_row, grid_figure, step_data
 
 GROUP = "export-steps"  # the element the file's step views are bound to
@@ -87,28 +85,25 @@ def script_json(value) -> str:
 class ExportSection:
     """The export button under the translate section: one file per translation, written on demand."""
 
-    def __init__(self, translate_section):
-        self.translate = translate_section
+    def __init__(self, models, files: TraceFiles):
+        self.models = models  # ui.page.ModelsOnPage
+        self.files = files
 
     def export(self, state) -> dict:
         if not state:
             return gr.update(value=None, visible=False)
-        sides = self.translate.sides(state)
+        sides = self.models.sides(state)
         payload = step_data(sides)
         grids = {side: grid_figure(model, view, False) for side, (model, view) in zip(SIDES, sides)}
         texts = {side: view["result"].text for side, (_, view) in zip(SIDES, sides)}
         coverages = {side: coverage_row(model, view) for side, (model, view) in zip(SIDES, sides)}
         fingerprints = "|".join(model.fingerprint for model, _ in sides)
-        # the renderer too: a restart with new drawing code must not serve a file drawn by the old one (TRACE_DIR outlives it)
+        # the renderer too: a restart with new drawing code must not serve a file drawn by the old one (the folder outlives it)
         renderer = STEP_VIEWS_JS + STEP_VIEWS_CSS + PAGE_CHANGES_JS + FIGURE_TEXT_JS + COVERAGE_CSS
         key = hashlib.sha1(f"{fingerprints}|{state['beam_size']}|{state['text']}|{renderer}".encode()).hexdigest()[:16]
-        TRACE_DIR.mkdir(exist_ok=True)
-        path = TRACE_DIR / f"attention-{key}.html"
-        if not path.exists():
-            partial = path.with_suffix(f".{os.getpid()}.{time.monotonic_ns()}.part")
-            partial.write_text(export_html(payload, grids, state["text"], state["beam_size"], texts, coverages), encoding="utf-8")
-            partial.replace(path)
-        return gr.update(value=str(path), visible=True)
+        path = self.files.write(f"attention-{key}.html", lambda: export_html(
+            payload, grids, state["text"], state["beam_size"], texts, coverages).encode("utf-8"))
+        return gr.update(value=path, visible=True)
 
     def render(self, session: gr.State):
         button = gr.Button("Export this translation as one interactive HTML file (works offline)", elem_id="export-html")

@@ -21,6 +21,10 @@ CONTENTS = (("translate", "Translate"), ("share", "Share"), ("classroom", "Predi
             ("compare", "Compare them all"), ("quiz", "Quiz"))
 
 HIDDEN_WHEN_EMPTY = "hidden-when-empty"  # the class of a Markdown block that takes no room while it is empty
+SIDES = ("left", "right")  # the page's two columns; each shows the model picked for it
+LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
+NO_GRID = ("**No attention, so no grid.** This model computes no scores $e_{tj}$ and no weights $\\alpha_{tj}$: every "
+           "step reads the same fixed vector $c$, whatever French piece it is writing.")
 # The Soft theme with the colours it gives text and controls darkened to WCAG AA contrast (4.5:1): its indigo
 # labels on light indigo (3.6:1), grey notes (2.5:1) and primary buttons (4.46:1) wash out on a projector
 THEME = gr.themes.Soft().set(
@@ -114,3 +118,41 @@ def plot(figure: dict | None) -> PlotData | None:
     the figure itself, gr.Plot would take only a go.Figure, whose building and writing cost 2–3 ms a
     grid, on every translation of a whole class (BENCHMARKS.md)."""
     return None if figure is None else PlotData(type="plotly", plot=to_json(figure))
+
+
+def grid_values(figure: dict | None) -> tuple:
+    """An alignment grid's plot and note as values: the grid, or (a model without attention, figure None)
+    no plot and a note saying why. Both stay on the page and an empty one takes no room (CSS above): an
+    update that hides one costs Gradio a new component and its config for every request of a class."""
+    return (None, NO_GRID) if figure is None else (plot(figure), "")
+
+
+class ModelsOnPage:
+    """The models the page offers (a list of catalogue.Model), by key, and the pair it opens on. Every
+    section that shows a model gets them from here; a session's translation (the translate section's
+    state) names the key picked on each side and holds each side's view."""
+
+    def __init__(self, models: list, opening: tuple[str, str]):
+        self.by_key = {model.key: model for model in models}
+        self.opening = dict(zip(SIDES, opening))
+
+    def __getitem__(self, key: str):
+        return self.by_key[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.by_key
+
+    def __iter__(self):
+        return iter(self.by_key.values())
+
+    def choices(self) -> list[tuple[str, str]]:
+        """(label, key) of every model, for a picker."""
+        return [(f"{model.kind.title} — {key}", key) for key, model in self.by_key.items()]
+
+    def picked(self, state, side: str):
+        return self.by_key[state["picks"][side]]
+
+    def sides(self, state) -> list[tuple]:
+        """(model, view) of each side of a session's translation, in the order of SIDES (attn_demo.views)."""
+        return [(self.picked(state, side), state["views"][side]) for side in SIDES]
+

@@ -3,7 +3,7 @@ translation (attn_demo.quiz), each checked with a short explanation."""
 import gradio as gr
 
 from attn_demo.quiz import concept_questions, trace_questions
-from attn_demo.ui.translate import SIDES
+from attn_demo.ui.page import SIDES
 
 TRACE_SLOTS = 3  # questions generated from each translation, at most (quiz.trace_questions)
 

@@ -5,15 +5,13 @@ from it in the browser, so scrubbing costs the server nothing and a step change 
 
 Nothing here names a model: the section works on the catalogue it is given (attn_demo.catalogue),
 and what it says about each one comes from its attention type's description (attention.KINDS)."""
+import dataclasses
+import functools
 import hashlib
 import html
 import json
-import os
-import tempfile
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import astuple, dataclass, fields
 
 import gradio as gr
 import numpy as np
@@ -21,20 +19,15 @@ import orjson
 
 from attn_demo.coverage import LONG_WORDS, unseen_words
 from attn_demo.examples import EXAMPLES
-from attn_demo.ui.page import HIDDEN_WHEN_EMPTY, plot
+from attn_demo.ui.page import HIDDEN_WHEN_EMPTY, LATEX, SIDES, ModelsOnPage, grid_values
 from attn_demo.ui.share import read_link
 from attn_demo.ui.step_group import StepGroup, network_slot, step_slot
+from attn_demo.ui.trace_files import TraceFiles
 from attn_demo.tokenizer import named, normalise_english
 from attn_demo.views import coverage_row, grid_figure, step_data, steps_of
 
-SIDES = ("left", "right")  # the page's two columns; each shows the model picked for it
-FIELDS = ("heading", "equations", "text", "grid", "note", "coverage")  # what translate sends for each side, in this order
 UNITS = ("pieces", "words")  # what the alignment grids show: SentencePiece pieces, or whole words
 CONCURRENCY = 48  # requests in /translate at once; they wait on the decoding workers (catalogue.Model)
-TRACE_DIR = Path(tempfile.gettempdir()) / "attn-demo-traces"  # shared by restarts; files older than an hour go
-TRACE_MAX_AGE_S = 3600
-SWEEP_EVERY_S = 60  # the folder is swept at most this often: a sweep stats every file (8 ms at 700 files)
-LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
 STEPS = StepGroup("translate-steps")  # this section's scrubber and step views (step_views.js)
 # a link's step t, kept within the translation, returned for the slider; step 1 (no step asked for)
 # leaves the page as it is, in case the user has moved on before the page finished opening
@@ -47,8 +40,44 @@ GRIDS_AS_SVG = f"""() => {{
     if (plot && plot.offsetParent !== null) window.Plotly.downloadImage(plot, {{ format: "svg", filename: `alignment-grid-${{side}}` }});
   }}
 }}"""
-NO_GRID = ("**No attention, so no grid.** This model computes no scores $e_{tj}$ and no weights $\\alpha_{tj}$: every "
-           "step reads the same fixed vector $c$, whatever French piece it is writing.")
+LINK_VIEW = ("q", "beam", "unit", "left", "right", "step")  # what a link sets as the page opens, before the translation
+
+
+@dataclass(frozen=True)
+class Side:
+    """What a translation shows on one side of the page."""
+
+    heading: str
+    equations: str
+    text: str = ""
+    grid: object = None  # the alignment grid as gr.Plot's value (ui.page.plot), None without one
+    note: str = ""  # under the grid: why there is none
+    coverage: str = ""  # the coverage row (views.coverage_row)
+
+
+FIELDS = tuple(field.name for field in fields(Side))
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What a translation, or a refusal (state None), puts on the page."""
+
+    state: dict | None  # the session: the sentence, beam size, the key picked on each side and their views
+    status: str  # a refusal, or the notices about the input
+    sides: dict  # {side: Side}
+    slider: dict  # the step slider's update
+
+    def values(self) -> list:
+        """The reply as Gradio takes it, in the order of the section's outputs."""
+        return [self.state, self.status, *(value for side in SIDES for value in astuple(self.sides[side])), self.slider]
+
+
+def replying(handler: Callable) -> Callable:
+    """handler, answering Gradio with its Reply's values (the signature stays handler's, gr.Request included)."""
+    @functools.wraps(handler)
+    def event(*args, **kwargs):
+        return handler(*args, **kwargs).values()
+    return event
 
 
 def equations_markdown(model) -> str:
@@ -102,45 +131,22 @@ def data_line(models) -> str:
             f"on average and {long:,} of {LONG_WORDS} words or more: expect less of long, technical or rare-word sentences.")
 
 
-def client_reply(reply) -> dict:
-    """/translate's reply as an API client (gradio_client) receives it, the session state left out:
-    {"status": …, "left": {"heading": …, "text": …, …}, "right": {…}, "slider": …}."""
-    status, *values, slider = reply
+def client_reply(values) -> dict:
+    """/translate's reply as an API client (gradio_client) receives it, the session state left out
+    (Reply's values but the first): {"status": …, "left": {"heading": …, "text": …, …}, "right": {…}, "slider": …}."""
+    status, *values, slider = values
     sides = {side: dict(zip(FIELDS, values[len(FIELDS) * i:len(FIELDS) * (i + 1)])) for i, side in enumerate(SIDES)}
     return {"status": status, **sides, "slider": slider}
 
 
-def remove_expired(folder: Path):
-    """Trace files and exports (ui/export.py) older than TRACE_MAX_AGE_S. Other requests write,
-    rename and remove files here at the same moment: one that is gone by the time it is looked at is
-    passed over."""
-    for old in folder.glob("attention-*"):
-        try:
-            if time.time() - old.stat().st_mtime > TRACE_MAX_AGE_S:
-                old.unlink(missing_ok=True)
-        except FileNotFoundError:
-            continue
-
-
 class TranslateSection:
-    """The section's handlers over a catalogue of models (a list of catalogue.Model), shared by
-    every session. A session's state holds its sentence, beam size, the key picked on each side and
-    those models' (cached, read-only) views of the sentence."""
+    """The section's handlers over the models on the page (ui.page.ModelsOnPage), shared by every
+    session. A session's state holds its sentence, beam size, the key picked on each side and those
+    models' (cached, read-only) views of the sentence."""
 
-    def __init__(self, models: list, picks: tuple[str, str]):
-        self.models = {model.key: model for model in models}
-        self.picks = dict(zip(SIDES, picks))  # what each side shows when the page opens
-        self.swept_at = float("-inf")  # time.monotonic() of the trace folder's last sweep
-
-    def choices(self) -> list[tuple[str, str]]:
-        return [(f"{model.kind.title} — {key}", key) for key, model in self.models.items()]
-
-    def picked(self, state, side: str):
-        return self.models[state["picks"][side]]
-
-    def sides(self, state) -> list[tuple]:
-        """(model, view) of each side of a session's translation, in the order of SIDES (attn_demo.views)."""
-        return [(self.picked(state, side), state["views"][side]) for side in SIDES]
+    def __init__(self, models: ModelsOnPage, files: TraceFiles):
+        self.models = models
+        self.files = files
 
     def trace_file(self, state) -> str | None:
         """The session's traces as a JSON file for the download button; written once per input, beam
@@ -148,106 +154,91 @@ class TranslateSection:
         translation is on screen, and removed after an hour."""
         if not state:
             return None
-        TRACE_DIR.mkdir(exist_ok=True)
-        models = [self.picked(state, side) for side in SIDES]
+        models = [self.models.picked(state, side) for side in SIDES]
         fingerprints = "|".join(model.fingerprint for model in models)
         key = hashlib.sha1(f"{fingerprints}|{state['beam_size']}|{state['text']}".encode()).hexdigest()[:16]
-        path = TRACE_DIR / f"attention-trace-{key}.json"
-        if not path.exists():
-            self.sweep()
+
+        def contents() -> bytes:
             payload = {"source": state["text"], "beam_size": state["beam_size"],
                        "models": {model.key: {"title": model.title, **state["views"][side]["result"].to_dict()}
                                   for side, model in zip(SIDES, models)}}
-            partial = path.with_suffix(f".{os.getpid()}.{time.monotonic_ns()}.part")
             # orjson writes the float32 arrays as they are, each number in the fewest digits that read
             # back to it: 25 times faster than json with lists of Python floats (BENCHMARKS.md)
-            partial.write_bytes(orjson.dumps(payload, option=orjson.OPT_SERIALIZE_NUMPY, default=np.ascontiguousarray))
-            partial.replace(path)  # atomic: two users asking at once never see half a file
-        return str(path)
-
-    def sweep(self):
-        """Remove the trace folder's expired files, unless it was swept less than SWEEP_EVERY_S ago:
-        a class writes a trace file for every new sentence, and a sweep for each one cost as much as
-        writing it (BENCHMARKS.md). Two requests sweeping at once is harmless (remove_expired)."""
-        now = time.monotonic()
-        if now - self.swept_at >= SWEEP_EVERY_S:
-            self.swept_at = now
-            remove_expired(TRACE_DIR)
+            return orjson.dumps(payload, option=orjson.OPT_SERIALIZE_NUMPY, default=np.ascontiguousarray)
+        return self.files.write(f"attention-trace-{key}.json", contents)
 
     def warm_up(self):
         """The examples answer at once with the models the page opens on, from the first click on."""
         for example in EXAMPLES:
-            for key in set(self.picks.values()):
+            for key in set(self.models.opening.values()):
                 self.models[key].view(example, 1)
 
     def grid(self, model, view, large, unit="pieces") -> tuple:
-        """A model's alignment grid (views.grid_figure), an empty note and its coverage row, or, for a
-        model without attention, no grid and sentences saying why. Values, not updates: all are always
-        on the page and an empty one takes no room (page.CSS), because an update costs Gradio a new
-        component and its config for every request of a class (BENCHMARKS.md)."""
-        if not model.has_attention:
-            return None, NO_GRID, coverage_row(model, view, unit)
-        return plot(grid_figure(model, view, large, unit)), "", coverage_row(model, view, unit)
+        """A model's alignment grid, its note and its coverage row: without attention, no grid and a note
+        saying why (ui.page.grid_values)."""
+        return (*grid_values(grid_figure(model, view, large, unit)), coverage_row(model, view, unit))
 
-    def side_outputs(self, model, view, large, unit) -> list:
-        """One side's heading, equations, translation, grid and grid note (empty before a translation)."""
+    def side(self, model, view, large, unit) -> Side:
+        """One side of the page: the model's heading and equations, and its translation of the sentence (if any)."""
         if view is None:
-            return [heading_markdown(model), equations_markdown(model), "", None, "", ""]
-        return [heading_markdown(model), equations_markdown(model), view["result"].text, *self.grid(model, view, large, unit)]
+            return Side(heading_markdown(model), equations_markdown(model))
+        return Side(heading_markdown(model), equations_markdown(model), view["result"].text, *self.grid(model, view, large, unit))
 
-    def outputs(self, state, picks: dict, status: str, large: bool, unit: str) -> list:
-        """What a translation (or a refusal, state None) puts on the page, in the order of render's outputs."""
+    def reply(self, state, picks: dict, status: str, large: bool, unit: str) -> Reply:
+        """What a translation (or a refusal, state None) puts on the page."""
         views = state["views"] if state else {}
-        sides = [value for side in SIDES for value in self.side_outputs(self.models[picks[side]], views.get(side), large, unit)]
-        return [state, status, *sides, gr.update(value=1, maximum=max(2, steps_of(self.sides(state))) if state else 2)]
+        sides = {side: self.side(self.models[picks[side]], views.get(side), large, unit) for side in SIDES}
+        return Reply(state, status, sides, gr.update(value=1, maximum=max(2, steps_of(self.models.sides(state))) if state else 2))
 
     def translate(self, text: str, beam_size: float, large: bool, unit: str = "pieces", left: str | None = None,
-                  right: str | None = None):
+                  right: str | None = None) -> Reply:
         """Translate with the picked models: the session state, the status (a refusal, or the
         characters read as <unk>), each side's heading, equations, translation, grid and grid note,
         and the step slider. The step views follow in a chained event (step_data), so the
         translation shows sooner."""
-        picks = {"left": left or self.picks["left"], "right": right or self.picks["right"]}
+        picks = {"left": left or self.models.opening["left"], "right": right or self.models.opening["right"]}
         unknown = [key for key in picks.values() if key not in self.models]
         if unknown:
-            return self.outputs(None, self.picks, "⚠️ " + html.escape(f"No model is called {unknown[0]!r} here."), large, unit)
+            return self.reply(None, self.models.opening, "⚠️ " + html.escape(f"No model is called {unknown[0]!r} here."), large, unit)
         try:
             text = normalise_english(text)
             views = {side: self.models[key].view(text, int(beam_size)) for side, key in picks.items()}
         except ValueError as error:
-            return self.outputs(None, picks, f"⚠️ {html.escape(str(error))}", large, unit)
+            return self.reply(None, picks, f"⚠️ {html.escape(str(error))}", large, unit)
         state = {"text": text, "beam_size": int(beam_size), "picks": picks, "views": views}
         notices = (unknown_notice(views), unseen_notice(text, [self.models[key] for key in picks.values()]))
-        return self.outputs(state, picks, "\n\n".join(notice for notice in notices if notice), large, unit)
+        return self.reply(state, picks, "\n\n".join(notice for notice in notices if notice), large, unit)
 
-    def repick(self, state, large: bool, unit: str, left: str, right: str):
+    def repick(self, state, large: bool, unit: str, left: str, right: str) -> Reply:
         """A picker changed: the session's sentence with the new pair of models. The model kept on
         the other side answers from its cache, so only the new pick decodes."""
         if not state:
             return self.translate_nothing(large, unit, left, right)
         return self.translate(state["text"], state["beam_size"], large, unit, left, right)
 
-    def translate_nothing(self, large: bool, unit: str, left: str, right: str):
+    def translate_nothing(self, large: bool, unit: str, left: str, right: str) -> Reply:
         """Before any translation: the picked models' headings and equations, nothing else."""
         picks = {"left": left, "right": right}
         if any(key not in self.models for key in picks.values()):
-            picks = self.picks
-        return self.outputs(None, picks, "", large, unit)
+            picks = self.models.opening
+        return self.reply(None, picks, "", large, unit)
 
     def open_link(self, large: bool, request: gr.Request) -> list:
         """The page as it opens: the view a shared link asks for (attn_demo.ui.share), or the first
-        example with the opening models, translated; a link's values that are off are named in the status."""
-        defaults = {"q": EXAMPLES[0], **self.picks, "beam": 1, "step": 1, "unit": UNITS[0]}
-        view, problems = read_link(dict(request.query_params) if request else {}, defaults, list(self.models), UNITS)
-        outputs = self.translate(view["q"], view["beam"], large, view["unit"], view["left"], view["right"])
+        example with the opening models, translated; a link's values that are off are named in the status.
+        The view's values (LINK_VIEW), then the translation's Reply."""
+        defaults = {"q": EXAMPLES[0], **self.models.opening, "beam": 1, "step": 1, "unit": UNITS[0]}
+        view, problems = read_link(dict(request.query_params) if request else {}, defaults, list(self.models.by_key), UNITS)
+        reply = self.translate(view["q"], view["beam"], large, view["unit"], view["left"], view["right"])
         if problems:
-            outputs[1] = " ".join(["⚠️", *map(html.escape, problems), outputs[1].removeprefix("⚠️ ")]).strip()
-        return [view["q"], view["beam"], view["unit"], view["left"], view["right"], view["step"], *outputs]
+            status = " ".join(["⚠️", *map(html.escape, problems), reply.status.removeprefix("⚠️ ")]).strip()
+            reply = dataclasses.replace(reply, status=status)
+        return [*(view[name] for name in LINK_VIEW), *reply.values()]
 
     def step_data(self, state) -> dict | None:
         """Every decoder step of both sides (views.step_data), drawn by the page's step and network
         views; None before any translation."""
-        return step_data(self.sides(state)) if state else None
+        return step_data(self.models.sides(state)) if state else None
 
     def steps_and_trace(self, state) -> tuple:
         """The step data and the trace file, in the one event that follows a translation: every event a
@@ -258,7 +249,7 @@ class TranslateSection:
         """Both sides' alignment grids and notes, redrawn from the session (nothing before a translation)."""
         if not state:
             return [gr.update(), gr.update(), gr.update()] * len(SIDES)
-        return [value for side in SIDES for value in self.grid(self.picked(state, side), state["views"][side], large, unit)]
+        return [value for side in SIDES for value in self.grid(self.models.picked(state, side), state["views"][side], large, unit)]
 
     def render(self, large_text: gr.Checkbox) -> "TranslateControls":
         """The section's components and events, inside the page's gr.Blocks; large_text is the page's
@@ -271,23 +262,23 @@ class TranslateSection:
             beam_slider = gr.Slider(1, 8, value=1, step=1, label="Beam size (1 = greedy)", scale=2,
                                     info="The page opens greedy; the models' scores (cards, Compare) use beam 5.")
             translate_button = gr.Button("Translate", variant="primary", scale=1)
-        gr.Markdown(data_line(self.models.values()), elem_id="training-data")
+        gr.Markdown(data_line(self.models), elem_id="training-data")
         status = gr.Markdown(elem_id="status")
-        opening = self.translate_nothing(False, "pieces", self.picks["left"], self.picks["right"])[2:-1]
+        opening = self.translate_nothing(False, "pieces", self.models.opening["left"], self.models.opening["right"]).sides
         pickers, sides = [], {}
         with gr.Row():
-            for i, side in enumerate(SIDES):
-                heading, equation, *_ = opening[len(FIELDS) * i:len(FIELDS) * (i + 1)]
+            for side in SIDES:
                 with gr.Column():
-                    pickers.append(gr.Dropdown(self.choices(), value=self.picks[side], label="Model", elem_id=f"{side}-model"))
+                    pickers.append(gr.Dropdown(self.models.choices(), value=self.models.opening[side], label="Model",
+                                               elem_id=f"{side}-model"))
                     sides[side] = {
-                        "heading": gr.Markdown(heading, elem_id=f"{side}-heading"),
+                        "heading": gr.Markdown(opening[side].heading, elem_id=f"{side}-heading"),
                         "text": gr.Textbox(label="French", interactive=False, elem_classes="translation", elem_id=f"{side}-text"),
                         "grid": gr.Plot(label="Alignment grid", show_label=False, elem_id=f"{side}-grid"),
                         "note": gr.Markdown(elem_id=f"{side}-grid-note", elem_classes=HIDDEN_WHEN_EMPTY,
                                             latex_delimiters=LATEX),
                         "coverage": gr.HTML(elem_id=f"{side}-coverage"),
-                        "equations": equation}
+                        "equations": opening[side].equations}
         # under the translations, so that a phone's first screen shows one (the page opens translated)
         unit = gr.Radio(list(UNITS), value="pieces", label="Alignment grids by", elem_id="grid-unit",
                         info="By word: an English word's α is the sum of its pieces' α (the attention on the "
@@ -329,9 +320,9 @@ class TranslateSection:
             return steps, drawn
 
         translate_inputs = [source_box, beam_slider, large_text, unit, *pickers]
-        with_steps(gr.on([translate_button.click, source_box.submit], self.translate, translate_inputs, outputs,
+        with_steps(gr.on([translate_button.click, source_box.submit], replying(self.translate), translate_inputs, outputs,
                          api_name="translate", concurrency_limit=CONCURRENCY, show_progress_on=progress_on), "")
-        with_steps(gr.on([picker.input for picker in pickers], self.repick, [session, large_text, unit, *pickers], outputs,
+        with_steps(gr.on([picker.input for picker in pickers], replying(self.repick), [session, large_text, unit, *pickers], outputs,
                          api_name="pick_model", concurrency_limit=CONCURRENCY, show_progress_on=progress_on), "pick_")
         # a redraw from the session decodes nothing: it skips the queue, as the step data does (a class switching to
         # words together pays one HTTP request each), and shows no progress: it would draw the baseline's empty grid
@@ -344,13 +335,15 @@ class TranslateSection:
 
         def translate_after(event, name: str):
             """Translate what the box and the pickers hold once `event` has run (another section's preset)."""
-            with_steps(event.then(self.translate, translate_inputs, outputs, api_name=name, show_progress_on=progress_on),
+            with_steps(event.then(replying(self.translate), translate_inputs, outputs, api_name=name, show_progress_on=progress_on),
                        f"{name}_")
 
         def open_page(page: gr.Blocks):
             """When the page loads: the view of its link (or the first example), then that link's step."""
             requested_step = gr.Number(1, visible=False)  # not a State: the browser reads it (MOVE_TO_STEP)
-            opening = page.load(self.open_link, large_text, [source_box, beam_slider, unit, *pickers, requested_step, *outputs],
+            link_view = {"q": source_box, "beam": beam_slider, "unit": unit, "left": pickers[0], "right": pickers[1],
+                         "step": requested_step}
+            opening = page.load(self.open_link, large_text, [*(link_view[name] for name in LINK_VIEW), *outputs],
                                 api_name="open_page", show_progress_on=progress_on)
             steps, drawn = with_steps(opening, "open_page_", cancellable=True)
             drawn.then(None, requested_step, step_slider, js=MOVE_TO_STEP, api_name="open_page_step")

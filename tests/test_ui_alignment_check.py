@@ -1,0 +1,24 @@
+"""Does attention align?: a gold sentence's human links on each model's α, the baseline left out with a note."""
+import gradio as gr
+import numpy as np
+
+from attn_demo.ui.alignment_check import AlignmentCheckSection
+from conftest import plotly_figure
+
+
+def test_the_alignment_check_leaves_the_baseline_out_with_a_note(models, tmp_path, monkeypatch):
+    gold = tmp_path / "gold"
+    gold.mkdir()
+    (gold / "test.e").write_text("the red cat\n")
+    (gold / "test.f").write_text("le chat rouge\n")
+    (gold / "test.wa.nonullalign").write_text("1 1 1 S\n1 2 3 S\n1 3 2 P\n")
+    check = AlignmentCheckSection(models, gold)
+    alpha = np.array([[0.8, 0.1, 0.1], [0.1, 0.1, 0.8], [0.2, 0.7, 0.1]], dtype=np.float32)  # French words × English
+    monkeypatch.setattr(check, "word_alpha", lambda key, number: alpha)  # the toy vocabulary has no capitals
+    grid, note, other_grid, other_note = check.show(1, False, "tiny-none", "tiny-bahdanau")
+    assert grid["visible"] is False and "no attention, so no α" in note
+    assert other_grid["visible"] is True and "AER **0.00**" in other_note  # every argmax link is a human one
+    np.testing.assert_array_equal(plotly_figure(other_grid["value"]).data[0].z, alpha)
+    with gr.Blocks():
+        check.render(gr.Checkbox(), [gr.Dropdown([("a", "tiny-none")], value="tiny-none"),
+                                     gr.Dropdown([("b", "tiny-bahdanau")], value="tiny-bahdanau")])

@@ -1,0 +1,16 @@
+"""The exported HTML file: both sides, and no text of the user's can close its script."""
+import pytest
+
+from attn_demo.ui.export import ExportSection
+
+
+@pytest.mark.parametrize("attention", ["bahdanau", "none"])
+def test_the_html_export_holds_both_sides_and_no_text_can_close_its_script(section, attention):
+    hostile = "I see the red cat </script><img src=x onerror=alert(1)> <!--"
+    state = section.translate(hostile, 1, False, "pieces", f"tiny-{attention}", "tiny-luong-general").state
+    path = ExportSection(section.models, section.files).export(state)["value"]
+    text = open(path, encoding="utf-8").read()
+    assert text.count("</script>") == text.count("<script>") == 2 and "<img src=x" not in text  # escaped or JSON-encoded
+    assert f"<h2>{section.models['tiny-luong-general'].title}</h2>" in text and "&lt;img src=x" in text  # shown as text
+    assert ("No attention, so no grid." in text) == (attention == "none")
+    assert ExportSection(section.models, section.files).export(None)["visible"] is False
