@@ -22,7 +22,7 @@ from attn_demo import zerogpu
 from attn_demo.alignment import ALIGNERS
 from attn_demo.attention import KINDS, AttentionKind
 from attn_demo.batching import MicroBatcher
-from attn_demo.checkpoint import run_gpu, training_runs
+from attn_demo.card import run_gpu, training_runs
 from attn_demo.computed_once import ComputedOnce
 from attn_demo.steps import pca_projection
 from attn_demo.translator import CheckpointUnavailable, Translator, load_translator

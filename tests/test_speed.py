@@ -3,7 +3,8 @@ import torch
 from huggingface_hub import ModelCard
 
 from attn_demo.catalogue import load_models, summary
-from attn_demo.checkpoint import save_checkpoint, write_model_card
+from attn_demo.card import write_model_card
+from attn_demo.checkpoint import save_checkpoint
 from attn_demo.config import ATTENTION_TYPES
 from attn_demo.speed import main
 from conftest import DEVICE, in_hub_cache, tiny_model
@@ -15,7 +16,7 @@ def checkpoints(tmp_path, toy_tokenizers):
     folder = tmp_path / "checkpoints"
     for attention in ATTENTION_TYPES:
         save_checkpoint(folder / f"tiny-{attention}", tiny_model(attention), *toy_tokenizers)
-        write_model_card(folder / f"tiny-{attention}", results={
+        write_model_card(folder / f"tiny-{attention}", test_results={
             "bleu": 1.5, "chrf": 9.0, "n": 3, "beam": 5, "dataset": "toy.tsv", "by_length": {}, "command": "evaluate"})
     return folder
 
