@@ -15,6 +15,7 @@ from huggingface_hub.repocard_data import model_index_to_eval_results
 
 from attn_demo.alignment import links_source
 from attn_demo.attention import KINDS
+from attn_demo.cli import HelpFormatter
 from attn_demo.config import ModelConfig
 from attn_demo.timeline import AGREEMENT, attach, first_agreement, read_timeline
 
@@ -343,7 +344,7 @@ SECTIONS = {
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     p.add_argument("checkpoints", type=Path, nargs="+", help="the checkpoint folders whose cards are re-written")
     p.add_argument("--timeline-from", type=Path, metavar="RUN",
                    help="first put the timeline of this run folder beside each checkpoint, marked as not the run "

@@ -58,6 +58,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from attn_demo.card import warm_start_text, write_model_card
+from attn_demo.cli import HelpFormatter
 from attn_demo.checkpoint import TRAINING_DATA, copy_into, read_folder, save_checkpoint, warm_start
 from attn_demo.config import ATTENTION_TYPES, ModelConfig
 from attn_demo.coverage import write_training_data
@@ -74,10 +75,6 @@ DEFAULTS = dict(
     dropout=0.2, max_tokens=3000, max_len=50, lr=2e-3, warmup_steps=300, final_lr_fraction=0.02,
     label_smoothing=0.1, coverage_loss=0.0, clip=1.0, n_valid=2000, valid_minutes=5.0, save_minutes=10.0, seed=1, threads=2,
 )
-
-
-class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    """The module docstring as written, and every option's default."""
 
 
 def parse_args(argv=None):
@@ -231,7 +228,7 @@ def main(argv=None):
         optimizer.load_state_dict(saved["optimizer"])
         state = saved["state"]
         timeline = read_timeline(run_dir) or timeline
-    n_params = sum(p.numel() for p in model.parameters())
+    n_params = model.num_params()
     epoch_tokens = sum(len(t) for _, t in train)
     print(f"{len(train)} training pairs, {len(valid)} validation pairs, {n_params / 1e6:.2f}M parameters", flush=True)
 

@@ -16,12 +16,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from attn_demo.attention import KINDS  # noqa: E402
-from attn_demo.bench_app import Server  # noqa: E402
 from attn_demo.checkpoint import save_checkpoint  # noqa: E402
 from attn_demo.config import ATTENTION_TYPES, ModelConfig  # noqa: E402
 from attn_demo.model import Seq2Seq  # noqa: E402
 from attn_demo.tokenizer import train_tokenizer  # noqa: E402
 from attn_demo.translator import pick_device  # noqa: E402
+from benchmarks.server import Server  # noqa: E402
 
 DEVICE = pick_device().type  # the suite's translators run where the app's would: on a GPU where there is one
 
