@@ -123,6 +123,16 @@ def warm_start(model: Seq2Seq, checkpoint: CheckpointFolder) -> dict:
             "dropped_weights": sorted(set(stored) - set(taken))}
 
 
+def warm_start_text(warm: dict) -> str:
+    """One line on what warm_start took, for the training log."""
+    name = f"`{warm['checkpoint']}`"
+    if "replaced_by" not in warm:
+        return f"continued from {name}: every weight"
+    return (f"warm-started from {name} ({warm['attention']}), attention replaced by {warm['replaced_by']}: every other "
+            f"weight taken; {warm['how']} (new: {', '.join(warm['new_weights']) or 'none'}; "
+            f"left behind: {', '.join(warm['dropped_weights']) or 'none'})")
+
+
 def _low_rank_factors(W: torch.Tensor, rank: int) -> dict:
     """U (R, H), V (R, D) with UᵀV the best rank-R approximation of W (H, D): W ≈ P_R Σ_R Q_Rᵀ,
     split evenly as U = √Σ_R P_Rᵀ, V = √Σ_R Q_Rᵀ."""

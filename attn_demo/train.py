@@ -57,9 +57,9 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from attn_demo.card import warm_start_text, write_model_card
+from attn_demo.card import write_model_card
 from attn_demo.cli import HelpFormatter
-from attn_demo.checkpoint import TRAINING_DATA, copy_into, read_folder, save_checkpoint, warm_start
+from attn_demo.checkpoint import TRAINING_DATA, copy_into, read_folder, save_checkpoint, warm_start, warm_start_text
 from attn_demo.config import ATTENTION_TYPES, ModelConfig
 from attn_demo.coverage import write_training_data
 from attn_demo.data import (TEST_SET, TRAIN_POOL, ClauseJoiner, batches, encode_pairs, join_examples, read_pairs,

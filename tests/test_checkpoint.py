@@ -6,8 +6,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 
-from attn_demo.card import warm_start_text
-from attn_demo.checkpoint import load_checkpoint, read_folder, save_checkpoint, warm_start
+from attn_demo.checkpoint import load_checkpoint, read_folder, save_checkpoint, warm_start, warm_start_text
 from attn_demo.model import Seq2Seq
 from attn_demo.translator import load_translator
 from conftest import DEVICE, tiny_config, tiny_model

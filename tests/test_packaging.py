@@ -241,3 +241,4 @@ def test_pip_install_gives_a_package_that_translates_from_anywhere(tmp_path):
            if path.suffix in (".py", ".js", ".css")}
     assert wanted <= got, f"not installed: {sorted(wanted - got)}"
     assert any(Path(name).name == "LICENSE" for name in result["files"])
+    assert not [name for name in result["files"] if name.startswith(("benchmarks/", "tests/"))]  # the package alone
