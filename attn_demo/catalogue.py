@@ -22,7 +22,7 @@ from attn_demo import zerogpu
 from attn_demo.alignment import ALIGNERS
 from attn_demo.attention import KINDS, AttentionKind
 from attn_demo.batching import MicroBatcher
-from attn_demo.checkpoint import run_gpu, training_runs
+from attn_demo.card import run_gpu, training_runs
 from attn_demo.computed_once import ComputedOnce
 from attn_demo.steps import pca_projection
 from attn_demo.translator import CheckpointUnavailable, Translator, load_translator
@@ -120,12 +120,11 @@ def summary(model: Model) -> dict:
     """One row of "compare them all", from the model card and the loaded weights: sizes, scores,
     speed, alignment and how it was trained; None where the card has not measured it."""
     translator, card = model.translator, model.translator.card
-    attention = translator.model.decoder.attention
     aer = [value for rule, value in (translator.alignment_scores.get("aer") or {}).items() if rule in ALIGNERS]  # α's rules
     return {
         "title": model.title, "key": model.key,
-        "attention_parameters": sum(p.numel() for p in attention.parameters()) if attention is not None else 0,
-        "parameters": sum(p.numel() for p in translator.model.parameters()),
+        "attention_parameters": translator.model.num_params(attention_only=True),
+        "parameters": translator.model.num_params(),
         "test_bleu": translator.metrics.get("bleu"), "test_chrf": translator.metrics.get("chrf"),
         "long_41_50_bleu": translator.length_curve.get("41-50", {}).get("bleu"),
         "long_1_10_bleu": translator.length_curve.get("1-10", {}).get("bleu"),

@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 
 from attn_demo.checkpoint import TRAINING_DATA
+from attn_demo.cli import HelpFormatter
 from attn_demo.data import TEST_SET, TRAIN_POOL, encode_pairs, read_pairs, train_valid_split
 from attn_demo.tokenizer import Tokenizer
 
@@ -47,10 +48,6 @@ def write_training_data(folder: Path, english: list[str], dataset: str) -> None:
 def unseen_words(text: str, known: frozenset) -> list[str]:
     """The words of text that never occur in the training English, each once, in order."""
     return list(dict.fromkeys(word for word in words(text) if word not in known))
-
-
-class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    """The module docstring as written, and every option's default."""
 
 
 def main(argv=None):

@@ -53,7 +53,8 @@ import torch
 
 from attn_demo.alignment import alignment_error, attention_alignments, attribution_alignments, links_source, read_gold
 from attn_demo.attribution import METHODS
-from attn_demo.checkpoint import write_model_card
+from attn_demo.card import write_model_card
+from attn_demo.cli import HelpFormatter
 from attn_demo.data import DEV_MIN_WORDS, TEST_SET, TRAIN_POOL, long_dev_set, long_test_set, read_pairs, train_valid_split
 from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
 from attn_demo.search import NO_PENALTIES, Penalties
@@ -240,7 +241,7 @@ def print_alignments(result: dict) -> None:
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     p.add_argument("model", help="checkpoint folder or Hub repo id")
     p.add_argument("--data", type=Path, default=TEST_SET, help="TSV of english<TAB>french pairs")
     p.add_argument("--beam", type=int, default=5)
@@ -298,7 +299,7 @@ def main(argv=None):
         else:
             print_alignments(result)
         if args.card:
-            write_model_card(translator.folder, alignment={**result, "dataset": args.alignments.name, "command": command})
+            write_model_card(translator.folder, alignment_results={**result, "dataset": args.alignments.name, "command": command})
         return
     if args.examples:
         return main_examples(args, translator, command, penalties)
@@ -341,7 +342,7 @@ def main(argv=None):
         write_model_card(translator.folder, dev_results={**result, "beam": args.beam, "min_words": DEV_MIN_WORDS,
                                                          "command": command})
     elif args.card:
-        write_model_card(translator.folder, results={**result, "beam": args.beam, "dataset": args.data.name, "command": command})
+        write_model_card(translator.folder, test_results={**result, "beam": args.beam, "dataset": args.data.name, "command": command})
 
 
 def chosen_penalties(args, recorded: Penalties) -> Penalties:

@@ -341,6 +341,12 @@ class Seq2Seq(nn.Module):
         where no state is compared with the h_j (s_{t−1} still feeds the GRU, as in every decoder)."""
         return KINDS[self.config.attention].query
 
+    def num_params(self, attention_only: bool = False) -> int:
+        """How many parameters it has (the output layer's weight is the target embedding's, counted once);
+        or its attention module's alone, 0 without one."""
+        module = self.decoder.attention if attention_only else self
+        return 0 if module is None else sum(p.numel() for p in module.parameters())
+
     def encode(self, src, lengths) -> Memory:
         """src (B, S) ids with EOS and padding, lengths (B,) → the decoder's Memory."""
         annotations, backward_first = self.encoder(src, lengths)

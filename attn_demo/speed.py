@@ -15,9 +15,9 @@ import sys
 import torch
 
 from attn_demo.catalogue import model_key
-from attn_demo.checkpoint import write_model_card
+from attn_demo.card import write_model_card
+from attn_demo.cli import HelpFormatter
 from attn_demo.timing import SENTENCES, interleaved
-from attn_demo.train import HelpFormatter
 from attn_demo.translator import load_translator
 
 WORDS = 15

@@ -18,7 +18,7 @@ on; timeline.json sits in the checkpoint folder beside the weights, up to them (
 on to the run's end). A model whose weights come from runs that recorded none can be shown a
 separate run's, marked as such:
 
-    python -m attn_demo.timeline runs/a-run-from-scratch checkpoints/a-model
+    python -m attn_demo.card checkpoints/a-model --timeline-from runs/a-run-from-scratch
 """
 import json
 from pathlib import Path
@@ -140,21 +140,3 @@ def attach(run: Path, checkpoint: Path) -> dict:
     timeline = {**timeline, "made_these_weights": False}
     write_timeline(checkpoint, timeline)
     return timeline
-
-
-def main(argv=None):
-    import argparse
-
-    from attn_demo.checkpoint import write_model_card  # the card describes the timeline beside it
-
-    p = argparse.ArgumentParser(description="Put a separate run's timeline beside a checkpoint (marked so in it and its card).")
-    p.add_argument("run", type=Path, help="the folder of the run that recorded the timeline")
-    p.add_argument("checkpoint", type=Path, help="the checkpoint folder it goes into")
-    args = p.parse_args(argv)
-    timeline = attach(args.run, args.checkpoint)
-    write_model_card(args.checkpoint)
-    print(f"{len(timeline['points'])} points, first α agreement after {first_agreement(timeline)} target pieces")
-
-
-if __name__ == "__main__":
-    main()

@@ -58,11 +58,12 @@ from pathlib import Path
 
 import sacrebleu
 import torch
-from huggingface_hub import ModelCard
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from attn_demo.checkpoint import TRAINING_DATA, copy_into, save_checkpoint, warm_start, warm_start_text, write_model_card
+from attn_demo.card import write_model_card
+from attn_demo.cli import HelpFormatter
+from attn_demo.checkpoint import TRAINING_DATA, copy_into, read_folder, save_checkpoint, warm_start, warm_start_text
 from attn_demo.config import ATTENTION_TYPES, ModelConfig
 from attn_demo.coverage import write_training_data
 from attn_demo.data import (TEST_SET, TRAIN_POOL, ClauseJoiner, batches, encode_pairs, join_examples, read_pairs,
@@ -78,10 +79,6 @@ DEFAULTS = dict(
     dropout=0.2, max_tokens=3000, max_len=50, lr=2e-3, warmup_steps=300, final_lr_fraction=0.02,
     label_smoothing=0.1, coverage_loss=0.0, clip=1.0, n_valid=2000, valid_minutes=5.0, save_minutes=10.0, seed=1, threads=2,
 )
-
-
-class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    """The module docstring as written, and every option's default."""
 
 
 def parse_args(argv=None):
@@ -206,8 +203,8 @@ def main(argv=None):
     use_bf16 = args.precision == "bf16" or (args.precision == "auto" and native_bf16(device))
     run_dir = args.run_dir or Path("runs") / args.out.name
     run_dir.mkdir(parents=True, exist_ok=True)
-    if args.init_from:  # continued training keeps the checkpoint's vocabulary
-        earlier = ModelCard.load(args.init_from / "README.md").data.to_dict().get("training")
+    init = read_folder(args.init_from) if args.init_from else None  # the checkpoint a run continues
+    if init:  # continued training keeps the checkpoint's vocabulary
         for name in ("source.model", "target.model"):
             shutil.copyfile(args.init_from / name, run_dir / name)
     src_tok, tgt_tok, train, valid, joiner = prepare_data(args, run_dir)
@@ -217,15 +214,15 @@ def main(argv=None):
         attn_hidden_size=args.attn_hidden_size, attn_rank=args.attn_rank, dropout=args.dropout,
     )
     model = Seq2Seq(config).to(device)
-    if args.init_from:
-        warm = warm_start(model, args.init_from)
+    if init:
+        warm = warm_start(model, init)
         print(warm_start_text(warm), flush=True)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     command = "python -m attn_demo.train " + " ".join(sys.argv[1:] if argv is None else argv)  # in the card and the timeline
     state = {"step": 0, "epoch": 0, "batch": 0, "elapsed": 0.0, "best_bleu": -1.0, "target_tokens": 0,
              "next_point": 0, "loss_sum": 0.0, "loss_pieces": 0}  # loss_*: since the timeline's last point
     # a continued run of the same attention goes on with the timeline of the run that made its weights
-    earlier_timeline = read_timeline(args.init_from) if args.init_from and "replaced_by" not in warm else None
+    earlier_timeline = init.timeline if init and "replaced_by" not in warm else None
     earlier_points, pieces_before = continued(earlier_timeline)
     timeline = {"from_scratch": earlier_timeline["from_scratch"] if earlier_points else not args.init_from,
                 "made_these_weights": True, "command": command, "points": earlier_points}
@@ -235,7 +232,7 @@ def main(argv=None):
         optimizer.load_state_dict(saved["optimizer"])
         state = saved["state"]
         timeline = read_timeline(run_dir) or timeline
-    n_params = sum(p.numel() for p in model.parameters())
+    n_params = model.num_params()
     epoch_tokens = sum(len(t) for _, t in train)
     print(f"{len(train)} training pairs, {len(valid)} validation pairs, {n_params / 1e6:.2f}M parameters", flush=True)
 
@@ -258,7 +255,7 @@ def main(argv=None):
                 "valid_chrf_greedy": round(scores["chrf"], 2), "training_pairs": len(train),
                 "join_prob": args.join_prob, "join_max": args.join_max, "clause_join_prob": args.clause_join_prob,
                 "dropout": args.dropout, **({"coverage_loss": args.coverage_loss} if args.coverage_loss else {}),
-                **({"continued_from": {**warm, "training": earlier}} if args.init_from else {}),
+                **({"continued_from": {**warm, "training": init.card.get("training")}} if init else {}),
             })
         save_state(elapsed)
 

@@ -4,13 +4,13 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from huggingface_hub import ModelCard, snapshot_download
+from huggingface_hub import snapshot_download
 from huggingface_hub.errors import LocalEntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
 
 from attn_demo.attribution import Attribution, attribute
-from attn_demo.checkpoint import load_checkpoint, read_training_data
+from attn_demo.card import scores_on_test_set
+from attn_demo.checkpoint import read_folder
 from attn_demo.data import pad
-from attn_demo.timeline import read_timeline
 from attn_demo.search import (NO_PENALTIES, NO_STEER, Candidate, Hypothesis, Penalties, Steer, beam_search_n_best,
                                forced_search, greedy_search, max_target_length)
 from attn_demo.tokenizer import check_known, check_length, check_text, read_english
@@ -110,11 +110,16 @@ class Translator:
     def __init__(self, folder: Path, device=None):
         self.folder = Path(folder)
         self.device = torch.device(device) if device is not None else pick_device()
-        self.model, self.source_tokenizer, self.target_tokenizer = load_checkpoint(self.folder, self.device)
+        checkpoint = read_folder(self.folder, self.device)
+        self.model, self.source_tokenizer, self.target_tokenizer = (checkpoint.model, checkpoint.source_tokenizer,
+                                                                    checkpoint.target_tokenizer)
         self.config = self.model.config
-        self.card, self.metrics, self.length_curve, self.alignment_scores = _read_card(self.folder / "README.md")
-        self.training_data = read_training_data(self.folder)  # what it learned from; None if not recorded
-        self.timeline = read_timeline(self.folder)  # how it learned (attn_demo.timeline); None if not recorded
+        self.card = checkpoint.card  # its front matter as plain data: training, test_results, …
+        self.metrics = scores_on_test_set(self.card)  # e.g. {"bleu": 41.2, "chrf": 60.1}
+        self.length_curve = (self.card.get("length_curve") or {}).get("buckets", {})  # {"41-50": {"n", "bleu", …}, …}
+        self.alignment_scores = self.card.get("alignment_results") or {}  # evaluate --alignments: {"aer": {rule: …}, …}
+        self.training_data = checkpoint.training_data  # what it learned from; None if not recorded
+        self.timeline = checkpoint.timeline  # how it learned (attn_demo.timeline); None if not recorded
         decoding = (self.card.get("decoding") or {}).get("penalties")
         self.penalties = NO_PENALTIES if decoding is None else Penalties(**decoding)  # a beam's ranking (evaluate --tune)
 
@@ -294,21 +299,6 @@ class Translator:
             attention_type=self.config.attention, query_symbol=self.model.query_symbol, log_prob=hyp.log_prob,
             coverage=None if attention is None else attention[:, :S].sum(0), score=hyp.score,
         )
-
-
-def _read_card(card_path: Path) -> tuple[dict, dict, dict, dict]:
-    """What the model card records: its metadata as plain data (training, test_results, …); the
-    test-set scores from its model-index, e.g. {"bleu": 41.2, "chrf": 60.1}; the scores per length
-    bucket of the long-sentence test set, e.g. {"41-50": {"n": 200, "bleu": 3.5, "chrf": 30.1,
-    "refused": 0}, …}; and the word-alignment scores of evaluate --alignments ({"aer": {rule: …},
-    "aligner": {…}, …}). Each empty when not measured."""
-    if not card_path.is_file():
-        return {}, {}, {}, {}
-    data = ModelCard.load(card_path).data
-    whole_test_set = [r for r in data.eval_results or [] if r.dataset_args is None]  # buckets carry their length
-    facts = data.to_dict()
-    return (facts, {r.metric_type: r.metric_value for r in whole_test_set},
-            (facts.get("length_curve") or {}).get("buckets", {}), facts.get("alignment_results") or {})
 
 
 def load_translator(name_or_path: str, device=None, revision: str | None = None) -> Translator:

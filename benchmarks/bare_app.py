@@ -3,7 +3,7 @@ page (translate, then the events a translation sets off: the step data with the 
 explorer forgetting its beam, the quiz's questions; bench_app.AFTER_TRANSLATE), queued or not as
 the page's are, whose functions do no work: translate echoes its input as one text (kept in the
 session, as the page keeps its translation for the calls that follow), the others return next to
-nothing. Started by `python -m attn_demo.bench`."""
+nothing. Started by `python -m benchmarks.bench`."""
 import gradio as gr
 
 

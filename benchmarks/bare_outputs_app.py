@@ -4,7 +4,7 @@ it (the same components, events and outputs), with the two sections that answer 
 one sentence, computed once at start. A request costs the framework what the page's costs, and
 next to no work of ours (the explorer and the quiz answer from the session, as on the page): its
 gap to bare_app.py (the framework's floor, echoing a text) is the price of the page's outputs;
-app.py's gap to it is our handlers' work. Started by `python -m attn_demo.bench`,
+app.py's gap to it is our handlers' work. Started by `python -m benchmarks.bench`,
 with the models picked on the page in BENCH_PICKS ("LEFT RIGHT")."""
 import os
 

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from attn_demo import classroom  # noqa: E402
-from attn_demo.bench_app import Server  # noqa: E402
+from benchmarks.server import Server  # noqa: E402
 from attn_demo.ui.classroom import PHONE_POLL_S, POLL_S  # noqa: E402
 
 SENTENCE = "The red car is in front of the house."

@@ -16,7 +16,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from attn_demo.attention import KINDS  # noqa: E402
-from attn_demo.bench_app import Server  # noqa: E402
 from attn_demo.checkpoint import save_checkpoint  # noqa: E402
 from attn_demo.config import ATTENTION_TYPES, ModelConfig  # noqa: E402
 from attn_demo.model import Seq2Seq  # noqa: E402
@@ -26,6 +25,7 @@ from attn_demo.catalogue import load_models  # noqa: E402
 from attn_demo.ui.page import ModelsOnPage  # noqa: E402
 from attn_demo.ui.trace_files import TraceFiles  # noqa: E402
 from attn_demo.ui.translate import TranslateSection  # noqa: E402
+from benchmarks.server import Server  # noqa: E402
 
 DEVICE = pick_device().type  # the suite's translators run where the app's would: on a GPU where there is one
 

@@ -21,7 +21,7 @@ import app
 from attn_demo.alignment import alignment_error, argmax_links, sentence_word_attention
 from attn_demo.ui import translate
 from attn_demo.ui.alignment_check import EXAMPLES, AlignmentCheckSection
-from attn_demo.bench_app import Server, free_port
+from benchmarks.server import Server, free_port
 from conftest import DEVICE, ROOT, plotly_figure, untyped
 
 SENTENCE = "I don't like coffee."

@@ -12,13 +12,14 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 
 import app
-from attn_demo.bench_app import AFTER_TRANSLATE, CHROMIUM, CHROMIUM_FLAGS
 from attn_demo.steps import EOS_NOTE, VECTOR_COLORSCALE, project
 from attn_demo.ui import attribution, explore, learn
 from attn_demo.ui import page as page_parts
 from attn_demo.ui.translate import EXAMPLES, SIDES, STEPS
 from attn_demo.ui.why_attention import LONG_EXAMPLE
 from attn_demo.views import grid_figure
+from benchmarks.bench_app import AFTER_TRANSLATE
+from benchmarks.server import CHROMIUM, CHROMIUM_FLAGS
 from conftest import ROOT, plotly_figure, untyped
 
 pytestmark = pytest.mark.browser

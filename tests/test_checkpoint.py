@@ -5,9 +5,8 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from huggingface_hub import ModelCard
 
-from attn_demo.checkpoint import load_checkpoint, save_checkpoint, warm_start, warm_start_text, write_model_card
+from attn_demo.checkpoint import load_checkpoint, read_folder, save_checkpoint, warm_start, warm_start_text
 from attn_demo.model import Seq2Seq
 from attn_demo.translator import load_translator
 from conftest import DEVICE, tiny_config, tiny_model
@@ -69,32 +68,6 @@ def test_config_that_disagrees_with_weights_is_refused(toy_checkpoint):
         load_checkpoint(toy_checkpoint)
 
 
-def test_model_card_carries_hub_metadata_training_facts_and_scores(toy_checkpoint):
-    training = {"command": "python -m attn_demo.train --attention x", "minutes": 1.5, "steps": 10, "epochs": 0.5,
-                "parameters": 1234, "threads": 1, "valid_bleu_greedy": 9.5, "valid_chrf_greedy": 20.0, "training_pairs": 99}
-    write_model_card(toy_checkpoint, training=training)
-    results = {"bleu": 12.34, "chrf": 40.5, "n": 112, "beam": 5, "dataset": "toy.tsv", "command": "python -m attn_demo.evaluate",
-               "by_length": {"1-5": {"n": 112, "bleu": 12.34}}, "refused": 2}
-    write_model_card(toy_checkpoint, results=results)  # keeps the training facts already there
-    card = ModelCard.load(toy_checkpoint / "README.md")
-    assert card.data.language == ["en", "fr"] and card.data.license == "cc-by-2.0" and card.data.datasets == ["tatoeba"]
-    assert card.data.training == training
-    assert {(r.metric_type, r.metric_value) for r in card.data.eval_results} == {("bleu", 12.34), ("chrf", 40.5)}
-    assert "manythings.org" in card.text and "Tatoeba" in card.text and "1,234 parameters" in card.text
-    assert "counts as an empty translation: 2 here" in card.text and "| 1-5 | 112 | 12.34 |" in card.text
-    assert load_translator(toy_checkpoint).metrics == {"bleu": 12.34, "chrf": 40.5}
-
-
-def test_model_card_says_where_each_run_trained(toy_checkpoint):
-    cpu = {"command": "train a", "minutes": 30.0, "steps": 10, "epochs": 0.5, "threads": 2, "device": "CPU",
-           "valid_bleu_greedy": 9.5, "valid_chrf_greedy": 20.0, "training_pairs": 99}
-    gpu = {**cpu, "command": "train b", "minutes": 0.8, "device": "NVIDIA H200", "continued_from": {"checkpoint": "a", "training": cpu}}
-    write_model_card(toy_checkpoint, training=gpu)
-    text = ModelCard.load(toy_checkpoint / "README.md").text
-    assert "30.0 minutes on 2 CPU thread(s)" in text and "0.8 minutes on one NVIDIA H200" in text
-    assert "0.8 minutes on 2 CPU" not in text
-
-
 WARM_STARTS = [("bahdanau", "none"), ("luong-general", "luong-dot"), ("luong-general", "luong-lowrank"),
                ("luong-general", "luong-concat"), ("luong-dot", "luong-general")]
 
@@ -107,7 +80,7 @@ def test_warm_start_takes_every_weight_but_the_attention_module(tmp_path, toy_to
     source = load_checkpoint(tmp_path / old)[0]  # as stored: float16-exact
     model = Seq2Seq(dataclasses.replace(square, attention=new))
     fresh = {name: t.clone() for name, t in model.state_dict().items()}
-    warm = warm_start(model, tmp_path / old)
+    warm = warm_start(model, read_folder(tmp_path / old))
     stored, own = source.state_dict(), model.state_dict()
     attention_names = {name for name in own if name.startswith("decoder.attention.")}
     for name in set(own) - attention_names:
@@ -133,7 +106,7 @@ def test_a_coverage_model_warm_started_from_bahdanau_translates_exactly_as_bahda
     save_checkpoint(tmp_path / "bahdanau", tiny_model("bahdanau"), *toy_tokenizers)
     source = load_checkpoint(tmp_path / "bahdanau")[0]
     model = Seq2Seq(tiny_config("bahdanau-coverage")).eval()
-    warm = warm_start(model, tmp_path / "bahdanau")
+    warm = warm_start(model, read_folder(tmp_path / "bahdanau"))
     assert warm["new_weights"] == ["decoder.attention.w_c.weight"] and warm["dropped_weights"] == []
     assert "w_c starts at zero" in warm_start_text(warm)
     src, lengths = torch.tensor([[5, 6, 7, 3], [8, 9, 3, 0]]), torch.tensor([4, 3])
@@ -144,7 +117,7 @@ def test_a_coverage_model_warm_started_from_bahdanau_translates_exactly_as_bahda
 
 def test_warm_start_with_the_same_attention_is_strict(toy_checkpoint, attention):
     model = tiny_model(attention, seed=3)
-    warm = warm_start(model, toy_checkpoint)
+    warm = warm_start(model, read_folder(toy_checkpoint))
     for name, t in load_checkpoint(toy_checkpoint)[0].state_dict().items():
         assert torch.equal(model.state_dict()[name], t), name
     assert "replaced_by" not in warm and warm_start_text(warm).endswith("every weight")
@@ -153,4 +126,4 @@ def test_warm_start_with_the_same_attention_is_strict(toy_checkpoint, attention)
 def test_warm_start_refuses_a_checkpoint_that_differs_beyond_its_attention(tmp_path, toy_tokenizers):
     save_checkpoint(tmp_path / "bahdanau", tiny_model("bahdanau"), *toy_tokenizers)
     with pytest.raises(ValueError, match="only the attention module may differ"):
-        warm_start(Seq2Seq(tiny_config("luong-general")), tmp_path / "bahdanau")  # another decoder
+        warm_start(Seq2Seq(tiny_config("luong-general")), read_folder(tmp_path / "bahdanau"))  # another decoder

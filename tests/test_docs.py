@@ -50,12 +50,12 @@ def test_the_answer_key_gives_each_conceptual_questions_right_answer_as_the_quiz
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("module", sorted(set(re.findall(r"python -m attn_demo\.(\w+)", CONTRIBUTING))))
+@pytest.mark.parametrize("module", sorted(set(re.findall(r"python -m ((?:attn_demo|benchmarks)\.\w+)", CONTRIBUTING))))
 def test_every_command_of_the_contributors_guide_has_the_options_it_writes(module):
     commands = CONTRIBUTING.replace("\\\n", " ")
-    options = {option for rest in re.findall(rf"python -m attn_demo\.{module}\b([^\n`]*)", commands)
+    options = {option for rest in re.findall(rf"python -m {re.escape(module)}\b([^\n`]*)", commands)
                for option in re.findall(r"(?<!\S)(--[a-z][a-z-]*)", rest)}
-    shown = subprocess.run([sys.executable, "-m", f"attn_demo.{module}", "--help"], cwd=ROOT, capture_output=True,
+    shown = subprocess.run([sys.executable, "-m", module, "--help"], cwd=ROOT, capture_output=True,
                            text=True, timeout=300)
     assert shown.returncode == 0, shown.stderr
     assert all(option in shown.stdout for option in options), sorted(o for o in options if o not in shown.stdout)

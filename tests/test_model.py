@@ -147,6 +147,15 @@ def test_output_layer_is_tied_to_target_embedding(attention):
     assert torch.all(logits.argmax(-1) != 7) and torch.allclose(logits[..., 7], torch.tensor(-50.0))
 
 
+def test_the_parameter_count_is_every_stored_weight_and_the_attention_s_by_itself():
+    general, none = tiny_model("luong-general"), tiny_model("none")
+    c = general.config
+    assert general.num_params(attention_only=True) == c.dec_hidden_size * c.annotation_size  # W (H, D), no bias
+    assert none.num_params(attention_only=True) == 0
+    for model in (general, none):
+        assert model.num_params() == sum(t.numel() for t in model.state_dict().values())
+
+
 def test_config_round_trips_through_json_and_rejects_bad_values(tmp_path, attention):
     cfg = tiny_config(attention)
     cfg.to_json(tmp_path / "config.json")

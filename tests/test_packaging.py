@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 import pytest
 from huggingface_hub import ModelCard, SpaceCard
+from huggingface_hub.utils import filter_repo_objects
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
@@ -157,6 +158,15 @@ def test_deploy_creates_and_uploads_the_gradio_space():
     assert uploaded[0]["local_path"] in (None, ".") and uploaded[0]["path_in_repo"] in (None, ".")
 
 
+def test_the_space_upload_sends_the_app_and_leaves_the_benchmarks_out():
+    space = [params for command, params in map(parse_hf, deploy_commands())
+             if command == "upload" and params["repo_type"] == "space"][0]
+    sent = set(filter_repo_objects(tracked_files(), allow_patterns=space["include"] or None,
+                                   ignore_patterns=space["exclude"] or None))
+    assert {"app.py", "requirements.txt", "attn_demo/translator.py", "checkpoints/luong-en-fr/model.safetensors"} <= sent
+    assert not [name for name in sent if name.startswith("benchmarks/")]
+
+
 def test_space_front_matter():
     """The Space is configured by the YAML at the top of README.md, and installs Gradio at sdk_version."""
     space = SpaceCard.load(ROOT / "README.md").data
@@ -232,3 +242,4 @@ def test_pip_install_gives_a_package_that_translates_from_anywhere(tmp_path):
            if path.suffix in (".py", ".js", ".css")}
     assert wanted <= got, f"not installed: {sorted(wanted - got)}"
     assert any(Path(name).name == "LICENSE" for name in result["files"])
+    assert not [name for name in result["files"] if name.startswith(("benchmarks/", "tests/"))]  # the package alone

@@ -3,8 +3,9 @@ goes on, the agreement of α with the final alignment, the card, and the shipped
 import numpy as np
 import pytest
 
-from attn_demo.checkpoint import load_checkpoint, write_model_card
-from attn_demo.timeline import (AGREEMENT, PIECE_POINTS, PROBES, argmax_agreement, continued, first_agreement, main, next_point,
+from attn_demo.card import main, write_model_card
+from attn_demo.checkpoint import load_checkpoint
+from attn_demo.timeline import (AGREEMENT, PIECE_POINTS, PROBES, argmax_agreement, continued, first_agreement, next_point,
                                 kept_point, probe, read_timeline, write_timeline)
 from attn_demo.translator import Translator
 from conftest import DEVICE, ROOT
@@ -70,11 +71,11 @@ def test_a_separate_runs_timeline_goes_beside_a_checkpoint_marked_as_such(tmp_pa
     timeline = {"from_scratch": True, "made_these_weights": True, "command": "python -m attn_demo.train …",
                 "points": [point(0, 0.0, [[1.0, 0.0]])]}
     write_timeline(tmp_path / "run", timeline)
-    main([str(tmp_path / "run"), str(toy_checkpoint)])
+    main([str(toy_checkpoint), "--timeline-from", str(tmp_path / "run")])
     assert read_timeline(toy_checkpoint) == {**timeline, "made_these_weights": False}
     assert "not the run that made these weights" in (toy_checkpoint / "README.md").read_text()
     with pytest.raises(FileNotFoundError):
-        main([str(tmp_path / "nothing"), str(toy_checkpoint)])
+        main([str(toy_checkpoint), "--timeline-from", str(tmp_path / "nothing")])
 
 
 def test_every_shipped_timeline_is_small_and_ends_at_the_weights_it_goes_with():

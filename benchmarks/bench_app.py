@@ -4,87 +4,33 @@ page's whole flow: translate, then the events it sets off, AFTER_TRANSLATE) agai
 the same endpoints (benchmarks/: one echoing its input as one text, the framework's floor, and one
 answering with the page's own outputs, computed once, which shows where the rest goes), a class
 pressing one button together on a shared sentence (attribution, the beam, the alignment check), a
-soak, and a step change in headless Chromium. The Server helper also starts the app for the tests.
-Run by `python -m attn_demo.bench`."""
+soak, and a step change in headless Chromium (benchmarks.server starts each app).
+Run by `python -m benchmarks.bench`."""
 import json
-import os
-import socket
-import subprocess
-import sys
 import threading
 import time
-import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
+import httpx
 import numpy as np
+from gradio_client import Client
+from playwright.sync_api import sync_playwright
 
+from attn_demo.catalogue import CHECKPOINTS
 from attn_demo.data import TEST_SET, read_pairs
-from attn_demo.examples import LONG_EXAMPLE
+from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
 from attn_demo.timing import SENTENCES, percentiles
+from attn_demo.translator import load_translator
+from attn_demo.ui.translate import client_reply
+from benchmarks.server import CHROMIUM, CHROMIUM_FLAGS, Server
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """A Gradio app script run on a free loopback port."""
-
-    def __init__(self, script: Path, log: Path | None = None, env: dict | None = None):
-        """Start `script` (with `env` added to the environment) and wait until it answers HTTP;
-        its output goes to `log` (or nowhere)."""
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/"
-        self.log = log
-        env = {**os.environ, **(env or {}), "GRADIO_SERVER_PORT": str(self.port), "GRADIO_SERVER_NAME": "127.0.0.1",
-               "GRADIO_ANALYTICS_ENABLED": "False"}
-        self.started = time.perf_counter()
-        with open(log or os.devnull, "w") as out:
-            self.process = subprocess.Popen([sys.executable, str(script)], env=env, stdout=out, stderr=subprocess.STDOUT)
-        self.startup_s = self._wait()
-
-    def _wait(self) -> float:
-        deadline = time.perf_counter() + 300
-        while time.perf_counter() < deadline:
-            try:
-                urllib.request.urlopen(self.url, timeout=5)
-                return time.perf_counter() - self.started
-            except OSError:
-                if self.process.poll() is not None:
-                    raise RuntimeError(f"{self.url} exited with code {self.process.returncode}{self._log_text()}")
-                time.sleep(0.2)
-        self.stop()
-        raise TimeoutError(f"{self.url} did not answer within 300 s{self._log_text()}")
-
-    def _log_text(self) -> str:
-        return f":\n{self.log.read_text()}" if self.log else ""
-
-    def rss_mb(self, field="VmRSS") -> float:
-        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-            if line.startswith(field):
-                return round(int(line.split()[1]) / 1024, 1)
-        return float("nan")
-
-    def cpu_seconds(self) -> float:
-        """User + system CPU time the server process has used so far (all its threads)."""
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=30)
 
 
 def arrive(url: str, barrier: threading.Barrier, errors: list, lock: threading.Lock, ready=lambda client: None):
     """A gradio_client user connects (a page shows the link: nothing is downloaded), does ready(client),
     and waits for the whole class; None, with the error kept and the class let go, if it could not."""
-    from gradio_client import Client
-
     try:
         client = Client(url, verbose=False, download_files=False)
         ready(client)
@@ -110,8 +56,6 @@ AFTER_TRANSLATE = ("step_data", "explore_forget", "quiz_questions")
 def send_outside_the_queue(client, api_name: str) -> list:
     """Call an endpoint whose inputs the session holds as the page's browser does for an event outside
     the queue (queue=False): one POST to run/predict, which gradio_client never sends (it always queues)."""
-    import httpx
-
     dependency = next(d for d in client.config["dependencies"] if d["api_name"] == api_name)
     body = {"data": [None] * len(dependency["inputs"]), "event_data": None, "fn_index": dependency["id"],
             "session_hash": client.session_hash}
@@ -221,17 +165,12 @@ def class_press(url: str, sentence: str, clients: int, picks, press) -> dict:
 
 
 def soak(url: str, sentences: list[str], requests: int, picks) -> int:
-    from gradio_client import Client
-
     client = Client(url, verbose=False, download_files=False)
     for i in range(requests):
         client.predict(sentences[i % len(sentences)], 1, False, "pieces", *picks, api_name="/translate")
     return requests
 
 
-CHROMIUM = "/usr/bin/chromium"  # Debian's; driven by Playwright (a dev requirement)
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update"]
 # Armed before each key press: from the keydown, check every frame whether the given slots' step
 # views and captions show step k; the frame after the one that first shows it has been painted.
 ARM_STEP_TIMER = """([k, slots]) => {
@@ -289,8 +228,6 @@ def step_change_ms(url: str, presses: int, picks, words: int = 15) -> list[dict]
     the picked models on the page, the step slider focused, one ArrowRight; the time from the key
     press to the frame after both step views and both captions show the new step. Then the same in
     the explorer, once the beam is shown and a piece changed: its hypothesis and what-if views."""
-    from playwright.sync_api import sync_playwright
-
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1440, "height": 900})
@@ -349,11 +286,6 @@ CALLS = {"translate": False, "flow": True}  # translate alone, or the page's who
 def classroom_inputs(picks: tuple[str, str], p: dict) -> tuple[list[str], dict]:
     """New test sentences for every round of the classroom load, and what each app's translation of
     a text is and how it reads from the reply (classroom's `answers`)."""
-    from attn_demo.catalogue import CHECKPOINTS
-    from attn_demo.examples import EXAMPLES
-    from attn_demo.translator import load_translator
-    from attn_demo.ui.translate import client_reply
-
     pairs = read_pairs(TEST_SET)
     rng = np.random.default_rng(1)
     n = p["clients"] * p["requests_per_client"]

@@ -1,8 +1,8 @@
 """Benchmarks: latency, a naive reference decoder, a decode step against the memory roofline,
 batched throughput and figure cost of the picked models, then the app as its users meet it
-(attn_demo.bench_app: cold start, a classroom load test, a step change in the browser).
+(benchmarks.bench_app: cold start, a classroom load test, a step change in the browser).
 
-    python -m attn_demo.bench [--quick] [--json OUT] [--models LEFT RIGHT] [--sections NAME ...]
+    python -m benchmarks.bench [--quick] [--json OUT] [--models LEFT RIGHT] [--sections NAME ...]
 
 Prints a table per section and writes every figure, with the machine, to --json. --quick runs
 each section small (a smoke test for CI, well under a minute of work); its numbers mean nothing.
@@ -19,8 +19,8 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from attn_demo.attribution import METHODS
-from attn_demo.bench_app import bench_app, bench_classroom
 from attn_demo.catalogue import CHECKPOINTS
+from attn_demo.cli import HelpFormatter
 from attn_demo.data import TEST_SET, read_pairs
 from attn_demo.figures import alignment_figure, beam_search_figure, to_json
 from attn_demo.model import gradients_through_eval_gru
@@ -28,6 +28,7 @@ from attn_demo.search import max_target_length
 from attn_demo.steps import pca_projection, step_payload
 from attn_demo.timing import SENTENCES, interleaved, machine, timed
 from attn_demo.translator import load_translator
+from benchmarks.bench_app import bench_app, bench_classroom
 
 MODELS = ("bahdanau-en-fr", "luong-en-fr")  # the two checkpoints timed unless --models names others
 FULL = dict(runs=30, warmup=5, step_runs=300, batch_sizes=(1, 8, 32), batches=5, clients=60, requests_per_client=3, rounds=3,
@@ -248,10 +249,6 @@ def bench_figures(translators, p) -> list[dict]:
     return rows
 
 
-class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    """The module docstring as written, and every option's default."""
-
-
 def print_rows(title: str, rows: list[dict]):
     """A Markdown table, so a full run's output can go into BENCHMARKS.md as it is."""
     print(f"\n### {title}\n")
@@ -279,7 +276,7 @@ SECTIONS = {"latency": ("translate() latency", bench_latency), "naive": ("ours v
             "roofline": ("decode step against the memory roofline", bench_roofline),
             "throughput": ("batched throughput", bench_throughput), "figures": ("figures per request", bench_figures),
             "explore": ("the explorer's server work, 20 words", bench_explore),
-            "attribution": ("attribution of a 20-word sentence", bench_attribution)}  # then "app" (and "classroom", its load alone): attn_demo.bench_app
+            "attribution": ("attribution of a 20-word sentence", bench_attribution)}  # then "app" (and "classroom", its load alone): benchmarks.bench_app
 
 
 def main(argv=None):
@@ -293,7 +290,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     p = QUICK if args.quick else FULL
     translators = {name: load_translator(CHECKPOINTS / name) for name in args.models}
-    report = {"machine": machine(), "quick": args.quick, "command": " ".join(["python -m attn_demo.bench", *(argv or sys.argv[1:])])}
+    report = {"machine": machine(), "quick": args.quick, "command": " ".join(["python -m benchmarks.bench", *(argv or sys.argv[1:])])}
     print(json.dumps(report["machine"]))
     for key in args.sections:
         if key == "app":

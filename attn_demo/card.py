@@ -1,0 +1,414 @@
+"""The model card: a checkpoint's README.md, read and written.
+
+Each section of its text is written from the facts measured (SECTIONS: training, test_results, …); its
+Hub YAML front matter keeps those the app and the tools read, under the section's key. Re-writing a
+card keeps every section not given, text and facts, as it was:
+
+    python -m attn_demo.card checkpoints/*                                # every card, re-written
+    python -m attn_demo.card checkpoints/a-model --timeline-from runs/a   # a separate run's timeline beside it
+
+Each command is kept as a newcomer reruns it from a checkout (`rerunnable`): a run's folders under
+runs/ and its copies of the default data are machine-specific, so they are written as the
+checkpoint folder and the defaults.
+"""
+import argparse
+import re
+from pathlib import Path
+
+import yaml
+from huggingface_hub import ModelCard, ModelCardData
+
+from attn_demo.alignment import links_source
+from attn_demo.attention import KINDS
+from attn_demo.cli import HelpFormatter
+from attn_demo.config import ModelConfig
+from attn_demo.data import TEST_SET, TRAIN_POOL
+from attn_demo.timeline import AGREEMENT, attach, first_agreement, read_timeline
+
+CARD = "README.md"
+DEFAULT_DATA = {"--train-pool": TRAIN_POOL.name, "--test-set": TEST_SET.name}  # options whose default files a run may name a copy of
+
+
+def read_card(folder: Path) -> dict:
+    """A checkpoint's card front matter as plain data (training, test_results, …); {} without a card."""
+    path = Path(folder) / CARD
+    return ModelCard.load(path).data.to_dict() if path.is_file() else {}
+
+
+def scores_on_test_set(card: dict) -> dict:
+    """A card's scores on the whole test set, e.g. {"bleu": 41.2, "chrf": 60.1}; {} where not measured."""
+    results = card.get("test_results") or {}
+    return {metric: results[metric] for metric in ("bleu", "chrf") if metric in results}
+
+
+CARD_TEMPLATE = """---
+{yaml}---
+
+# {name}: English→French, {attention_title}
+
+A teaching model of attn-demo, the app that shows attention at work; not a production translator.
+
+## Architecture
+- attention `{attention}`: {equation}
+- embeddings {emb}, encoder 2×{enc} (annotations h_j of size {ann}), decoder {dec}; {parameters} parameters
+- SentencePiece unigram tokenizers of the training split (`source.model`, `target.model`), {vocab} pieces each;
+  float16 weights (`model.safetensors`), read as float32
+
+## Training
+{training}
+
+### Timeline
+{timeline}
+
+## Evaluation
+{test_results}
+
+### By sentence length
+{length_curve}
+
+### Decoding
+{decoding}
+
+### Long natural sentences (development set)
+{dev_results}
+
+### The page's examples
+{examples}
+
+### Speed
+{speed}
+
+## Does attention align words?
+{alignment_results}
+
+## Data and credits
+[Tatoeba](https://tatoeba.org)'s English–French pairs ([manythings.org/anki](https://www.manythings.org/anki/), 2019-04-07,
+[CC-BY 2.0 FR](https://creativecommons.org/licenses/by/2.0/)) less those whose English is in the Tatoeba Challenge test
+set (v2020-07-28); the validation split holds out whole English sentences.
+"""
+
+
+def write_model_card(folder: Path, **sections) -> None:
+    """(Re)write README.md with the sections given, keeping every other section, text and facts, from
+    the card already there. Each argument is named as its card key (SECTIONS) and holds what evaluate,
+    speed or train measured, e.g. test_results={"bleu": …, "chrf": …, "n": …, "beam": …, "dataset": …,
+    "by_length": {…}, "command": …}."""
+    unknown = set(sections) - set(SECTIONS)
+    if unknown:
+        raise TypeError(f"a model card has no section {sorted(unknown)}; its sections are {list(SECTIONS)}")
+    folder = Path(folder)
+    old = read_card(folder)
+    old_texts = _section_texts((folder / CARD).read_text()) if old else {}
+    facts, texts = {}, {}
+    for key, (write, kept) in SECTIONS.items():
+        if key not in sections and key in old_texts:  # as it was
+            facts[key], texts[key] = old.get(key), old_texts[key]
+            continue
+        given = _rerunnable(key, sections[key] if key in sections else old.get(key), folder.name)
+        texts[key] = write(given)
+        facts[key] = given if kept is None or not given else {k: v for k, v in given.items() if k in kept} or None
+    config = ModelConfig.from_json(folder / "config.json")
+    kind = KINDS[config.attention]
+    data = ModelCardData(
+        language=["en", "fr"], license="cc-by-2.0", library_name="pytorch", pipeline_tag="translation",
+        tags=["translation", "attention", "gru", config.attention], datasets=["tatoeba"], metrics=["bleu", "chrf"],
+        **facts,
+    )
+    text = CARD_TEMPLATE.format(
+        yaml=_front_matter(data.to_dict()), name=folder.name, attention=config.attention, attention_title=kind.title,
+        equation=_equation_text(kind), emb=config.emb_size, enc=config.enc_hidden_size, ann=config.annotation_size,
+        dec=config.dec_hidden_size, parameters=f"{(facts['training'] or {}).get('parameters', 0):,}",
+        vocab=config.src_vocab_size, timeline=_timeline_text(read_timeline(folder), facts["training"], folder.name),
+        **texts,
+    )
+    (folder / CARD).write_text(text)
+
+
+def _section_texts(card: str) -> dict:
+    """Each section's text in a card that CARD_TEMPLATE wrote, by key (each runs up to the next heading); {} for a
+    card it did not write."""
+    pattern = re.sub(r"\\\{(\w+)\\\}", lambda m: f"(?P<{m[1]}>.*?)" if m[1] in SECTIONS else ".*?",
+                     re.escape(CARD_TEMPLATE))
+    match = re.fullmatch(pattern, card, re.S)
+    return {key: match[key] for key in SECTIONS} if match else {}
+
+
+def _front_matter(data: dict) -> str:
+    """The YAML front matter, a collection of plain values on one line ({n: 200, bleu: 40.14}): half the length
+    of one value a line, and what the Hub and yaml.safe_load read alike; a long line is not wrapped."""
+    return yaml.dump(data, sort_keys=False, allow_unicode=True, default_flow_style=None, width=1000)
+
+
+def rerunnable(command: str, name: str, out: str | None = None) -> str:
+    """A recorded command as a newcomer reruns it from a checkout of checkpoint `name`: --out is `out`
+    (by default checkpoints/<name>), a folder under runs/ is the checkpoint folder, --init-from names a
+    checkpoint folder; a copy of a default data file (--train-pool, --test-set), --run-dir under runs/,
+    --resume and --hyps are left out (each run goes on from nothing, writes no side file)."""
+    words, kept = command.split(), []
+    while words:
+        word = words.pop(0)
+        if word == "--resume":
+            continue
+        if word == "--hyps" or (word == "--run-dir" and words[0].startswith("runs/")) or \
+                (word in DEFAULT_DATA and Path(words[0]).name == DEFAULT_DATA[word]):
+            words.pop(0)
+        elif word == "--out":
+            kept += [word, out or f"checkpoints/{name}"]
+            words.pop(0)
+        elif word == "--init-from":
+            kept += [word, checkpoint_folder(words.pop(0), name)]
+        else:
+            kept.append(f"checkpoints/{name}" if word.startswith("runs/") else word)
+    return " ".join(kept)
+
+
+def checkpoint_folder(folder: str, name: str) -> str:
+    """Where a run's output is found in a checkout: checkpoints/<its name>; a run folder (runs/…) is an
+    earlier state of checkpoint `name`, which its chain of runs goes on writing."""
+    return f"checkpoints/{name}" if folder.startswith("runs/") else f"checkpoints/{Path(folder).name}"
+
+
+def _rerunnable(key: str, facts: dict | None, name: str) -> dict | None:
+    """A section's facts with its command rerunnable (see rerunnable). In the training chain each run
+    writes the checkpoint the next one continues, and a warm start's lists of weights are left to its log."""
+    if not facts:
+        return facts
+    if key != "training":
+        return {**facts, "command": rerunnable(facts["command"], name)}
+    runs = training_runs(facts)
+    outs = [checkpoint_folder(later["continued_from"]["checkpoint"], name) for later in runs[1:]] + [None]
+    chained = None
+    for run, out in zip(runs, outs):
+        run = {**run, "command": rerunnable(run["command"], name, out)}
+        if run.get("continued_from"):
+            warm = {k: v for k, v in run["continued_from"].items() if k not in ("new_weights", "dropped_weights", "training")}
+            warm["checkpoint"] = checkpoint_folder(warm["checkpoint"], name)
+            run["continued_from"] = {**warm, "training": chained} if chained else warm
+        chained = run
+    return chained
+
+
+def _equation_text(kind) -> str:
+    """The attention type as the card states it: its score, where it comes from, how c_t is used."""
+    score = f"${kind.score}$ ({kind.source}). " if kind.score else f"({kind.source}) "
+    return score + kind.context
+
+
+def training_runs(training: dict) -> list[dict]:
+    """A card's training facts as its runs, first to last (each continued run records the one before it)."""
+    runs = []
+    while training:
+        runs.insert(0, training)
+        training = (training.get("continued_from") or {}).get("training") or {}
+    return runs
+
+
+def run_gpu(run: dict) -> str | None:
+    """The GPU a training run used, None for the CPU (a run from before the device was recorded ran on the CPU)."""
+    device = run.get("device", "CPU")
+    return None if device == "CPU" else device
+
+
+def _training_text(t: dict | None) -> str:
+    """The history of the weights, one run a row, first to last, then each run's command."""
+    if not t:
+        return "Not recorded."
+    runs = training_runs(t)
+    rows = "\n".join(f"| {i} | {_start_text(run, i)} | {_run_row(run)} |" for i, run in enumerate(runs, start=1))
+    replaced = "".join(f"\n\nRun {i}: {w['attention']} attention replaced by {w['replaced_by']}, {w['how']}."
+                       for i, w in enumerate((r.get("continued_from") or {} for r in runs), 1) if "replaced_by" in w)
+    commands = "\n".join(run["command"] for run in runs)
+    return (f"{_pairs_text(runs)} Validation scores are greedy.\n\n| run | from | target pieces (updates, epochs) | time "
+            "| dropout; joined | valid BLEU (chrF) |\n"
+            f"|---|---|---|---|---|---|\n{rows}{replaced}\n\n```\n{commands}\n```")
+
+
+def _pairs_text(runs: list[dict]) -> str:
+    pairs = sorted({run["training_pairs"] for run in runs})
+    joins = sorted({run["join_max"] for run in runs if run.get("join_prob")})
+    joined = f"; joined: 2–{'/'.join(map(str, joins))} pairs in order" if joins else ""
+    clauses = ", or 2–3 statements by a connective" if any(run.get("clause_join_prob") for run in runs) else ""
+    return f"On {' / '.join(f'{n:,}' for n in pairs)} training pairs{joined}{clauses}."
+
+
+def _start_text(run: dict, i: int) -> str:
+    earlier = run.get("continued_from")
+    if earlier is None:
+        return "scratch"
+    return f"`{earlier['checkpoint']}`" if i == 1 or "replaced_by" in earlier else f"run {i - 1}"
+
+
+def _run_row(t: dict) -> str:
+    tokens = f"{t['target_tokens']:,} " if "target_tokens" in t else ""
+    where = run_gpu(t) or f"{t['threads']} CPU thread(s)"
+    joins = [f"{t['join_prob']:.0%} pairs" if t.get("join_prob") else "", f"{t['clause_join_prob']:.0%} clauses"
+             if t.get("clause_join_prob") else "", f"coverage loss {t['coverage_loss']:g}" if t.get("coverage_loss") else ""]
+    dropout = f"{t['dropout']:g}" if "dropout" in t else "–"
+    return (f"{tokens}({t['steps']}, {t['epochs']}) | {t['minutes']} min, {where} | "
+            f"{dropout}; {', '.join(part for part in joins if part) or 'none'} | {t['valid_bleu_greedy']} ({t['valid_chrf_greedy']})")
+
+
+def _timeline_text(timeline: dict | None, training: dict | None, name: str) -> str:
+    """What timeline.json holds, and the run that recorded it (its command, unless it is the last run's)."""
+    if not timeline:
+        return "No `timeline.json` (written by runs since it was introduced)."
+    points = timeline["points"]
+    whose = ("the run that made these weights" if timeline["made_these_weights"] else
+             "**a separate run of the same recipe, not the run that made these weights**")
+    start = " (from scratch)" if timeline["from_scratch"] else ""
+    agreed = first_agreement(timeline)
+    agreement = ("" if agreed is None else f" Its α first agrees with its final argmax alignment on ≥ {AGREEMENT:.0%} "
+                 f"of the steps after {agreed:,} target pieces.")
+    command = rerunnable(timeline["command"], name)
+    recorded = "" if training and command == training["command"] else f"\n\n```\n{command}\n```"
+    return (f"`timeline.json`: {len(points)} points of {whose}{start}, from {points[0]['target_pieces']:,} to "
+            f"{points[-1]['target_pieces']:,} target pieces: validation BLEU, training loss, the page's sentences with "
+            f"their α.{agreement}{recorded}")
+
+
+def _decoding_text(d: dict | None) -> str:
+    """The beam search's ranking as tuned, with what it changed on the tuning set against plain log p per piece."""
+    if not d:
+        return "A beam search ranks what it finishes by log p per piece (no coverage penalty); not tuned."
+    tuned, plain = d["tuned"], d["plain"]
+
+    def change(key: str) -> str:
+        return f"{plain[key]:.2%} → {tuned[key]:.2%}"
+
+    return (f"A beam search ranks what it finishes by {_ranking_text(d['penalties'])}, tuned on {d['n']} unseen sentences "
+            f"(beam {d['beam']}) against {_ranking_text(plain['penalties'])}: BLEU {plain['bleu']} → {tuned['bleu']}, chrF "
+            f"{plain['chrf']} → {tuned['chrf']}; of its {d.get('n_long', d['n'])} long ones, repeat or short "
+            f"{change('repeat_or_short')} (repeat {change('repeat')}, short {change('short')}).\n\n```\n{d['command']}\n```")
+
+
+def _ranking_text(penalties: dict) -> str:
+    """A beam's ranking (search.Penalties) in a phrase."""
+    length = "log p per piece" if penalties["length"] is None else f"log p over ((5 + |Y|) / 6)^{penalties['length']:g}"
+    return f"{length}, β_cov {penalties['coverage']:g}, β_rep {penalties['repeat']:g}"
+
+
+def _results_text(r: dict | None) -> str:
+    if not r:
+        return "Not evaluated yet."
+    return (f"{r['dataset']}, {r['n']} sentences, beam {r['beam']}{_ranked_text(r)}, sacreBLEU: **BLEU {r['bleu']}**, "
+            f"**chrF {r['chrf']}** "
+            f"(inputs refused for unseen characters count as empty: {r.get('refused', 0)}).{_eos_text(r)}{_faults_text(r)}"
+            f"\n\n{_by_length_table(r['by_length'])}\n\n```\n{r['command']}\n```")
+
+
+def _speed_text(s: dict | None) -> str:
+    if not s:
+        return "Not measured yet."
+    beside = ", timed with the other models named below: compare with theirs" if s["timed_with"] else ""
+    return (f"`translate()` of a {s['words']}-word sentence, greedy, on {s['device']} ({s['torch_threads']} thread(s)), "
+            f"{s['date']}: **median {s['median_ms']} ms**, p95 {s['p95_ms']} ms{_max_text(s)} over {s['n']} runs{beside}."
+            f"\n\n```\n{s['command']}\n```")
+
+
+def _max_text(s: dict) -> str:
+    return f", max {s['max_ms']} ms" if "max_ms" in s else ""
+
+
+def _ranked_text(r: dict) -> str:
+    penalties = r.get("penalties")
+    return "" if penalties is None else f" ({_ranking_text(penalties)})"
+
+
+def _eos_text(r: dict) -> str:
+    share = r.get("eos_argmax_share")
+    return "" if share is None else f" {share:.2%} of output steps attend most to `</s>`."
+
+
+def _by_length_table(by_length: dict) -> str:
+    rows = "\n".join(f"| {bucket} | {v['n']} | {v['bleu']} |" for bucket, v in by_length.items())
+    return f"| source words | sentences | BLEU |\n|---|---|---|\n{rows}"
+
+
+def _length_text(curve: dict | None) -> str:
+    if not curve:
+        return "Not evaluated yet."
+    rows = "\n".join(f"| {bucket} | {v['n']} | {v['bleu']} | {v['chrf']} |" for bucket, v in curve["buckets"].items())
+    return (f"Pairs of {curve['dataset']} joined in order into inputs of each length (`data.long_test_set`), "
+            f"beam {curve['beam']}:\n\n"
+            f"| English words | inputs | BLEU | chrF |\n|---|---|---|---|\n{rows}\n\n```\n{curve['command']}\n```")
+
+
+def _dev_text(d: dict | None) -> str:
+    if not d:
+        return "Not evaluated yet."
+    return (f"The validation split's {d['n']} pairs of {d['min_words']} or more English words (`data.long_dev_set`), "
+            f"beam {d['beam']}{_ranked_text(d)}: **BLEU {d['bleu']}**, chrF {d['chrf']}.{_eos_text(d)}{_faults_text(d)}"
+            f"\n\n{_by_length_table(d['by_length'])}\n\n```\n{d['command']}\n```")
+
+
+def _faults_text(r: dict) -> str:
+    """Repeated and dropped phrases (evaluate.faults), where measured."""
+    f = r.get("faults")
+    if not f:
+        return ""
+    return (f" **{f['repeat_or_short']:.2%} of its {f['n']} sentences of {f['min_words']}+ words repeat a phrase or are "
+            f"short** ({f['repeat']:.2%} repeat a word pair more than the reference, {f['short']:.2%} have under "
+            f"{f.get('short_ratio', 0.8):.0%} of its words).")
+
+
+def _examples_text(e: dict | None) -> str:
+    if not e:
+        return "Not translated yet."
+    rows = "\n".join(f"| {row['source']} | {row['greedy']} | {'same' if row['beam'] == row['greedy'] else row['beam']} |"
+                     for row in e["translations"])
+    return (f"The app's sentences (`attn_demo.examples`), greedy as the page opens, and beam {e['beam']}:\n\n"
+            f"| English | greedy | beam {e['beam']} |\n|---|---|---|\n{rows}\n\n```\n{e['command']}\n```")
+
+
+def _alignment_text(a: dict | None) -> str:
+    if not a:
+        return "Not measured yet."
+    rows = "\n".join(f"| {links_source(rule)} | {a['aer'][rule]} | {a['precision'][rule]} | {a['recall'][rule]} |" for rule in a["aer"])
+    aligner = "\n".join(f"| {name} | {s['aer']} | {s['precision']} | {s['recall']} |" for name, s in a["aligner"].items())
+    return (f"Gold alignments of {a['dataset']} (Hansards, HLT-NAACL 2003): {a['n']} sentences teacher-forced, "
+            f"{a['skipped']} skipped; links from word-level α by `attn_demo.alignment`'s rules (`+1`: the next step's α) "
+            "or from an attribution; lower AER is better.\n\n"
+            f"| links from | AER | precision | recall |\n|---|---|---|---|\n{rows}\n{aligner}\n\n```\n{a['command']}\n```")
+
+
+# Each section of the card: its key, what writes its text from the facts measured, and which of those
+# facts the front matter keeps (None: all): those the app and the tools read; the text holds them all.
+#   training: train's facts of the run that made the weights, {"command", "minutes", "steps", …, "continued_from"}
+#   test_results: {"bleu", "chrf", "n", "beam", "dataset", "by_length": {...}, "faults", "command"} (evaluate --card)
+#   length_curve: {"dataset", "beam", "buckets": {"1-10": {"n", "bleu", "chrf", "refused"}, …}, "command"} (--long)
+#   dev_results: like test_results, on the validation split's long natural sentences, with "min_words" (--dev)
+#   examples: {"beam", "translations": [{"source", "greedy", "beam"}], "command"}, the page's sentences (--examples)
+#   speed: {"median_ms", "p95_ms", "n", "words", "device", "torch_threads", "date", "timed_with", "command"} (speed)
+#   alignment_results: {"aer": {rule: …}, "precision", "recall", "aligner": {name: {…}}, "n", "skipped", "dataset",
+#                       "command"} (--alignments)
+#   decoding: {"beam", "n", "penalties": {"length", "coverage", "repeat"}, "tuned": row, "plain": row, "command"}: how a
+#             beam search ranks what it finishes, chosen on the tuning set (--tune); the app decodes with it
+SECTIONS = {
+    "training": (_training_text, None),  # train continues it, the Compare table sums it up
+    "test_results": (_results_text, ("bleu", "chrf", "n", "beam", "dataset", "faults")),
+    "length_curve": (_length_text, ("buckets",)),
+    "dev_results": (_dev_text, ()),
+    "examples": (_examples_text, ()),
+    "speed": (_speed_text, ("median_ms",)),
+    "alignment_results": (_alignment_text, ("aer", "aligner", "n")),
+    "decoding": (_decoding_text, ("penalties",)),
+}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
+    p.add_argument("checkpoints", type=Path, nargs="+", help="the checkpoint folders whose cards are re-written")
+    p.add_argument("--timeline-from", type=Path, metavar="RUN",
+                   help="first put the timeline of this run folder beside each checkpoint, marked as not the run "
+                        "that made its weights (attn_demo.timeline.attach)")
+    args = p.parse_args(argv)
+    for folder in args.checkpoints:
+        if args.timeline_from:
+            timeline = attach(args.timeline_from, folder)
+            print(f"{folder}: {len(timeline['points'])} points, first α agreement after "
+                  f"{first_agreement(timeline)} target pieces")
+        write_model_card(folder)
+
+
+if __name__ == "__main__":
+    main()

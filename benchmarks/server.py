@@ -1,0 +1,67 @@
+"""A Gradio app script run as a server on a free loopback port, and the headless Chromium that visits
+it: how the benchmarks and the tests start app.py and the bare apps."""
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+CHROMIUM = "/usr/bin/chromium"  # Debian's; driven by Playwright (a dev requirement)
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A Gradio app script run on a free loopback port."""
+
+    def __init__(self, script: Path, log: Path | None = None, env: dict | None = None):
+        """Start `script` (with `env` added to the environment) and wait until it answers HTTP;
+        its output goes to `log` (or nowhere)."""
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self.log = log
+        env = {**os.environ, **(env or {}), "GRADIO_SERVER_PORT": str(self.port), "GRADIO_SERVER_NAME": "127.0.0.1",
+               "GRADIO_ANALYTICS_ENABLED": "False"}
+        self.started = time.perf_counter()
+        with open(log or os.devnull, "w") as out:
+            self.process = subprocess.Popen([sys.executable, str(script)], env=env, stdout=out, stderr=subprocess.STDOUT)
+        self.startup_s = self._wait()
+
+    def _wait(self) -> float:
+        deadline = time.perf_counter() + 300
+        while time.perf_counter() < deadline:
+            try:
+                urllib.request.urlopen(self.url, timeout=5)
+                return time.perf_counter() - self.started
+            except OSError:
+                if self.process.poll() is not None:
+                    raise RuntimeError(f"{self.url} exited with code {self.process.returncode}{self._log_text()}")
+                time.sleep(0.2)
+        self.stop()
+        raise TimeoutError(f"{self.url} did not answer within 300 s{self._log_text()}")
+
+    def _log_text(self) -> str:
+        return f":\n{self.log.read_text()}" if self.log else ""
+
+    def rss_mb(self, field="VmRSS") -> float:
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith(field):
+                return round(int(line.split()[1]) / 1024, 1)
+        return float("nan")
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time the server process has used so far (all its threads)."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=30)

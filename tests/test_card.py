@@ -1,0 +1,90 @@
+"""The model card: what its front matter keeps, what its text says, how a re-write keeps the rest, and
+the shipped cards (small, with commands a checkout can rerun)."""
+import re
+import shutil
+
+import pytest
+from huggingface_hub import ModelCard
+
+from attn_demo.card import CARD, read_card, rerunnable, write_model_card
+from attn_demo.checkpoint import read_folder
+from attn_demo.translator import load_translator
+from conftest import ROOT
+
+SHIPPED = sorted(path.parent for path in (ROOT / "checkpoints").glob(f"*/{CARD}"))
+CARD_LIMIT = 12_000  # characters, front matter included: a card a reader takes in at once
+
+
+def test_model_card_carries_hub_metadata_training_facts_and_scores(toy_checkpoint):
+    training = {"command": "python -m attn_demo.train --attention x", "minutes": 1.5, "steps": 10, "epochs": 0.5,
+                "parameters": 1234, "threads": 1, "valid_bleu_greedy": 9.5, "valid_chrf_greedy": 20.0, "training_pairs": 99}
+    write_model_card(toy_checkpoint, training=training)
+    results = {"bleu": 12.34, "chrf": 40.5, "n": 112, "beam": 5, "dataset": "toy.tsv", "command": "python -m attn_demo.evaluate",
+               "by_length": {"1-5": {"n": 112, "bleu": 12.34}}, "refused": 2}
+    write_model_card(toy_checkpoint, test_results=results)  # keeps the training facts already there
+    card = ModelCard.load(toy_checkpoint / "README.md")
+    assert card.data.language == ["en", "fr"] and card.data.license == "cc-by-2.0" and card.data.datasets == ["tatoeba"]
+    assert card.data.training == training
+    assert "manythings.org" in card.text and "Tatoeba" in card.text and "1,234 parameters" in card.text
+    assert "count as empty: 2" in card.text and "| 1-5 | 112 | 12.34 |" in card.text
+    assert load_translator(toy_checkpoint).metrics == {"bleu": 12.34, "chrf": 40.5}
+
+
+def test_model_card_says_where_each_run_trained(toy_checkpoint):
+    cpu = {"command": "train a", "minutes": 30.0, "steps": 10, "epochs": 0.5, "threads": 2, "device": "CPU",
+           "valid_bleu_greedy": 9.5, "valid_chrf_greedy": 20.0, "training_pairs": 99}
+    gpu = {**cpu, "command": "train b", "minutes": 0.8, "device": "NVIDIA H200", "continued_from": {"checkpoint": "a", "training": cpu}}
+    write_model_card(toy_checkpoint, training=gpu)
+    text = ModelCard.load(toy_checkpoint / "README.md").text
+    assert "| 1 | scratch | (10, 0.5) | 30.0 min, 2 CPU thread(s) |" in text
+    assert "| 2 | run 1 | (10, 0.5) | 0.8 min, NVIDIA H200 |" in text
+
+
+def test_a_section_not_given_is_kept_and_an_unknown_one_is_refused(toy_checkpoint):
+    speed = {"median_ms": 3.5, "p95_ms": 4.0, "n": 5, "words": 4, "device": "cpu", "torch_threads": 1,
+             "date": "2026-01-02", "timed_with": [], "command": "python -m attn_demo.speed x --card"}
+    write_model_card(toy_checkpoint, speed=speed)
+    write_model_card(toy_checkpoint, examples={"beam": 2, "translations": [], "command": "python -m attn_demo.evaluate"})
+    text = (toy_checkpoint / CARD).read_text()
+    assert read_card(toy_checkpoint)["speed"] == {"median_ms": 3.5}  # what the Compare table reads
+    assert "**median 3.5 ms**, p95 4.0 ms over 5 runs" in text and "greedy as the page opens, and beam 2" in text
+    with pytest.raises(TypeError, match="no section"):
+        write_model_card(toy_checkpoint, results={"bleu": 1.0})  # the card calls it test_results
+
+
+def test_a_checkpoint_folder_is_read_whole(toy_checkpoint):
+    assert read_card(toy_checkpoint) == {}  # no card yet
+    write_model_card(toy_checkpoint, training={"command": "python -m attn_demo.train", "minutes": 1.0, "steps": 2,
+                                               "epochs": 0.1, "threads": 1, "valid_bleu_greedy": 1.5,
+                                               "valid_chrf_greedy": 9.0, "training_pairs": 7})
+    folder = read_folder(toy_checkpoint)
+    assert folder.path == toy_checkpoint and not folder.model.training
+    assert folder.card["training"]["steps"] == 2 and folder.training_data is None and folder.timeline is None
+
+
+def test_a_recorded_command_is_rerun_from_a_checkout_with_the_default_data():
+    train = ("python -m attn_demo.train --attention none --run-dir runs/a --out runs/a-out --init-from runs/b-out "
+             "--train-pool .gpu/data/fra-eng-2019-04-07.tsv.gz --test-set elsewhere/mine.tsv --resume --threads 2")
+    assert rerunnable(train, "m") == ("python -m attn_demo.train --attention none --out checkpoints/m --init-from "
+                                      "checkpoints/m --test-set elsewhere/mine.tsv --threads 2")
+    assert rerunnable(train, "m", out="checkpoints/first").split()[5:7] == ["--out", "checkpoints/first"]
+    evaluate = "python -m attn_demo.evaluate runs/x --dev --beam 5 --card --hyps /tmp/x.dev.txt"
+    assert rerunnable(evaluate, "m") == "python -m attn_demo.evaluate checkpoints/m --dev --beam 5 --card"
+
+
+@pytest.mark.parametrize("folder", SHIPPED, ids=lambda path: path.name)
+def test_a_shipped_card_is_short_and_its_commands_run_from_a_checkout(folder):
+    text = (folder / CARD).read_text(encoding="utf-8")
+    assert len(text) <= CARD_LIMIT, f"{len(text):,} characters"
+    commands = [line for block in re.findall(r"^```\n(.*?)^```", text, re.S | re.M) for line in block.splitlines()]
+    assert commands and all(line.startswith("python -m attn_demo.") for line in commands)
+    assert not [line for line in commands if re.search(r"(^|[ =])(runs/|\.gpu/|/tmp/)", line)]
+    assert f"--out checkpoints/{folder.name} " in text or "--out" not in text
+
+
+@pytest.mark.parametrize("folder", SHIPPED, ids=lambda path: path.name)
+def test_a_shipped_card_rewritten_from_itself_is_unchanged(folder, tmp_path):
+    copy = tmp_path / folder.name
+    shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("model.safetensors"))
+    write_model_card(copy)
+    assert (copy / CARD).read_text(encoding="utf-8") == (folder / CARD).read_text(encoding="utf-8")
