@@ -23,11 +23,11 @@ class ReplayedSection(TranslateSection):
 
     def __init__(self, models: ModelsOnPage):
         super().__init__(models, TraceFiles())
-        self.reply = super().translate(EXAMPLES[0], 1, False)
-        self.steps = super().steps_and_trace(self.reply.state)
+        self.replayed = super().translate(EXAMPLES[0], 1, False)
+        self.steps = super().steps_and_trace(self.replayed.state)
 
     def translate(self, text, beam_size, large, unit="pieces", left=None, right=None):
-        return self.reply
+        return self.replayed
 
     def steps_and_trace(self, state):
         return self.steps
