@@ -54,6 +54,7 @@ import shutil
 import signal
 import sys
 import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import sacrebleu
@@ -194,140 +195,189 @@ class RunClock:
         return self.elapsed
 
 
+@dataclass
+class Progress:
+    """Where a run stands, saved with its weights for --resume (last.pt)."""
+
+    step: int = 0
+    epoch: int = 0
+    batch: int = 0  # batches of the current epoch trained on
+    elapsed: float = 0.0  # RunClock seconds
+    best_bleu: float = -1.0
+    target_tokens: int = 0
+    next_point: int = 0  # target pieces at which the timeline takes its next point
+    loss_sum: float = 0.0  # the training loss since the timeline's last point, summed over pieces
+    loss_pieces: int = 0
+
+
+class Run:
+    """One training run: its model, optimizer, data, progress and timeline. It keeps the checkpoint in --out
+    (the best on validation, or the last), adds the timeline's points and saves what --resume needs."""
+
+    def __init__(self, args, command: str):
+        self.args, self.command = args, command  # the command goes into the card and the timeline
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.run_dir = args.run_dir or Path("runs") / args.out.name
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.init = read_folder(args.init_from) if args.init_from else None  # the checkpoint a run continues
+        if self.init:  # continued training keeps the checkpoint's vocabulary
+            for name in ("source.model", "target.model"):
+                shutil.copyfile(args.init_from / name, self.run_dir / name)
+        self.src_tok, self.tgt_tok, self.train_pairs, self.valid, self.joiner = prepare_data(args, self.run_dir)
+        self.config = ModelConfig(
+            attention=args.attention, src_vocab_size=len(self.src_tok), tgt_vocab_size=len(self.tgt_tok),
+            emb_size=args.emb_size, enc_hidden_size=args.enc_hidden_size, dec_hidden_size=args.dec_hidden_size,
+            attn_hidden_size=args.attn_hidden_size, attn_rank=args.attn_rank, dropout=args.dropout,
+        )
+        self.model = Seq2Seq(self.config).to(self.device)
+        self.warm = warm_start(self.model, self.init) if self.init else None
+        if self.warm:
+            print(warm_start_text(self.warm), flush=True)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=args.lr)
+        self.bf16 = args.precision == "bf16" or (args.precision == "auto" and native_bf16(self.device))
+        self.progress, self.timeline, self.pieces_before = self.start()
+        self.epoch_tokens = sum(len(t) for _, t in self.train_pairs)
+        print(f"{len(self.train_pairs)} training pairs, {len(self.valid)} validation pairs, "
+              f"{self.model.num_params() / 1e6:.2f}M parameters", flush=True)
+
+    def start(self) -> tuple[Progress, dict, int]:
+        """A new run's progress and timeline, or, with --resume, those the run folder saved (and the weights and
+        optimizer state); and the target pieces of the timeline's earlier runs."""
+        # a continued run of the same attention goes on with the timeline of the run that made its weights
+        earlier = self.init.timeline if self.init and "replaced_by" not in self.warm else None
+        earlier_points, pieces_before = continued(earlier)
+        timeline = {"from_scratch": earlier["from_scratch"] if earlier_points else not self.args.init_from,
+                    "made_these_weights": True, "command": self.command, "points": earlier_points}
+        if not self.args.resume:
+            return Progress(), timeline, pieces_before
+        saved = torch.load(self.run_dir / "last.pt", map_location=self.device, weights_only=True)
+        self.model.load_state_dict(saved["model"])
+        self.optimizer.load_state_dict(saved["optimizer"])
+        return Progress(**saved["state"]), read_timeline(self.run_dir) or timeline, pieces_before
+
+    def spent(self, elapsed: float) -> float:
+        """Fraction of the budget used: target pieces if counted, training time (RunClock) otherwise."""
+        if self.args.target_tokens:
+            return self.progress.target_tokens / self.args.target_tokens
+        return elapsed / (self.args.minutes * 60)
+
+    def checkpoint_if_best(self, elapsed: float):
+        """Score on validation; keep the model in --out if it is the best so far (or --keep-last); add a
+        timeline point; save the resume state."""
+        scores = validate(self.model, self.src_tok, self.tgt_tok, self.valid, self.device)
+        self.add_point(scores["bleu"])
+        print(f"\n[{elapsed / 60:.1f} min] step {self.progress.step} epoch {self.progress.target_tokens / self.epoch_tokens:.2f} "
+              f"valid BLEU {scores['bleu']:.2f} chrF {scores['chrf']:.2f}", flush=True)
+        if self.args.keep_last or scores["bleu"] >= self.progress.best_bleu:  # a tie keeps the later, more trained weights
+            self.progress.best_bleu = max(scores["bleu"], self.progress.best_bleu)
+            out = self.args.out
+            save_checkpoint(out, self.model, self.src_tok, self.tgt_tok)
+            write_timeline(out, self.timeline)  # up to these weights: its later points stay in the run folder
+            copy_into(self.run_dir / TRAINING_DATA, out / TRAINING_DATA)
+            write_model_card(out, training=self.card_training(elapsed, scores))
+        self.save_state(elapsed)
+
+    def card_training(self, elapsed: float, scores: dict) -> dict:
+        """The card's record of this run, for the weights as they are."""
+        args, progress = self.args, self.progress
+        return {
+            "command": self.command, "minutes": round(elapsed / 60, 1), "steps": progress.step,
+            "target_tokens": progress.target_tokens, "epochs": round(progress.target_tokens / self.epoch_tokens, 2),
+            "parameters": self.model.num_params(), "device": device_name(self.device), "threads": args.threads,
+            "valid_bleu_greedy": round(scores["bleu"], 2), "valid_chrf_greedy": round(scores["chrf"], 2),
+            "training_pairs": len(self.train_pairs), "join_prob": args.join_prob, "join_max": args.join_max,
+            "clause_join_prob": args.clause_join_prob, "dropout": args.dropout,
+            **({"coverage_loss": args.coverage_loss} if args.coverage_loss else {}),
+            **({"continued_from": {**self.warm, "training": self.init.card.get("training")}} if self.init else {}),
+        }
+
+    def add_point(self, bleu: float):
+        """The timeline's point for the weights as they are (once per number of pieces), in the run folder."""
+        pieces = self.pieces_before + self.progress.target_tokens
+        if self.timeline["points"] and self.timeline["points"][-1]["target_pieces"] == pieces:
+            return
+        loss = self.progress.loss_sum / max(self.progress.loss_pieces, 1)
+        self.timeline["points"].append(point(self.model, self.src_tok, self.tgt_tok, pieces, bleu, loss))
+        self.progress.loss_sum, self.progress.loss_pieces = 0.0, 0
+        self.progress.next_point = next_point(self.progress.target_tokens)
+        write_timeline(self.run_dir, self.timeline)
+
+    def save_state(self, elapsed: float):
+        """What --resume needs: weights, optimizer, and where the run stands (written whole, then renamed)."""
+        self.progress.elapsed = elapsed
+        torch.save({"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+                    "state": asdict(self.progress)}, self.run_dir / "last.tmp")
+        (self.run_dir / "last.tmp").replace(self.run_dir / "last.pt")
+
+    def loss(self, src, lengths, y_in, y_out) -> torch.Tensor:
+        """Cross-entropy over the real target pieces, plus See et al.'s coverage loss when asked for."""
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
+            logits, alpha = self.model.forward_with_attention(src, lengths, y_in)  # (B, T, V), (B, T, S)
+        loss = F.cross_entropy(logits.float().flatten(0, 1), y_out.flatten(), ignore_index=self.config.pad_id,
+                               label_smoothing=self.args.label_smoothing)
+        if self.args.coverage_loss:
+            loss = loss + self.args.coverage_loss * coverage_loss(alpha.float(), y_out != self.config.pad_id)
+        return loss
+
+    def epoch(self):
+        """The current epoch's examples, with their joins, and its batches (the same after --resume)."""
+        args, seed = self.args, self.args.seed + self.progress.epoch
+        examples = self.joiner.replace(self.train_pairs, args.clause_join_prob, seed) if args.clause_join_prob else self.train_pairs
+        examples = join_examples(examples, args.join_prob, args.join_max, args.join_max_len, seed)
+        return batches(examples, args.max_tokens, shuffle=True, seed=seed)
+
+    def train(self):
+        """Train to the budget, validating every --valid-minutes and at the timeline's points."""
+        args, progress = self.args, self.progress
+        clock = RunClock(progress.elapsed)
+        next_valid = progress.elapsed + args.valid_minutes * 60
+        next_save = progress.elapsed + args.save_minutes * 60
+        bar = tqdm(total=100, initial=int(100 * self.spent(progress.elapsed)), unit="%", mininterval=30, file=sys.stdout)
+        self.model.train()
+        while self.spent(clock()) < 1:
+            for i, batch in enumerate(self.epoch()):
+                if i < progress.batch:  # trained on before --resume
+                    continue
+                elapsed = clock()
+                if self.spent(elapsed) >= 1:
+                    break
+                src, lengths, y_in, y_out = (tensor.to(self.device) for tensor in batch)
+                loss = self.loss(src, lengths, y_in, y_out)
+                pieces = int((y_out != self.config.pad_id).sum())
+                progress.loss_sum += loss.item() * pieces
+                progress.loss_pieces += pieces
+                if elapsed >= next_valid:  # validation and the timeline see the weights before this batch's update
+                    next_valid += args.valid_minutes * 60
+                    self.checkpoint_if_best(elapsed)
+                elif progress.target_tokens >= progress.next_point:
+                    self.checkpoint_if_best(elapsed)
+                self.optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(self.model.parameters(), args.clip)
+                for group in self.optimizer.param_groups:
+                    group["lr"] = learning_rate(args, progress.step, self.spent(elapsed))
+                self.optimizer.step()
+                progress.step += 1
+                progress.batch += 1
+                progress.target_tokens += pieces
+                bar.update(min(100, int(100 * self.spent(elapsed))) - bar.n)
+                bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{progress.target_tokens / max(elapsed, 1):.0f}", refresh=False)
+                if elapsed >= next_save:
+                    next_save = elapsed + args.save_minutes * 60
+                    self.save_state(elapsed)
+            else:
+                progress.epoch += 1
+                progress.batch = 0
+        self.checkpoint_if_best(clock())
+        bar.close()
+
+
 def main(argv=None):
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
     random.seed(args.seed)
     torch.manual_seed(args.seed)
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    use_bf16 = args.precision == "bf16" or (args.precision == "auto" and native_bf16(device))
-    run_dir = args.run_dir or Path("runs") / args.out.name
-    run_dir.mkdir(parents=True, exist_ok=True)
-    init = read_folder(args.init_from) if args.init_from else None  # the checkpoint a run continues
-    if init:  # continued training keeps the checkpoint's vocabulary
-        for name in ("source.model", "target.model"):
-            shutil.copyfile(args.init_from / name, run_dir / name)
-    src_tok, tgt_tok, train, valid, joiner = prepare_data(args, run_dir)
-    config = ModelConfig(
-        attention=args.attention, src_vocab_size=len(src_tok), tgt_vocab_size=len(tgt_tok), emb_size=args.emb_size,
-        enc_hidden_size=args.enc_hidden_size, dec_hidden_size=args.dec_hidden_size,
-        attn_hidden_size=args.attn_hidden_size, attn_rank=args.attn_rank, dropout=args.dropout,
-    )
-    model = Seq2Seq(config).to(device)
-    if init:
-        warm = warm_start(model, init)
-        print(warm_start_text(warm), flush=True)
-    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
-    command = "python -m attn_demo.train " + " ".join(sys.argv[1:] if argv is None else argv)  # in the card and the timeline
-    state = {"step": 0, "epoch": 0, "batch": 0, "elapsed": 0.0, "best_bleu": -1.0, "target_tokens": 0,
-             "next_point": 0, "loss_sum": 0.0, "loss_pieces": 0}  # loss_*: since the timeline's last point
-    # a continued run of the same attention goes on with the timeline of the run that made its weights
-    earlier_timeline = init.timeline if init and "replaced_by" not in warm else None
-    earlier_points, pieces_before = continued(earlier_timeline)
-    timeline = {"from_scratch": earlier_timeline["from_scratch"] if earlier_points else not args.init_from,
-                "made_these_weights": True, "command": command, "points": earlier_points}
-    if args.resume:
-        saved = torch.load(run_dir / "last.pt", map_location=device, weights_only=True)
-        model.load_state_dict(saved["model"])
-        optimizer.load_state_dict(saved["optimizer"])
-        state = saved["state"]
-        timeline = read_timeline(run_dir) or timeline
-    n_params = model.num_params()
-    epoch_tokens = sum(len(t) for _, t in train)
-    print(f"{len(train)} training pairs, {len(valid)} validation pairs, {n_params / 1e6:.2f}M parameters", flush=True)
-
-    def checkpoint_if_best(elapsed):
-        """Score on validation; keep the model in --out if it is the best so far; add a timeline point; save
-        resume state."""
-        scores = validate(model, src_tok, tgt_tok, valid, device)
-        add_point(scores["bleu"])
-        print(f"\n[{elapsed / 60:.1f} min] step {state['step']} epoch {state['target_tokens'] / epoch_tokens:.2f} "
-              f"valid BLEU {scores['bleu']:.2f} chrF {scores['chrf']:.2f}", flush=True)
-        if args.keep_last or scores["bleu"] >= state["best_bleu"]:  # a tie keeps the later, more trained weights
-            state["best_bleu"] = max(scores["bleu"], state["best_bleu"])
-            save_checkpoint(args.out, model, src_tok, tgt_tok)
-            write_timeline(args.out, timeline)  # up to these weights: its later points stay in the run folder
-            copy_into(run_dir / TRAINING_DATA, args.out / TRAINING_DATA)
-            write_model_card(args.out, training={
-                "command": command, "minutes": round(elapsed / 60, 1), "steps": state["step"], "target_tokens": state["target_tokens"],
-                "epochs": round(state["target_tokens"] / epoch_tokens, 2), "parameters": n_params,
-                "device": device_name(device), "threads": args.threads, "valid_bleu_greedy": round(scores["bleu"], 2),
-                "valid_chrf_greedy": round(scores["chrf"], 2), "training_pairs": len(train),
-                "join_prob": args.join_prob, "join_max": args.join_max, "clause_join_prob": args.clause_join_prob,
-                "dropout": args.dropout, **({"coverage_loss": args.coverage_loss} if args.coverage_loss else {}),
-                **({"continued_from": {**warm, "training": init.card.get("training")}} if init else {}),
-            })
-        save_state(elapsed)
-
-    def add_point(bleu):
-        """The timeline's point for the weights as they are (once per number of pieces), in the run folder."""
-        pieces = pieces_before + state["target_tokens"]
-        if timeline["points"] and timeline["points"][-1]["target_pieces"] == pieces:
-            return
-        loss = state["loss_sum"] / max(state["loss_pieces"], 1)
-        timeline["points"].append(point(model, src_tok, tgt_tok, pieces, bleu, loss))
-        state.update(loss_sum=0.0, loss_pieces=0, next_point=next_point(state["target_tokens"]))
-        write_timeline(run_dir, timeline)
-
-    def save_state(elapsed):
-        """What --resume needs: weights, optimizer, and where the run stands (written whole, then renamed)."""
-        state["elapsed"] = elapsed
-        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "state": state}, run_dir / "last.tmp")
-        (run_dir / "last.tmp").replace(run_dir / "last.pt")
-
-    def spent(elapsed) -> float:
-        """Fraction of the budget used: target pieces if counted, training time (RunClock) otherwise."""
-        return state["target_tokens"] / args.target_tokens if args.target_tokens else elapsed / (args.minutes * 60)
-
-    clock = RunClock(state["elapsed"])
-    next_valid = state["elapsed"] + args.valid_minutes * 60
-    next_save = state["elapsed"] + args.save_minutes * 60
-    bar = tqdm(total=100, initial=int(100 * spent(state["elapsed"])), unit="%", mininterval=30, file=sys.stdout)
-    model.train()
-    while spent(clock()) < 1:
-        seed = args.seed + state["epoch"]
-        epoch = joiner.replace(train, args.clause_join_prob, seed) if args.clause_join_prob else train
-        epoch = join_examples(epoch, args.join_prob, args.join_max, args.join_max_len, seed)
-        for i, (src, lengths, y_in, y_out) in enumerate(batches(epoch, args.max_tokens, shuffle=True, seed=seed)):
-            if i < state["batch"]:  # trained on before --resume
-                continue
-            elapsed = clock()
-            if spent(elapsed) >= 1:
-                break
-            src, lengths, y_in, y_out = src.to(device), lengths.to(device), y_in.to(device), y_out.to(device)
-            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_bf16):
-                logits, alpha = model.forward_with_attention(src, lengths, y_in)  # (B, T, V), (B, T, S)
-            loss = F.cross_entropy(logits.float().flatten(0, 1), y_out.flatten(), ignore_index=config.pad_id,
-                                   label_smoothing=args.label_smoothing)
-            if args.coverage_loss:
-                loss = loss + args.coverage_loss * coverage_loss(alpha.float(), y_out != config.pad_id)
-            pieces = int((y_out != config.pad_id).sum())
-            state["loss_sum"] += loss.item() * pieces
-            state["loss_pieces"] += pieces
-            if elapsed >= next_valid:  # validation and the timeline see the weights before this batch's update
-                next_valid += args.valid_minutes * 60
-                checkpoint_if_best(elapsed)
-            elif state["target_tokens"] >= state["next_point"]:
-                checkpoint_if_best(elapsed)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip)
-            for group in optimizer.param_groups:
-                group["lr"] = learning_rate(args, state["step"], spent(elapsed))
-            optimizer.step()
-            state["step"] += 1
-            state["batch"] += 1
-            state["target_tokens"] += pieces
-            bar.update(min(100, int(100 * spent(elapsed))) - bar.n)
-            bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{state['target_tokens'] / max(elapsed, 1):.0f}", refresh=False)
-            if elapsed >= next_save:
-                next_save = elapsed + args.save_minutes * 60
-                save_state(elapsed)
-        else:
-            state["epoch"] += 1
-            state["batch"] = 0
-    checkpoint_if_best(clock())
-    bar.close()
+    Run(args, "python -m attn_demo.train " + " ".join(sys.argv[1:] if argv is None else argv)).train()
 
 
 if __name__ == "__main__":
