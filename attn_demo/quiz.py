@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attn_demo.attention import KINDS
+
 
 @dataclass(frozen=True)
 class Question:
@@ -26,8 +28,17 @@ class Question:
         return False, f"**Not quite:** the answer is “{self.choices[self.answer]}”. {self.explanation}"
 
 
+def plain(latex: str) -> str:
+    """A query of attention.KINDS (LaTeX) as a choice's plain text shows it: s_{t-1} → s_{t−1}."""
+    return latex.replace("-", "−")
+
+
 def concept_questions(H: int, D: int) -> list[Question]:
-    """The ideas every course asks about, with this app's sizes: decoder state H, annotation D."""
+    """The ideas every course asks about, with this app's sizes: decoder state H, annotation D. The two orders
+    of a decoder step come from attention.KINDS: the first kind whose c_t feeds the GRU (attention runs
+    first), and the first whose c_t feeds only the output (the GRU runs first)."""
+    first = next(kind for kind in KINDS.values() if kind.score and kind.context_into == "gru")
+    second = next(kind for kind in KINDS.values() if kind.score and kind.context_into == "output")
     return [
         Question(
             "What does the attention model read at output step t?",
@@ -36,11 +47,13 @@ def concept_questions(H: int, D: int) -> list[Question]:
             1, "It scores each annotation h_j against the query (a decoder state) and mixes all of them; "
                "the last encoder state alone is the bottleneck attention removes."),
         Question(
-            "Bahdanau's query is s_{t−1}, Luong's is s_t. Why does Bahdanau attend with the *previous* state?",
-            ("s_t is too large to compare", "s_{t−1} has already seen y_t", "In Bahdanau's decoder c_t is an input "
-             "of the GRU that makes s_t, so s_t does not exist yet when attention runs", "Luong has no previous state"),
-            2, "Bahdanau: c_t = attend(s_{t−1}), then s_t = GRU([E y_{t−1}; c_t], s_{t−1}). Luong runs the GRU first, "
-               "s_t = GRU(E y_{t−1}, s_{t−1}), then attends with s_t and uses c_t only in the output layer."),
+            f"{first.title}'s query is {plain(first.query)}, {second.title}'s is {plain(second.query)}. Why does "
+            f"{first.title} attend with the *previous* state?",
+            ("s_t is too large to compare", "s_{t−1} has already seen y_t", f"In {first.title}, c_t is an input "
+             "of the GRU that makes s_t, so s_t does not exist yet when attention runs", f"{second.title} has no previous state"),
+            2, f"{first.title}: c_t = attend({plain(first.query)}), then s_t = GRU([E y_{{t−1}}; c_t], s_{{t−1}}). "
+               f"{second.title} runs the GRU first, s_t = GRU(E y_{{t−1}}, s_{{t−1}}), then attends with "
+               f"{plain(second.query)} and uses c_t only in the output layer."),
         Question(
             "c_t is a weighted sum. Of what, and how many numbers does it hold here?",
             (f"Of the annotations h_j, weighted by α_tj: {D} numbers, like each h_j",
