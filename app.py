@@ -18,9 +18,11 @@ from dataclasses import dataclass
 
 import gradio as gr
 import torch
+from starlette.middleware import Middleware
 from threadpoolctl import threadpool_limits
 
 from attn_demo.catalogue import load_models, requested_models
+from attn_demo.examples import EXAMPLES
 from attn_demo.reach import reach_of, start_text
 from attn_demo.translator import device_name
 from attn_demo.ui.alignment_check import AlignmentCheckSection
@@ -29,6 +31,7 @@ from attn_demo.ui.classroom import ClassroomSection
 from attn_demo.ui.compare import CompareSection
 from attn_demo.ui.explore import ExploreSection
 from attn_demo.ui.export import ExportSection
+from attn_demo.ui.first_view import FirstView, first_view_html
 from attn_demo.ui.learn import LearnSection
 from attn_demo.ui.page import CSS, PAGE_JS, THEME, ModelsOnPage, cache_block_signatures, contents, section
 from attn_demo.ui.quiz import QuizSection
@@ -88,6 +91,7 @@ class Page:
     alignment_check: AlignmentCheckSection
     compare: CompareSection
     quiz: QuizSection
+    first_view: str  # the opening example's grids in the HTML the server sends (ui.first_view)
 
 
 def header_markdown(models, notices) -> str:
@@ -143,8 +147,9 @@ def build_demo(models, notices=()) -> Page:
     demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=2)
     cache_block_signatures(demo)  # every new session builds its state from all of the page's blocks
     translate.warm_up()
+    first_view = first_view_html([(on_page[key], on_page[key].view(EXAMPLES[0], 1)) for key in on_page.opening.values()])
     return Page(demo, models, translate, share, classroom, export, explore, attribution, why_attention, learn,
-                alignment_check, compare, quiz)
+                alignment_check, compare, quiz, first_view)
 
 
 LAUNCH = dict(theme=THEME, css=CSS, js=PAGE_JS, max_threads=MAX_THREADS)
@@ -152,7 +157,8 @@ LAUNCH = dict(theme=THEME, css=CSS, js=PAGE_JS, max_threads=MAX_THREADS)
 
 def serve(page: Page):
     """Launch the page, tell the share section where it opens, print that (in place of Gradio's own lines), and wait."""
-    page.demo.launch(**LAUNCH, quiet=True, prevent_thread_lock=True)
+    page.demo.launch(**LAUNCH, quiet=True, prevent_thread_lock=True,
+                     app_kwargs={"middleware": [Middleware(FirstView, first_view=page.first_view)]})
     page.share.reach = reach_of(page.demo.server_name, page.demo.server_port, page.demo.share_url)
     print(start_text(page.share.reach), flush=True)
     page.demo.block_thread()

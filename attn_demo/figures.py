@@ -21,7 +21,7 @@ import re
 
 import numpy as np
 import orjson
-from plotly.colors import make_colorscale, sequential
+from plotly.colors import make_colorscale, sample_colorscale, sequential
 
 from attn_demo.steps import VECTOR_COLORSCALE  # signed numbers, white at 0: the step view's vectors and attributions
 from attn_demo.steps import typed  # float32 grids as plotly.js reads them, as the step payload sends them
@@ -300,3 +300,29 @@ def _fate(candidate, path: tuple, rank_of: dict) -> str:
     if candidate.fate == "ended":
         return f"ended: hypothesis #{rank_of[path]}" if path in rank_of else "ended: a hypothesis outside the n shown"
     return "pruned: not among the k best"
+
+
+def grid_svg(figure: dict) -> str:
+    """An alignment grid of alignment_figure as plain SVG, for a page that has not loaded plotly.js yet:
+    the same cells, colours (α on [0, 1]), labels and text alternative, each cell's number in its title
+    (hover, or a long press on a phone)."""
+    heatmap, layout = figure["data"][0], figure["layout"]
+    z, cells = np.asarray(heatmap["z"], dtype=np.float32), heatmap["customdata"]
+    T, S = z.shape
+    font, cell = layout["font"]["size"], 24
+    across, down = layout["xaxis"]["ticktext"], layout["yaxis"]["ticktext"]  # escaped already
+    left, top = 10 + max(_text_px(text, font) for text in down), 10 + max(_text_px(text, font) for text in across)
+    colours = sample_colorscale(heatmap["colorscale"], [float(v) for v in z.ravel()])
+    rects = "".join(
+        f'<rect x="{left + j * cell}" y="{top + t * cell}" width="{cell - 1}" height="{cell - 1}" fill="{colours[t * S + j]}">'
+        f"<title>{cells[t][j][0]} ← {cells[t][j][1]}: α = {z[t, j]:.2f}</title></rect>"
+        for t in range(T) for j in range(S))
+    columns = "".join(f'<text transform="translate({left + j * cell + cell / 2 + font / 3},{top - 6}) rotate(-90)">{text}</text>'
+                      for j, text in enumerate(across))
+    rows = "".join(f'<text x="{left - 6}" y="{top + t * cell + cell / 2 + font / 3}" text-anchor="end">{text}</text>'
+                   for t, text in enumerate(down))
+    width, height = left + S * cell + 10, top + T * cell + 10
+    alternative = html.escape(layout["meta"]["text"])
+    return (f'<svg class="light-grid" role="img" aria-label="{alternative}" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" font-size="{font}" font-family="sans-serif" fill="#222">'
+            f"{rects}{columns}{rows}</svg>")

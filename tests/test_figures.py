@@ -1,11 +1,15 @@
+import html
 import json
+import re
 
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+from plotly.colors import sample_colorscale
 
 from attn_demo.figures import (ALIGNMENT_COLORSCALE, HIGHLIGHT, KEPT, PRUNED, alignment_figure, attribution_figure,
-                               beam_search_figure, comparison_figure, gold_check_figure, label, length_figure, to_json)
+                               beam_search_figure, comparison_figure, gold_check_figure, grid_svg, label, length_figure,
+                               to_json)
 from attn_demo.search import Candidate
 from conftest import plotly_figure
 
@@ -185,3 +189,17 @@ def test_to_json_writes_each_figure_as_plotly_writes_it(figure):
     written = to_json(figure)
     assert json.loads(written) == json.loads(go.Figure(figure, _validate=False).to_json())  # arrays typed alike
     assert not {"<", ">", "/"} & set(written)  # escaped as plotly.py escapes them: safe inside an HTML script
+
+
+def test_the_light_grid_draws_the_figures_cells_colours_labels_and_text_as_plain_svg():
+    """The SVG a phone sees before plotly.js has loaded: one cell a (t, j) with α's colour on the fixed [0, 1]
+    scale and its number in its title, the labels escaped, the figure's text alternative as its label."""
+    attention = np.array([[0.9, 0.1, 0.0], [0.2, 0.3, 0.5]], dtype=np.float32)
+    figure = alignment_figure(["▁a", "<b>", "</s>"], ["▁x", "</s>"], attention, "Model: α")
+    svg = grid_svg(figure)
+    cells = re.findall(r'<rect [^>]*fill="([^"]+)"><title>([^<]*)</title>', svg)
+    assert len(cells) == attention.size
+    assert [fill for fill, _ in cells] == sample_colorscale(ALIGNMENT_COLORSCALE, [float(v) for v in attention.ravel()])
+    assert cells[5][1] == "&lt;/s&gt; ← &lt;/s&gt;: α = 0.50" and cells[1][1] == "▁x ← &lt;b&gt;: α = 0.10"
+    assert "<b>" not in svg and svg.count("&lt;b&gt;") == 3  # its column label and its two cells' titles, as text
+    assert f'aria-label="{html.escape(figure["layout"]["meta"]["text"])}"' in svg and 'role="img"' in svg
