@@ -1,9 +1,10 @@
-"""Load test of "Predict, then reveal": one room, a class of phones voting, a projector polling, through gradio_client.
+"""Load test of "Predict, then reveal": one room, a class of phones voting, a projector polling, as their browsers call.
 
     python benchmarks/classroom.py                   # starts app.py on a free port, 60 phones
     python benchmarks/classroom.py --url http://127.0.0.1:7860/ --students 30
 
-The teacher's client opens a room on a sentence. Each student's client polls class_state every --phone-poll
+The teacher's client (gradio_client) opens a room on a sentence. Each phone (an HTTP client posting as the page's
+browser does, BrowserSession) polls class_state every --phone-poll
 seconds (as a phone's page does) and votes once at a random moment of the --within window; a --change share of
 them changes its vote once. The projector's client polls class_tally every --poll seconds (as the teacher's
 page does). Then the teacher reveals. The clients run on this machine: where it is the server's, they share its
@@ -21,6 +22,7 @@ CPU. It prints:
 """
 import argparse
 import random
+import secrets
 import statistics
 import sys
 import threading
@@ -28,6 +30,8 @@ import time
 import tracemalloc
 from collections import Counter
 from pathlib import Path
+
+import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -45,6 +49,27 @@ def quantiles(values: list[float]) -> str:
     ordered = sorted(values)
     p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
     return f"p50 {statistics.median(ordered) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms, max {ordered[-1] * 1000:.0f} ms (n={len(ordered)})"
+
+
+class BrowserSession:
+    """One page in a browser, as the app sees it: its own session and connection, calling the activity's
+    endpoints (all outside the queue) as the page's browser does, one POST each to run/predict. A phone costs
+    the benchmark a small HTTP client rather than a gradio_client, which would load its machine more than the
+    app's (gradio_client always queues)."""
+
+    def __init__(self, url: str, config: dict):
+        self.prefix = url.rstrip("/") + config.get("api_prefix", "/gradio_api") + "/"
+        self.fn_index = {d["api_name"]: d["id"] for d in config["dependencies"] if d.get("api_name")}
+        self.session_hash, self.http = secrets.token_hex(8), httpx.Client(timeout=60)
+
+    def predict(self, *data, api_name: str):
+        body = {"data": list(data), "event_data": None, "fn_index": self.fn_index[api_name.lstrip("/")],
+                "session_hash": self.session_hash}
+        reply = self.http.post(self.prefix + "run/predict", json=body)
+        answer = reply.json()
+        if reply.status_code != 200 or answer.get("error"):
+            raise RuntimeError(answer.get("error") or reply.status_code)
+        return answer["data"][0]
 
 
 class Projector(threading.Thread):
@@ -115,23 +140,12 @@ class Phone(threading.Thread):
             time.sleep(max(0.0, min(next_poll, pending[0][0] if pending else next_poll) - time.monotonic()))
 
 
-def connect(url: str, count: int) -> list:
-    """`count` gradio_client clients, connected in parallel (each reads the page's config once)."""
+def connect(url: str, count: int) -> tuple:
+    """The teacher (a gradio_client: opening a room translates, in the queue) and `count` browser sessions."""
     from gradio_client import Client
 
-    clients = [None] * count
-
-    def one(i):
-        clients[i] = Client(url, verbose=False, download_files=False)
-
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if None in clients:
-        raise SystemExit("some clients could not connect")
-    return clients
+    teacher = Client(url, verbose=False, download_files=False)
+    return teacher, [BrowserSession(url, teacher.config) for _ in range(count)]
 
 
 def room_memory(english: int, french: int, voters: int) -> float:
@@ -181,7 +195,7 @@ def run(url: str, server, args):
     rng, errors = random.Random(args.seed), Counter()
     full = room_memory(15, 16, classroom.MAX_VOTERS)  # before any client thread allocates beside it
     started = time.monotonic()
-    teacher, projector_client, *students = connect(url, args.students + 2)
+    teacher, (projector_client, *students) = connect(url, args.students + 1)
     print(f"{args.students + 2} clients connected in {time.monotonic() - started:.1f} s")
     code, key = teacher.predict(args.sentence, args.model, api_name="/class_open")
     pieces = len(teacher.predict(code, api_name="/class_state")["english"])
@@ -229,7 +243,7 @@ def run(url: str, server, args):
     if cpu is not None:
         print(f"server CPU: {cpu:.1f} s for {calls} calls, {1000 * cpu / calls:.1f} ms a call")
     busy = " (near one core: the round trips are the clients' own more than the server's)" if own_cpu > 0.8 * wall else ""
-    print(f"the clients' CPU (this script, one Python process): {own_cpu:.1f} s in {wall:.1f} s{busy}")
+    print(f"the clients' CPU (this script, one Python process, the phones as browsers call): {own_cpu:.1f} s in {wall:.1f} s{busy}")
     print(f"errors: {sum(errors.values())}" + "".join(f"\n  {n} × {message}" for message, n in errors.most_common()))
 
     print(f"memory: a room of 15 English × 16 French pieces with {classroom.MAX_VOTERS} phones voting at every step holds "
