@@ -1,6 +1,8 @@
 """`python -m benchmarks.bench --quick` is CI's smoke test of the benchmark: it must run end to end
 and its correctness checks must hold. Its timings are not asserted."""
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -8,7 +10,7 @@ from attn_demo.attribution import METHODS
 from attn_demo.timing import interleaved, percentiles
 from attn_demo.translator import load_translator
 from benchmarks.bench import main, naive_greedy, step_weight_bytes
-from conftest import DEVICE
+from conftest import DEVICE, ROOT
 
 pytestmark = pytest.mark.slow  # runs the benchmark's sections
 
@@ -88,3 +90,11 @@ def test_sections_runs_only_the_ones_named(tmp_path, capsys):
         (calls, app, 0) for calls in ("translate", "flow") for app in ("echo", "outputs", "app")]
     out = capsys.readouterr().out
     assert "attribution of a 20-word sentence" in out and "classroom load" in out
+
+
+def test_the_room_benchmark_plays_a_small_room_through_and_counts_every_vote_once(app_url):
+    """benchmarks/classroom.py against the running app: a few phones, each vote counted once, no errors."""
+    shown = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "classroom.py"), "--url", app_url, "--students", "4",
+                            "--within", "2", "--rooms", "1"], capture_output=True, text=True, timeout=300)
+    assert shown.returncode == 0, shown.stderr
+    assert "every vote counted once: True" in shown.stdout and "errors: 0" in shown.stdout
