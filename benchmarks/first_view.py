@@ -19,14 +19,13 @@ INTERACTIVE = f"() => !!document.querySelector('{PLOTLY}')"
 APPS = {"bare": ROOT / "benchmarks" / "bare_plot_app.py", "attn-demo": ROOT / "app.py"}
 
 
-def first_grid(url: str, cpu_slowdown: float, mbit: float, latency_ms: float) -> dict:
+def first_grid(browser, url: str, cpu_slowdown: float, mbit: float, latency_ms: float) -> dict:
     """One cold visit (a new browser context, nothing cached): ms to the first grid, kB received until then,
     and ms to the interactive (Plotly) grid."""
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        page = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True).new_page()
-        cdp = page.context.new_cdp_session(page)
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    try:
+        page = context.new_page()
+        cdp = context.new_cdp_session(page)
         cdp.send("Network.enable")
         cdp.send("Network.emulateNetworkConditions", {"offline": False, "latency": latency_ms,
                                                       "downloadThroughput": mbit * 1e6 / 8, "uploadThroughput": mbit * 1e6 / 8})
@@ -37,9 +36,9 @@ def first_grid(url: str, cpu_slowdown: float, mbit: float, latency_ms: float) ->
         page.wait_for_function(DRAWN, timeout=120_000, polling="raf")
         ms, kB = page.evaluate("() => performance.now()"), sum(received) / 1000
         page.wait_for_function(INTERACTIVE, timeout=120_000, polling="raf")
-        interactive = page.evaluate("() => performance.now()")
-        browser.close()
-    return {"ms": ms, "kB": kB, "interactive_ms": interactive}
+        return {"ms": ms, "kB": kB, "interactive_ms": page.evaluate("() => performance.now()")}
+    finally:
+        context.close()
 
 
 def main(argv=None):
@@ -49,12 +48,15 @@ def main(argv=None):
     p.add_argument("--mbit", type=float, default=10.0, help="download and upload, Mbit/s")
     p.add_argument("--latency-ms", type=float, default=40.0)
     args = p.parse_args(argv)
+    from playwright.sync_api import sync_playwright
     servers = {name: Server(script, env={"PYTHONPATH": str(ROOT)}) for name, script in APPS.items()}
     try:
         results = {name: [] for name in APPS}
-        for _ in range(args.runs):
-            for name, server in servers.items():
-                results[name].append(first_grid(server.url, args.cpu_slowdown, args.mbit, args.latency_ms))
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+            for _ in range(args.runs):
+                for name, server in servers.items():
+                    results[name].append(first_grid(browser, server.url, args.cpu_slowdown, args.mbit, args.latency_ms))
     finally:
         for server in servers.values():
             server.stop()

@@ -845,8 +845,8 @@ def test_a_phone_sees_the_opening_grids_in_the_page_s_html_then_the_page_alone(s
     page.close()
 
 
-def test_the_first_view_benchmark_sees_the_pages_own_grid_before_the_interactive_one(app_url):
+def test_the_first_view_benchmark_sees_the_pages_own_grid_before_the_interactive_one(browser, app_url):
     """benchmarks.first_view on one throttled visit: the grid in the HTML comes first (its figures are printed, not asserted)."""
     from benchmarks.first_view import first_grid
-    visit = first_grid(app_url, cpu_slowdown=4, mbit=10, latency_ms=40)
+    visit = first_grid(browser, app_url, cpu_slowdown=4, mbit=10, latency_ms=40)
     assert 0 < visit["ms"] < visit["interactive_ms"] and visit["kB"] > 0
