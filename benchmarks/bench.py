@@ -249,16 +249,17 @@ def bench_figures(translators, p) -> list[dict]:
     return rows
 
 
-def print_rows(title: str, rows: list[dict]):
-    """A Markdown table, so a full run's output can go into BENCHMARKS.md as it is."""
-    print(f"\n### {title}\n")
-    if not rows:
-        return
+def table(rows: list[dict]) -> str:
+    """Rows as a Markdown table: BENCHMARKS.md shows a run's tables as this writes them (tests/test_docs.py)."""
     keys = list(rows[0])
-    print("| " + " | ".join(keys) + " |")
-    print("|" + "---|" * len(keys))
-    for row in rows:
-        print("| " + " | ".join(str(row[k]) for k in keys) + " |")
+    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    return "\n".join(lines + ["| " + " | ".join(str(row[k]) for k in keys) + " |" for row in rows])
+
+
+def print_rows(title: str, rows: list[dict]):
+    print(f"\n### {title}\n")
+    if rows:
+        print(table(rows))
 
 
 CLASSROOM_TITLE = "classroom load (echo: the framework's floor; outputs: the page's outputs, no work)"

@@ -1,6 +1,7 @@
 """The guides describe the project as it is: every share link of docs/teaching.md opens a valid view of
 one of the page's sentences with shipped models, its answer key gives each conceptual question's right
 answer as the quiz words it, and every command of CONTRIBUTING.md names a module and options that exist."""
+import json
 import re
 import subprocess
 import sys
@@ -91,3 +92,16 @@ def test_no_file_speaks_of_how_the_project_is_being_built():
 @pytest.mark.parametrize("name, limit", [("README.md", 15_000), ("BENCHMARKS.md", 20_000)])
 def test_the_front_docs_stay_short_enough_to_read(name, limit):
     assert len((ROOT / name).read_text(encoding="utf-8")) <= limit
+
+
+def test_the_benchmark_tables_are_those_of_the_committed_run():
+    """BENCHMARKS.md shows each section of benchmarks/results.json as the benchmark prints it: a re-run that is
+    committed without the document following (or an edited figure) fails here."""
+    from benchmarks.bench import SECTIONS, table
+    results = json.loads((ROOT / "benchmarks" / "results.json").read_text(encoding="utf-8"))
+    shown = (ROOT / "BENCHMARKS.md").read_text(encoding="utf-8")
+    sections = [key for key in SECTIONS if key in results]
+    assert sections == list(SECTIONS) and results["quick"] is False
+    for key in sections:
+        assert table(results[key]) in shown, key
+    assert results["command"] in " ".join(shown.replace("\\\n", " ").split())
