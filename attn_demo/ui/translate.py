@@ -11,7 +11,7 @@ import hashlib
 import html
 import json
 from collections.abc import Callable
-from dataclasses import astuple, dataclass, fields
+from dataclasses import dataclass, fields
 
 import gradio as gr
 import numpy as np
@@ -69,7 +69,7 @@ class Reply:
 
     def values(self) -> list:
         """The reply as Gradio takes it, in the order of the section's outputs."""
-        return [self.state, self.status, *(value for side in SIDES for value in astuple(self.sides[side])), self.slider]
+        return [self.state, self.status, *(getattr(self.sides[side], name) for side in SIDES for name in FIELDS), self.slider]
 
 
 def replying(handler: Callable) -> Callable:
