@@ -1,5 +1,6 @@
-"""What the whole page shares and no section owns: its theme, its style rules, its browser scripts
-and the contents bar that takes a teacher to any section in one click."""
+"""What the whole page shares and no section owns: its theme, its style rules, its browser scripts, the
+contents bar that takes a teacher to any section in one click, the models on the page and the names
+every section uses (its two sides, the LaTeX delimiters, what a grid says when a model has no α)."""
 import html
 import inspect
 from pathlib import Path
