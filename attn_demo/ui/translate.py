@@ -56,6 +56,7 @@ class Side:
 
 
 FIELDS = tuple(field.name for field in fields(Side))
+GRID_FIELDS = ("grid", "note", "coverage")  # what a redraw of the grids sends for each side (grids)
 
 
 @dataclass(frozen=True)
@@ -173,16 +174,17 @@ class TranslateSection:
             for key in set(self.models.opening.values()):
                 self.models[key].view(example, 1)
 
-    def grid(self, model, view, large, unit="pieces") -> tuple:
-        """A model's alignment grid, its note and its coverage row: without attention, no grid and a note
-        saying why (ui.page.grid_values)."""
-        return (*grid_values(grid_figure(model, view, large, unit)), coverage_row(model, view, unit))
+    def grid(self, model, view, large, unit="pieces") -> dict:
+        """A model's alignment grid, its note and its coverage row, by GRID_FIELDS: without attention, no grid
+        and a note saying why (ui.page.grid_values)."""
+        grid, note = grid_values(grid_figure(model, view, large, unit))
+        return {"grid": grid, "note": note, "coverage": coverage_row(model, view, unit)}
 
     def side(self, model, view, large, unit) -> Side:
         """One side of the page: the model's heading and equations, and its translation of the sentence (if any)."""
         if view is None:
             return Side(heading_markdown(model), equations_markdown(model))
-        return Side(heading_markdown(model), equations_markdown(model), view["result"].text, *self.grid(model, view, large, unit))
+        return Side(heading_markdown(model), equations_markdown(model), view["result"].text, **self.grid(model, view, large, unit))
 
     def reply(self, state, picks: dict, status: str, large: bool, unit: str) -> Reply:
         """What a translation (or a refusal, state None) puts on the page."""
@@ -246,10 +248,12 @@ class TranslateSection:
         return self.step_data(state), self.trace_file(state)
 
     def grids(self, state, large, unit="pieces") -> list:
-        """Both sides' alignment grids and notes, redrawn from the session (nothing before a translation)."""
+        """Both sides' alignment grids, notes and coverage rows (GRID_FIELDS a side), redrawn from the session;
+        nothing before a translation."""
         if not state:
-            return [gr.update(), gr.update(), gr.update()] * len(SIDES)
-        return [value for side in SIDES for value in self.grid(self.models.picked(state, side), state["views"][side], large, unit)]
+            return [gr.update()] * len(GRID_FIELDS) * len(SIDES)
+        redrawn = [self.grid(model, view, large, unit) for model, view in self.models.sides(state)]
+        return [side[field] for side in redrawn for field in GRID_FIELDS]
 
     def render(self, large_text: gr.Checkbox) -> "TranslateControls":
         """The section's components and events, inside the page's gr.Blocks; large_text is the page's
@@ -307,7 +311,7 @@ class TranslateSection:
         # a translation's progress shows on the French texts: an empty grid would be drawn for it (page.CSS),
         # and a side without attention has no grid to draw
         progress_on = [sides[side]["text"] for side in SIDES]
-        grid_outputs = [sides[side][field] for side in SIDES for field in ("grid", "note", "coverage")]
+        grid_outputs = [sides[side][field] for side in SIDES for field in GRID_FIELDS]
 
         def with_steps(event, prefix: str, cancellable: bool = False) -> tuple:
             """The step data and trace file follow every translation, then the browser draws the step views;
