@@ -278,7 +278,7 @@ def test_alignment_check_scores_a_hansards_sentence_against_its_human_links(ship
     assert gold is not None, "the Hansards gold alignments should be in ../shared/data"
     outputs = section.show(number, False, *app.OPENING_PICKS)
     for key, grid, score in zip(app.OPENING_PICKS, outputs[::2], outputs[1::2]):
-        alpha, figure = sentence_word_attention(section.models[key].translator, gold.english[number - 1], gold.french[number - 1]), plotly_figure(grid["value"])
+        alpha, figure = sentence_word_attention(section.models[key].translator, gold.english[number - 1], gold.french[number - 1]), plotly_figure(grid)
         expected = alignment_error([argmax_links(alpha)], [gold.sure[number - 1]], [gold.possible[number - 1]])
         assert f"AER **{expected['aer']:.2f}**" in score
         np.testing.assert_array_equal(figure.data[0].z, alpha)

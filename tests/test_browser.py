@@ -327,7 +327,7 @@ def test_alignment_check_draws_the_human_links_on_each_models_grid(shipped, brow
     for side, grid in zip(SIDES, expected[::2]):
         drawn = json.loads(page.evaluate(
             "(side) => JSON.stringify(document.querySelector(`#${side}-gold-grid .js-plotly-plot`).layout.shapes)", side))
-        assert len(drawn) == len(plotly_figure(grid["value"]).layout.shapes)  # every human link outlined
+        assert len(drawn) == len(plotly_figure(grid).layout.shapes)  # every human link outlined
     page.locator("#right-gold-grid").scroll_into_view_if_needed()
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT_DIR / f"alignment-check-{width}.png"), full_page=False)

@@ -55,21 +55,20 @@ class AlignmentCheckSection:
         return [output for key in picks for output in self.side(int(number), large, self.models[key])]
 
     def side(self, number: int, large: bool, model) -> list:
-        """One model's grid (hidden when there is none) and its line on the sentence."""
+        """One model's grid (None without one: an empty plot takes no room, ui.page.CSS) and its line on the sentence."""
         english, french = self.gold.english[number - 1], self.gold.french[number - 1]
         sure, possible = self.gold.sure[number - 1], self.gold.possible[number - 1]
         if not model.has_attention:
-            return [gr.update(value=None, visible=False),
-                    f"**{model.title}**: no attention, so no α to compare with the human links."]
+            return [None, f"**{model.title}**: no attention, so no α to compare with the human links."]
         try:
             alpha = self.word_alpha(model.key, number)
         except ValueError as error:  # e.g. characters the model never saw
-            return [gr.update(value=None, visible=False), f"{model.title} cannot read this sentence: {error}"]
+            return [None, f"{model.title} cannot read this sentence: {error}"]
         links = argmax_links(alpha)
         score = alignment_error([links], [sure], [possible])
         figure = gold_check_figure(english, french, alpha, sure, possible, links,
                                    f"{model.title}: word-level α and the human links", large)
-        return [gr.update(value=plot(figure), visible=True),
+        return [plot(figure),
                 f"**{model.title}**, this sentence: AER **{score['aer']:.2f}** (argmax), precision "
                 f"{score['precision']:.2f}, recall {score['recall']:.2f}"]
 
@@ -107,8 +106,7 @@ class AlignmentCheckSection:
                 for i, side in enumerate(SIDES):
                     with gr.Column():
                         score = gr.Markdown(first[2 * i + 1], elem_id=f"{side}-gold-score")
-                        grid = gr.Plot(first[2 * i]["value"], show_label=False, elem_id=f"{side}-gold-grid",
-                                       visible=first[2 * i]["visible"])
+                        grid = gr.Plot(first[2 * i], show_label=False, elem_id=f"{side}-gold-grid")
                         outputs += [grid, score]
             gr.on([sentence.change, large_text.change, *(picker.change for picker in pickers)], self.show,
                   [sentence, large_text, *pickers], outputs, api_name="alignment_check")
