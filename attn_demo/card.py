@@ -292,8 +292,7 @@ def _results_text(r: dict | None) -> str:
         return "Not evaluated yet."
     return (f"{r['dataset']}, {r['n']} sentences, beam {r['beam']}{_ranked_text(r)}, sacreBLEU: **BLEU {r['bleu']}**, "
             f"**chrF {r['chrf']}** "
-            f"(inputs refused for unseen characters count as empty: {r.get('refused', 0)}).{_eos_text(r)}{_faults_text(r)}"
-            f"\n\n{_by_length_table(r['by_length'])}\n\n```\n{r['command']}\n```")
+            f"(inputs refused for unseen characters count as empty: {r.get('refused', 0)}).{_scored_text(r)}")
 
 
 def _speed_text(s: dict | None) -> str:
@@ -319,6 +318,12 @@ def _eos_text(r: dict) -> str:
     return "" if share is None else f" {share:.2%} of output steps attend most to `</s>`."
 
 
+def _scored_text(r: dict) -> str:
+    """What follows a set's scores, on the test set and the development set alike: `</s>`, repeats and drops,
+    BLEU by English length, and the command."""
+    return (f"{_eos_text(r)}{_faults_text(r)}\n\n{_by_length_table(r['by_length'])}\n\n```\n{r['command']}\n```")
+
+
 def _by_length_table(by_length: dict) -> str:
     rows = "\n".join(f"| {bucket} | {v['n']} | {v['bleu']} |" for bucket, v in by_length.items())
     return f"| source words | sentences | BLEU |\n|---|---|---|\n{rows}"
@@ -337,8 +342,7 @@ def _dev_text(d: dict | None) -> str:
     if not d:
         return "Not evaluated yet."
     return (f"The validation split's {d['n']} pairs of {d['min_words']} or more English words (`data.long_dev_set`), "
-            f"beam {d['beam']}{_ranked_text(d)}: **BLEU {d['bleu']}**, chrF {d['chrf']}.{_eos_text(d)}{_faults_text(d)}"
-            f"\n\n{_by_length_table(d['by_length'])}\n\n```\n{d['command']}\n```")
+            f"beam {d['beam']}{_ranked_text(d)}: **BLEU {d['bleu']}**, chrF {d['chrf']}.{_scored_text(d)}")
 
 
 def _faults_text(r: dict) -> str:
