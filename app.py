@@ -33,7 +33,7 @@ from attn_demo.ui.explore import ExploreSection
 from attn_demo.ui.export import ExportSection
 from attn_demo.ui.first_view import FirstView, first_view_html
 from attn_demo.ui.learn import LearnSection
-from attn_demo.ui.page import CSS, PAGE_JS, THEME, ModelsOnPage, cache_block_signatures, contents, section
+from attn_demo.ui.page import CSS, PAGE_JS, THEME, ModelsOnPage, cache_block_configs, contents, section
 from attn_demo.ui.quiz import QuizSection
 from attn_demo.ui.share import ShareSection
 from attn_demo.ui.trace_files import TraceFiles
@@ -145,7 +145,7 @@ def build_demo(models, notices=()) -> Page:
         # the page opens on its link's view, or on the first example: from the cache (warm_up), so a full room costs nothing
         controls.open_page(demo)
     demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=2)
-    cache_block_signatures(demo)  # every new session builds its state from all of the page's blocks
+    cache_block_configs(demo)  # every new session builds its state from all of the page's blocks
     translate.warm_up()
     first_view = first_view_html([(on_page[key], on_page[key].view(EXAMPLES[0], 1)) for key in on_page.opening.values()])
     return Page(demo, models, translate, share, classroom, export, explore, attribution, why_attention, learn,

@@ -315,7 +315,9 @@ def test_quiz_checks_answers_about_attention_and_about_the_translation(shipped, 
 def test_alignment_check_draws_the_human_links_on_each_models_grid(shipped, browser, app_url, width, height):
     page = browser.new_page(viewport={"width": width, "height": height})
     open_app(page, app_url)
-    for side in SIDES:  # the first example is on the page from the start
+    assert page.locator(".js-plotly-plot").count() == 2  # the opening grids only: the section draws its own when near
+    page.locator(f"#{page_parts.section_id('alignment')}").scroll_into_view_if_needed()
+    for side in SIDES:  # then the first example is drawn
         page.locator(f"#{side}-gold-grid .js-plotly-plot .heatmaplayer").wait_for(timeout=60_000)
     sentence = page.locator("#gold-sentence input")
     sentence.click()
@@ -425,14 +427,16 @@ def test_the_page_opens_on_a_translated_example(shipped, browser, app_url, width
     assert page.get_by_role("textbox", name="English sentence").input_value() == EXAMPLES[0]
     assert page.evaluate(EMPTY_FRAMES) == []  # a section not yet asked for says what to press instead
     assert page.evaluate(UNREACHABLE_FIGURES) == []  # a grid wider than a phone scrolls sideways in its own box
-    page.locator("#length-chart .js-plotly-plot .scatterlayer").wait_for(timeout=60_000)
+    for chart, section in (("length-chart", "why"), ("compare-chart", "compare")):  # drawn once the reader comes near
+        page.locator(f"#{page_parts.section_id(section)}").scroll_into_view_if_needed()
+        page.locator(f"#{chart} .js-plotly-plot .scatterlayer, #{chart} .js-plotly-plot .barlayer").first.wait_for(timeout=60_000)
     assert page.evaluate(CLIPPED_TICKS) == []  # every tick label of every drawn figure whole, the BLEU chart's too
     page.wait_for_timeout(500)  # reachable.js marks what scrolls once a frame: let the page settle
     violations = Axe().run(page, options={"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}})
     assert [(v["id"], [n["target"] for n in v["nodes"]]) for v in violations.response["violations"]
             if v["impact"] in ("serious", "critical")] == []  # contrast on a projector, a keyboard for what scrolls
     texts = page.evaluate(FIGURE_TEXTS)  # every figure drawn is read in words: the grids where each French piece looks most
-    assert {"left-grid", "right-grid", "length-chart"} <= texts.keys() and all(
+    assert {"left-grid", "right-grid", "length-chart", "compare-chart"} <= texts.keys() and all(
         role == "figure" and label for role, label in texts.values()), texts
     for side, (model, view) in zip(SIDES, shipped.translate.models.sides(state)):
         assert texts[f"{side}-grid"][1] == html.unescape(grid_figure(model, view, False)["layout"]["meta"]["text"])

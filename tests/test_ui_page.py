@@ -3,7 +3,7 @@ import inspect
 import gradio as gr
 from gradio.state_holder import SessionState
 
-from attn_demo.ui.page import cache_block_signatures
+from attn_demo.ui.page import cache_block_configs
 
 
 def a_page() -> gr.Blocks:
@@ -20,14 +20,24 @@ def a_page() -> gr.Blocks:
     return page
 
 
-def test_cached_signatures_leave_every_session_config_as_it_was(monkeypatch):
+def test_cached_configs_leave_every_session_config_as_it_was(monkeypatch):
     page = a_page()
     kinds = {type(block) for block in page.blocks.values()}
     for kind in kinds:  # as Gradio has them, whatever another test cached before
         monkeypatch.delattr(kind.__init__, "__signature__", raising=False)
     signatures = {kind: inspect.signature(kind.__init__) for kind in kinds}
     before = SessionState(page).config_values
-    cache_block_signatures(page)
+    cache_block_configs(page)
     assert SessionState(page).config_values == before
     assert all(kind.__init__.__signature__ == signatures[kind] for kind in kinds)
     assert len(kinds) >= 8 and before and all(config["props"] for config in before.values())
+
+
+def test_a_value_one_session_sets_stays_in_that_session():
+    page = a_page()
+    cache_block_configs(page)
+    slider = next(key for key, block in page.blocks.items() if isinstance(block, gr.Slider))
+    first, second = SessionState(page), SessionState(page)
+    first._update_value_in_config(slider, 7)  # what Gradio does with an event's output, for that session only
+    assert first.config_values[slider]["props"]["value"] == 7
+    assert second.config_values[slider]["props"]["value"] == SessionState(page).config_values[slider]["props"]["value"] == 3

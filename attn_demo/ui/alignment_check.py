@@ -12,6 +12,7 @@ from attn_demo.alignment import GOLD_DIR, alignment_error, argmax_links, links_s
 from attn_demo.computed_once import ComputedOnce
 from attn_demo.figures import gold_check_figure
 from attn_demo.ui.page import SIDES, plot
+from attn_demo.ui.when_seen import when_seen
 
 EXAMPLES = (28, 22, 110, 76)  # 1-based sentence numbers worth checking first: one-to-one, many-to-one, paraphrases
 EXPLANATION = """## Alignment check: does attention align words?
@@ -98,16 +99,16 @@ class AlignmentCheckSection:
             gr.Markdown(f"The human alignments are not on this machine (looked in `{GOLD_DIR}`), so no sentence can be "
                         "checked here; the scores below were measured where they were.")
         else:
+            watcher = when_seen("alignment")  # the first sentence's grids are drawn when the reader comes near
             choices = self.sentence_choices()
             sentence = gr.Dropdown(choices, value=choices[0][1], label="Hansards sentence (test set)", elem_id="gold-sentence")
-            first = self.show(choices[0][1], False, *(picker.value for picker in pickers))  # on the page from the start
             outputs = []
             with gr.Row():
                 for i, side in enumerate(SIDES):
                     with gr.Column():
-                        score = gr.Markdown(first[2 * i + 1], elem_id=f"{side}-gold-score")
-                        grid = gr.Plot(first[2 * i], show_label=False, elem_id=f"{side}-gold-grid")
+                        score = gr.Markdown(elem_id=f"{side}-gold-score")
+                        grid = gr.Plot(show_label=False, elem_id=f"{side}-gold-grid")
                         outputs += [grid, score]
-            gr.on([sentence.change, large_text.change, *(picker.change for picker in pickers)], self.show,
+            gr.on([watcher.click, sentence.change, large_text.change, *(picker.change for picker in pickers)], self.show,
                   [sentence, large_text, *pickers], outputs, api_name="alignment_check")
         gr.Markdown(self.table_markdown())

@@ -7,6 +7,7 @@ from attn_demo.catalogue import summary
 from attn_demo.evaluate import SHORT_RATIO
 from attn_demo.figures import comparison_figure
 from attn_demo.ui.page import plot
+from attn_demo.ui.when_seen import when_seen
 
 EXPLANATION = f"""## Compare them all
 Every model on this page, measured the same way: BLEU and chrF on the Tatoeba test set (beam 5, each ranked as its card's
@@ -46,7 +47,9 @@ class CompareSection:
         return plot(comparison_figure(self.rows, large))
 
     def render(self, large_text: gr.Checkbox):
+        watcher = when_seen("compare")
         gr.Markdown(EXPLANATION)
         gr.Markdown(self.table_markdown(), elem_id="compare-table")
-        chart = gr.Plot(self.figure(False), show_label=False, elem_id="compare-chart")
-        large_text.change(self.figure, large_text, chart, api_name="compare_chart", queue=False)  # from the cards: no queue
+        chart = gr.Plot(show_label=False, elem_id="compare-chart")
+        gr.on([watcher.click, large_text.change], self.figure, large_text, chart, api_name="compare_chart",
+              queue=False)  # from the cards: no queue

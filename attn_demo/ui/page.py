@@ -11,6 +11,7 @@ from gradio.components.plot import PlotData
 from attn_demo.figures import to_json
 from attn_demo.ui.learn import LEARN_CSS, LEARN_JS
 from attn_demo.ui.step_group import STEP_VIEWS_CSS, STEP_VIEWS_JS
+from attn_demo.ui.when_seen import WHEN_SEEN_CSS
 from attn_demo.views import COVERAGE_CSS
 
 # the page's sections, in order: the key of each (its element id is section_id(key)) and its name in the contents bar
@@ -61,7 +62,7 @@ body.attn-large .katex { font-size: 1.6em; }
 [id^="%s"] { scroll-margin-top: 4rem; }
 """ % (HIDDEN_WHEN_EMPTY, SECTION_PREFIX)
 HERE = Path(__file__).parent
-CSS += STEP_VIEWS_CSS + LEARN_CSS + COVERAGE_CSS + (HERE / "classroom.css").read_text()
+CSS += STEP_VIEWS_CSS + LEARN_CSS + COVERAGE_CSS + WHEN_SEEN_CSS + (HERE / "classroom.css").read_text()
 CLASSROOM_JS = (HERE / "classroom.js").read_text()  # defines window.attnClassroom: the class activity's views
 PAGE_CHANGES_JS = (HERE / "page_changes.js").read_text()  # one observer of the page for the watchers below: () => watch
 REACHABLE_JS = (HERE / "reachable.js").read_text()  # (watch) => …: whatever scrolls can be reached by keyboard
@@ -101,17 +102,27 @@ def contents() -> str:
     return f'<nav aria-label="Sections of the page">{links}</nav>'
 
 
-def cache_block_signatures(page: gr.Blocks) -> None:
-    """Give inspect the constructor signature of every kind of block on `page`, computed once.
+def cache_block_configs(page: gr.Blocks) -> None:
+    """Compute the config of every block on `page` once, when the page is built, not for every new session.
 
-    Gradio builds each new session's state from the config of every block on the page, and each
-    block's config starts from its class's constructor signature (inspect.signature in
-    Block.get_config): computed afresh for every block of every session, half the cost of a new
-    session on this page of 200 blocks, which a class of students pays together (BENCHMARKS.md).
-    A function's __signature__ is Python's own way of handing inspect a signature (PEP 362); set
-    to the very value inspect computes, it changes nothing but the time."""
+    Gradio builds each new session's state from the config of every block on the page (SessionState, kept
+    for deep links): about 30 ms of server CPU a session on this page of 250 blocks, under load, which a class
+    of students pays together (BENCHMARKS.md). A block's config is read from its attributes, and the page's
+    blocks never change once built (an update makes a new block, for its session only), so every session
+    gets the same config: each block hands out a copy of its own, made at build time. The copy is shallow,
+    as Gradio only ever sets a session's props, never changes them in place. The blocks' classes keep their
+    constructor signatures (inspect.signature, PEP 362's __signature__), computed once too, for the blocks
+    an update makes later."""
     for kind in {type(block) for block in page.blocks.values()}:
         kind.__init__.__signature__ = inspect.signature(kind.__init__)
+    for block in page.blocks.values():
+        if hasattr(block, "get_config"):
+            block.get_config = copies_of(block.get_config())
+
+
+def copies_of(config: dict):
+    """A block's get_config that hands out a new copy of `config` at each call."""
+    return lambda cls=None: dict(config)
 
 
 def plot(figure: dict | None) -> PlotData | None:

@@ -7,6 +7,7 @@ import gradio as gr
 from attn_demo.examples import LONG_EXAMPLE
 from attn_demo.figures import length_figure
 from attn_demo.ui.page import plot
+from attn_demo.ui.when_seen import when_seen
 
 EXPLANATION = """## Why attention?
 An encoder–decoder without attention squeezes the whole English sentence into one fixed vector, and the
@@ -50,9 +51,11 @@ class WhyAttentionSection:
 
     def render(self, large_text: gr.Checkbox, controls):
         """The section; controls are the translate section's (ui.translate.TranslateControls)."""
+        watcher = when_seen("why")
         gr.Markdown(EXPLANATION, latex_delimiters=[{"left": "$", "right": "$", "display": False}])
-        chart = gr.Plot(self.figure(False), show_label=False, elem_id="length-chart")
-        large_text.change(self.figure, large_text, chart, api_name="length_chart", queue=False)  # from the cards: no queue
+        chart = gr.Plot(show_label=False, elem_id="length-chart")
+        gr.on([watcher.click, large_text.change], self.figure, large_text, chart, api_name="length_chart",
+              queue=False)  # from the cards: no queue
         if self.pair:
             gr.Markdown(self.baseline_note(), elem_id="baseline-note")
             button = gr.Button(f"See it: a {len(LONG_EXAMPLE.split())}-word sentence, no attention beside attention",

@@ -1,0 +1,18 @@
+"""Figures a section draws only when a reader first comes near it, so that the page's first view
+carries none of them: a watcher element, bound to its own section, whose click fires once."""
+from pathlib import Path
+
+import gradio as gr
+
+WHEN_SEEN_CLASS = "attn-when-seen"
+WHEN_SEEN_JS = (Path(__file__).parent / "when_seen.js").read_text()  # gr.HTML's js_on_load: runs with `element`, `trigger`
+# the watcher takes no room: out of the column's flow (no gap around it), still where the column would have put it
+WHEN_SEEN_CSS = f".{WHEN_SEEN_CLASS} {{ position: absolute !important; width: 1px; height: 1px; overflow: hidden; }}\n"
+
+
+def when_seen(section: str) -> gr.HTML:
+    """An invisible element, placed at the top of `section`, that clicks itself once when it first comes
+    within a screen of the window (the reader scrolls towards it, or a shared link opens on it): the
+    event the section's first figures are drawn on (watcher.click)."""
+    return gr.HTML("", elem_id=f"{section}-when-seen", elem_classes=[WHEN_SEEN_CLASS], js_on_load=WHEN_SEEN_JS,
+                   apply_default_css=False, padding=False, container=False)
