@@ -2,6 +2,7 @@
 
     python benchmarks/classroom.py                   # starts app.py on a free port, 60 phones
     python benchmarks/classroom.py --url http://127.0.0.1:7860/ --students 30
+    python benchmarks/classroom.py --translators 60  # and others translating while the room votes
 
 The teacher's client (gradio_client) opens a room on a sentence. Each phone (an HTTP client posting as the page's
 browser does, BrowserSession) polls class_state every --phone-poll
@@ -16,6 +17,10 @@ CPU. It prints:
   - reveal → phones: from sending the reveal to each phone's first state showing it, p50/p95/max;
   - the calls' own round trips, and the server's CPU time per call (when this script started the server);
   - errors, by message;
+  - with --translators: gradio_client users each translating --per-translator new test sentences from the
+    moment the phones start, first against the echoing bare app (benchmarks/bare_app.py, the framework's
+    floor) while the room runs on the app, then against the app itself while a second room runs on it; their
+    p95 against the floor's (when this script started the server);
   - memory: a room with its votes, measured in this process (tracemalloc) at the bounds of
     attn_demo.classroom (MAX_ROOMS rooms of MAX_VOTERS phones), and the server's RSS before and after
     opening --rooms more rooms (when this script started the server).
@@ -37,10 +42,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from attn_demo import classroom  # noqa: E402
+from attn_demo.data import TEST_SET, read_pairs  # noqa: E402
 from benchmarks.server import Server  # noqa: E402
 from attn_demo.ui.classroom import PHONE_POLL_S, POLL_S  # noqa: E402
 
 SENTENCE = "The red car is in front of the house."
+PICKS = ("bahdanau-en-fr", "luong-en-fr")  # the translators' two models (the page's opening pair)
 
 
 def quantiles(values: list[float]) -> str:
@@ -140,6 +147,48 @@ class Phone(threading.Thread):
             time.sleep(max(0.0, min(next_poll, pending[0][0] if pending else next_poll) - time.monotonic()))
 
 
+class Translators:
+    """Others on the page while a room votes: `count` gradio_client users, each translating its own new
+    sentences one after another (as bench_app.classroom_load's students do), started together by go()."""
+
+    def __init__(self, url: str, sentences: list[str], count: int, per_client: int, errors: Counter):
+        from gradio_client import Client
+
+        self.clients = [Client(url, verbose=False, download_files=False) for _ in range(count)]
+        self.url, self.sentences, self.per_client, self.errors = url, sentences, per_client, errors
+        self.latencies, self.threads = [], []
+
+    def translate(self, k: int):
+        for i in range(self.per_client):
+            sent = time.monotonic()
+            try:
+                self.clients[k].predict(self.sentences[k * self.per_client + i], 1, False, "pieces", *PICKS,
+                                        api_name="/translate")
+                self.latencies.append(time.monotonic() - sent)
+            except Exception as error:  # noqa: BLE001
+                self.errors[f"translate: {error}"[:120]] += 1
+
+    def go(self):
+        self.threads = [threading.Thread(target=self.translate, args=(k,), daemon=True) for k in range(len(self.clients))]
+        for thread in self.threads:
+            thread.start()
+
+    def wait(self):
+        for thread in self.threads:
+            thread.join(timeout=600)
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def new_sentences(count: int, seed: int) -> list[str]:
+    """`count` test sentences no one has translated in this run (the app caches what it has)."""
+    pairs = read_pairs(TEST_SET)
+    return [pairs[i][0] for i in random.Random(seed).sample(range(len(pairs)), count)]
+
+
 def connect(url: str, count: int) -> tuple:
     """The teacher (a gradio_client: opening a room translates, in the queue) and `count` browser sessions."""
     from gradio_client import Client
@@ -179,19 +228,50 @@ def main():
     parser.add_argument("--model", default="bahdanau-en-fr", help="the room's model")
     parser.add_argument("--sentence", default=SENTENCE, help="the room's sentence")
     parser.add_argument("--rooms", type=int, default=50, help="rooms opened afterwards to measure the server's memory")
+    parser.add_argument("--translators", type=int, default=0,
+                        help="others translating while the room votes (0: none); needs the script to start the app")
+    parser.add_argument("--per-translator", type=int, default=3, help="new sentences each of them translates")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    if args.translators and args.url:
+        parser.error("--translators compares with a bare app this script starts: leave out --url")
 
     server = None if args.url else Server(ROOT / "app.py")
     url = args.url or server.url
     try:
-        run(url, server, args)
+        if args.translators:
+            translate_beside_the_room(server, args)
+        else:
+            run(url, server, args)
     finally:
         if server:
             server.stop()
 
 
-def run(url: str, server, args):
+def translate_beside_the_room(server, args):
+    """The room twice on the app, with others translating beside it: first against the echoing bare app
+    (the floor, the room's load on the same machine), then against the app itself."""
+    echo = Server(ROOT / "benchmarks" / "bare_app.py", env={"PYTHONPATH": str(ROOT)})
+    try:
+        n = args.translators * args.per_translator
+        sentences = new_sentences(2 * n, args.seed)
+        p95s = {}
+        for name, url, batch in (("echo", echo.url, sentences[:n]), ("attn-demo", server.url, sentences[n:])):
+            errors = Counter()
+            translators = Translators(url, batch, args.translators, args.per_translator, errors)
+            print(f"\n## the room, with {args.translators} others translating on {name}")
+            run(server.url, server, args, translators)
+            p95s[name] = p95(translators.latencies) if translators.latencies else float("nan")
+            print(f"translate on {name} during the room: {quantiles(translators.latencies)}; "
+                  f"errors {sum(errors.values())}" + "".join(f"\n  {k} × {m}" for m, k in errors.most_common()))
+        print(f"\ntranslate during the room: p95 {p95s['attn-demo'] / p95s['echo']:.2f}× the echo's")
+    finally:
+        echo.stop()
+
+
+def run(url: str, server, args, translators: Translators | None = None):
+    """One room on `url`: the phones vote, the projector polls, the teacher reveals; `translators`, if
+    given, start translating when the phones start voting."""
     rng, errors = random.Random(args.seed), Counter()
     full = room_memory(15, 16, classroom.MAX_VOTERS)  # before any client thread allocates beside it
     started = time.monotonic()
@@ -206,9 +286,14 @@ def run(url: str, server, args):
     projector.start()
     for phone in phones:
         phone.start()
+    if translators:
+        time.sleep(max(0.0, start - time.monotonic()))
+        translators.go()
     for phone in phones:  # every vote answered, then polled twice since
         phone.voted.wait()
     time.sleep(2 * args.poll + 1)
+    if translators:
+        translators.wait()
 
     counted = teacher.predict(code, api_name="/class_tally")["counts"]
     expected = [0] * pieces
@@ -240,7 +325,7 @@ def run(url: str, server, args):
     poll_trips = [received - sent for sent, received, _ in projector.polls]
     print(f"round trips: class_vote {quantiles(vote_trips)}; class_tally {quantiles(poll_trips)}; "
           f"class_state {quantiles([trip for phone in phones for trip in phone.polls])}")
-    if cpu is not None:
+    if cpu is not None and not (translators and translators.url == url):  # the room's calls alone
         print(f"server CPU: {cpu:.1f} s for {calls} calls, {1000 * cpu / calls:.1f} ms a call")
     busy = " (near one core: the round trips are the clients' own more than the server's)" if own_cpu > 0.8 * wall else ""
     print(f"the clients' CPU (this script, one Python process, the phones as browsers call): {own_cpu:.1f} s in {wall:.1f} s{busy}")
@@ -248,7 +333,7 @@ def run(url: str, server, args):
 
     print(f"memory: a room of 15 English × 16 French pieces with {classroom.MAX_VOTERS} phones voting at every step holds "
           f"{full / 1024:.0f} KiB; at the bounds ({classroom.MAX_ROOMS} such rooms) {classroom.MAX_ROOMS * full / 2**20:.1f} MiB")
-    if server:
+    if server and not translators:
         before = server.rss_mb()
         for _ in range(args.rooms):
             try:

@@ -1,6 +1,7 @@
 """`python -m benchmarks.bench --quick` is CI's smoke test of the benchmark: it must run end to end
 and its correctness checks must hold. Its timings are not asserted."""
 import json
+import re
 import subprocess
 import sys
 
@@ -98,3 +99,20 @@ def test_the_room_benchmark_plays_a_small_room_through_and_counts_every_vote_onc
                             "--within", "2", "--rooms", "1"], capture_output=True, text=True, timeout=300)
     assert shown.returncode == 0, shown.stderr
     assert "every vote counted once: True" in shown.stdout and "errors: 0" in shown.stdout
+
+
+def test_the_room_benchmark_compares_others_translating_with_the_echo_only_on_servers_it_starts():
+    shown = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "classroom.py"), "--url", "http://127.0.0.1:9/",
+                            "--translators", "2"], capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 2 and "leave out --url" in shown.stderr
+
+
+def test_the_room_benchmark_times_others_translating_beside_the_room():
+    """benchmarks/classroom.py --translators: the room twice, translations on the echo then on the app, compared."""
+    shown = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "classroom.py"), "--students", "3", "--within", "2",
+                            "--translators", "3", "--per-translator", "1"], capture_output=True, text=True, timeout=600)
+    assert shown.returncode == 0, shown.stderr
+    out = shown.stdout
+    for app in ("echo", "attn-demo"):
+        assert re.search(rf"translate on {app} during the room: p50 \d+ ms, p95 \d+ ms, max \d+ ms \(n=3\); errors 0", out), out
+    assert out.count("every vote counted once: True") == 2 and re.search(r"p95 \d+\.\d\d× the echo's", out)
