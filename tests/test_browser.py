@@ -336,6 +336,21 @@ def test_alignment_check_draws_the_human_links_on_each_models_grid(shipped, brow
     page.close()
 
 
+def test_a_chart_further_down_is_drawn_when_near_in_the_room_kept_for_it(browser, app_url):
+    """The BLEU-by-length chart is not drawn with the page; when the reader comes near its section it is,
+    in the room its box kept: the button under it does not move (a finger about to tap it would miss)."""
+    page = browser.new_page(viewport={"width": 390, "height": 844}, has_touch=True)
+    open_app(page, app_url)
+    top = "(id) => Math.round(document.getElementById(id).getBoundingClientRect().top + window.scrollY)"
+    assert page.locator("#length-chart .js-plotly-plot").count() == 0
+    before = page.evaluate(top, "compare-long")
+    page.locator(f"#{page_parts.section_id('why')}").scroll_into_view_if_needed()
+    page.locator("#length-chart .js-plotly-plot .scatterlayer").wait_for(timeout=60_000)
+    page.wait_for_timeout(300)  # one more frame of layout
+    assert page.evaluate(top, "compare-long") == before
+    page.close()
+
+
 def first_of_kind(shipped, attention: str) -> str | None:
     return next((model.key for model in shipped.models if model.translator.config.attention == attention), None)
 

@@ -26,3 +26,11 @@ def test_a_sections_watcher_click_draws_its_figures(shipped, section):
     drawn = {block.elem_id: reply for block, reply in zip(event.outputs, replies)}
     assert all(drawn[elem_id] is not None and drawn[elem_id].plot for elem_id in DRAWN_WHEN_SEEN[section])
     assert not event.queue or section == "alignment"  # from the cards, no queue; the alignment check decodes
+
+
+def test_each_chart_sure_to_be_drawn_keeps_its_figures_height_until_then(shipped):
+    blocks = blocks_by_id(shipped.demo)
+    reserved = {section: blocks[f"{section}-when-seen"].props["reserve"] for section in DRAWN_WHEN_SEEN}
+    assert reserved["why"] == {"length-chart": shipped.why_attention.chart(False)["layout"]["height"]}
+    assert reserved["compare"]["compare-chart"] > 140  # a bar pair for each model
+    assert reserved["alignment"] == {}  # its grids' heights depend on the models a link may open on

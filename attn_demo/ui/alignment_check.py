@@ -99,7 +99,7 @@ class AlignmentCheckSection:
             gr.Markdown(f"The human alignments are not on this machine (looked in `{GOLD_DIR}`), so no sentence can be "
                         "checked here; the scores below were measured where they were.")
         else:
-            watcher = when_seen("alignment")  # the first sentence's grids are drawn when the reader comes near
+            watcher = when_seen("alignment", {})  # the first sentence's grids, drawn when the reader comes near
             choices = self.sentence_choices()
             sentence = gr.Dropdown(choices, value=choices[0][1], label="Hansards sentence (test set)", elem_id="gold-sentence")
             outputs = []

@@ -47,7 +47,7 @@ class CompareSection:
         return plot(comparison_figure(self.rows, large))
 
     def render(self, large_text: gr.Checkbox):
-        watcher = when_seen("compare")
+        watcher = when_seen("compare", {"compare-chart": comparison_figure(self.rows, False)["layout"]["height"]})
         gr.Markdown(EXPLANATION)
         gr.Markdown(self.table_markdown(), elem_id="compare-table")
         chart = gr.Plot(show_label=False, elem_id="compare-chart")

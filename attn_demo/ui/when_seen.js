@@ -1,8 +1,25 @@
 // A section's watcher (attn_demo/ui/when_seen.py): clicks itself once, when it comes within one screen of
-// the window, so its section draws its figures then and not with the page. While the page is still being
-// laid out everything sits near the top, so nearness counts at once only after the reader has scrolled
-// (a shared link that opens on a section scrolls too), and otherwise once it has lasted two seconds.
-// `element` is this watcher's own element; `trigger` sends its events to the server (gr.HTML's js_on_load).
+// the window, so its section draws its figures then and not with the page. Until then each figure's box
+// keeps the figure's height (props.reserve: pixels by element id), so nothing below it moves when it
+// appears, under a reader's eyes or a finger about to tap. While the page is still being laid out
+// everything sits near the top, so nearness counts at once only after the reader has scrolled (a shared
+// link that opens on a section scrolls too), and otherwise once it has lasted two seconds.
+// `element`, `props` and `trigger` are Gradio's (gr.HTML's js_on_load): this watcher's own element, its
+// props, and what sends its events to the server.
+const reserve = () => Object.entries(props.reserve).every(([id, height]) => {
+  const box = document.getElementById(id);
+  if (box) {
+    const style = getComputedStyle(box);
+    const edges = ["paddingTop", "paddingBottom", "borderTopWidth", "borderBottomWidth"].reduce((sum, side) => sum + parseFloat(style[side]), 0);
+    box.classList.add("attn-reserved");
+    box.style.minHeight = `${height + edges}px`;
+  }
+  return box !== null;
+});
+let frames = 0;
+const reserveWhenThere = () => { if (!reserve() && ++frames < 120) requestAnimationFrame(reserveWhenThere); };
+reserveWhenThere();
+
 let near = false;
 let scrolled = window.scrollY > 0;
 let timer = null;

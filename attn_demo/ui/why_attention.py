@@ -25,9 +25,13 @@ class WhyAttentionSection:
         attending = [model for model in models if model.has_attention]
         self.pair = (baselines[0].key, attending[0].key) if baselines and attending else None  # the one-click comparison
 
-    def figure(self, large: bool):
+    def chart(self, large: bool) -> dict | None:
+        """BLEU by length, a line per model with a length curve in its card (None: no card has one)."""
         curves = {model.title: model.translator.length_curve for model in self.models if model.translator.length_curve}
-        return plot(length_figure(curves, large)) if curves else None
+        return length_figure(curves, large) if curves else None
+
+    def figure(self, large: bool):
+        return plot(self.chart(large))
 
     def baseline_note(self) -> str:
         """What the chart shows about the baseline, in two sentences, from the cards' numbers."""
@@ -51,7 +55,8 @@ class WhyAttentionSection:
 
     def render(self, large_text: gr.Checkbox, controls):
         """The section; controls are the translate section's (ui.translate.TranslateControls)."""
-        watcher = when_seen("why")
+        drawn = self.chart(False)
+        watcher = when_seen("why", {"length-chart": drawn["layout"]["height"]} if drawn else {})
         gr.Markdown(EXPLANATION, latex_delimiters=[{"left": "$", "right": "$", "display": False}])
         chart = gr.Plot(show_label=False, elem_id="length-chart")
         gr.on([watcher.click, large_text.change], self.figure, large_text, chart, api_name="length_chart",
