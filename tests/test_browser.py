@@ -53,9 +53,10 @@ def open_app(page, url: str):
         page.wait_for_function(caption_shows(side, "Step 1 of"), timeout=60_000)
 
 
-# the ids of the plots drawn empty on the page (Gradio's empty-plot icon, which reads as a broken image)
+# the ids of the plots drawn empty on the page (Gradio's empty-plot icon, which reads as a broken image; a box
+# keeping a figure's room until it is drawn shows none)
 EMPTY_FRAMES = """() => [...document.querySelectorAll('.empty[aria-label="Empty value"]')]
-    .filter((e) => e.offsetParent !== null).map((e) => e.closest('.block')?.id)"""
+    .filter((e) => e.offsetParent !== null && getComputedStyle(e).visibility === 'visible').map((e) => e.closest('.block')?.id)"""
 
 
 # the ids of the plots wider than their box where that box does not scroll sideways: labels out of reach

@@ -20,7 +20,11 @@ let frames = 0;
 const reserveWhenThere = () => { if (!reserve() && ++frames < 120) requestAnimationFrame(reserveWhenThere); };
 reserveWhenThere();
 
-let near = false;
+// near: within one screen of the window, read from the layout itself (an observer's report can arrive late)
+const near = () => {
+  const box = element.getBoundingClientRect();
+  return box.top < 2 * window.innerHeight && box.bottom > -window.innerHeight;
+};
 let scrolled = window.scrollY > 0;
 let timer = null;
 const fire = () => {
@@ -31,13 +35,13 @@ const fire = () => {
 };
 const onScroll = () => {
   scrolled = true;
-  if (near) fire();
+  if (near()) fire();
 };
 const seen = new IntersectionObserver((entries) => {
-  near = entries.some((entry) => entry.isIntersecting);
   clearTimeout(timer);
-  if (near && scrolled) fire();
-  else if (near) timer = setTimeout(fire, 2000);
+  if (!entries.some((entry) => entry.isIntersecting)) return;
+  if (scrolled) fire();
+  else timer = setTimeout(() => { if (near()) fire(); }, 2000);
 }, { rootMargin: "100% 0px" });
 seen.observe(element);
 window.addEventListener("scroll", onScroll, { passive: true });
