@@ -50,12 +50,16 @@ SENTENCE = "The red car is in front of the house."
 PICKS = ("bahdanau-en-fr", "luong-en-fr")  # the translators' two models (the page's opening pair)
 
 
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
 def quantiles(values: list[float]) -> str:
     if not values:
         return "none"
-    ordered = sorted(values)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return f"p50 {statistics.median(ordered) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms, max {ordered[-1] * 1000:.0f} ms (n={len(ordered)})"
+    return (f"p50 {statistics.median(values) * 1000:.0f} ms, p95 {p95(values) * 1000:.0f} ms, "
+            f"max {max(values) * 1000:.0f} ms (n={len(values)})")
 
 
 class BrowserSession:
@@ -176,11 +180,6 @@ class Translators:
     def wait(self):
         for thread in self.threads:
             thread.join(timeout=600)
-
-
-def p95(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
 def new_sentences(count: int, seed: int) -> list[str]:

@@ -1,9 +1,10 @@
 // A section's watcher (attn_demo/ui/when_seen.py): clicks itself once, when it comes within one screen of
 // the window, so its section draws its figures then and not with the page. Until then each figure's box
-// keeps the figure's height (props.reserve: pixels by element id), so nothing below it moves when it
-// appears, under a reader's eyes or a finger about to tap. While the page is still being laid out
-// everything sits near the top, so nearness counts at once only after the reader has scrolled (a shared
-// link that opens on a section scrolls too), and otherwise once it has lasted two seconds.
+// keeps the figure's height (props.reserve: pixels by element id) and is marked props.reserved_class, which
+// the page's style keeps drawn, so nothing below it moves when it appears, under a reader's eyes or a finger
+// about to tap. While the page is still being laid out everything sits near the top, so nearness counts at
+// once only after the reader has scrolled (a shared link that opens on a section scrolls too), and otherwise
+// once it has lasted two seconds.
 // `element`, `props` and `trigger` are Gradio's (gr.HTML's js_on_load): this watcher's own element, its
 // props, and what sends its events to the server.
 const reserve = () => Object.entries(props.reserve).every(([id, height]) => {
@@ -11,7 +12,7 @@ const reserve = () => Object.entries(props.reserve).every(([id, height]) => {
   if (box) {
     const style = getComputedStyle(box);
     const edges = ["paddingTop", "paddingBottom", "borderTopWidth", "borderBottomWidth"].reduce((sum, side) => sum + parseFloat(style[side]), 0);
-    box.classList.add("attn-reserved");
+    box.classList.add(props.reserved_class);
     box.style.minHeight = `${height + edges}px`;
   }
   return box !== null;
