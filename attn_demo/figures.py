@@ -40,14 +40,28 @@ def _font(large: bool) -> int:
     return 20 if large else 13
 
 
-def _layout(title: str, height: int, large: bool, top: int = 60) -> dict:
+def _layout(title: str, height: int, large: bool, top: int = 60, subtitle: str = "") -> dict:
+    """A figure's common layout; a subtitle (a line under the title) gets a line of room of its own."""
+    font = _font(large)
+    title = dict(text=title, x=0.01, y=1.0, yanchor="top", yref="container", pad=dict(t=8), font=dict(size=font + 3))
+    if subtitle:
+        title["subtitle"] = dict(text=subtitle, font=dict(size=font, color="#555"))
     return dict(
-        title=dict(text=title, x=0.01, y=1.0, yanchor="top", yref="container", pad=dict(t=8),
-                   font=dict(size=_font(large) + 3)),
-        height=height, template="plotly_white", paper_bgcolor="white", plot_bgcolor="white",  # readable in light and dark pages
-        font=dict(size=_font(large), color="#222"), margin=dict(l=10, r=10, t=top, b=10),
-        hoverlabel=dict(font=dict(size=_font(large))), showlegend=False,
+        title=title, height=height, template="plotly_white", paper_bgcolor="white", plot_bgcolor="white",  # readable in light and dark pages
+        font=dict(size=font, color="#222"), margin=dict(l=10, r=10, t=top + (font + 8 if subtitle else 0), b=10),
+        hoverlabel=dict(font=dict(size=font)), showlegend=False,
     )
+
+
+# A legend under a figure whose width follows the screen: anchored to the figure's bottom edge, so Plotly makes room
+# for it however many lines it wraps to (one placed under the plot area grows up into the axis title on a phone).
+LEGEND_BELOW = dict(orientation="h", yref="container", y=0, yanchor="bottom")
+
+
+def _title_text(layout: dict) -> str:
+    """A figure's title and subtitle, as a screen reader's text begins."""
+    title = layout["title"]
+    return f"{title['text']} ({title['subtitle']['text']})" if "subtitle" in title else title["text"]
 
 
 def _figure(data: list, layout: dict, text: str) -> dict:
@@ -186,13 +200,13 @@ def length_figure(curves: dict, large: bool = False) -> dict:
                  y=[v["bleu"] for v in buckets.values()], customdata=[v["n"] for v in buckets.values()],
                  hovertemplate=f"{label(title)}<br>%{{x}} words: BLEU %{{y:.1f}} (%{{customdata}} inputs)<extra></extra>")
             for title, buckets in curves.items()]
-    layout = _layout("Translation quality by sentence length (long-sentence test set, beam 5)", 420, large)
-    layout.update(showlegend=True, legend=dict(orientation="h", y=-0.25),
-                  xaxis=dict(title=dict(text="English words"), type="category", automargin=True),
+    layout = _layout("BLEU by sentence length", 420 + (60 if large else 0), large, subtitle="long-sentence test set, beam 5")
+    layout.update(showlegend=True, legend=LEGEND_BELOW,  # the tick labels turn upright where they would collide
+                  xaxis=dict(title=dict(text="English words"), type="category", automargin=True, autotickangles=[0, 90]),
                   yaxis=dict(title=dict(text="BLEU"), rangemode="tozero", automargin=True))  # room for "40", not "0"
     lines = "; ".join(f"{label(title)}: " + ", ".join(f"{b.replace('-', '–')} words {v['bleu']:.1f}" for b, v in buckets.items())
                       for title, buckets in curves.items())
-    return _figure(data, layout, f"{layout['title']['text']}, one line per model, BLEU by English words: {lines}.")
+    return _figure(data, layout, f"{_title_text(layout)}, one line per model, BLEU by English words: {lines}.")
 
 
 def comparison_figure(rows: list[dict], large: bool = False) -> dict:
@@ -204,14 +218,15 @@ def comparison_figure(rows: list[dict], large: bool = False) -> dict:
                  hovertemplate="%{y}<br>" + name + ": BLEU %{x:.1f}<extra></extra>")
             for key, name, colour in (("test_bleu", "Tatoeba test set", "#4c72b0"),
                                       ("long_41_50_bleu", "inputs of 41–50 words", "#dd8452"))]
-    layout = _layout("BLEU on the test set and on long inputs (beam 5)", 140 + (60 if large else 44) * len(rows), large)
-    layout.update(barmode="group", showlegend=True, legend=dict(orientation="h", y=-0.15, yanchor="top"),
+    layout = _layout("BLEU of every model", 140 + (60 if large else 44) * len(rows), large,
+                     subtitle="the test set and inputs of 41–50 words, beam 5")
+    layout.update(barmode="group", showlegend=True, legend=LEGEND_BELOW,
                   yaxis=dict(type="category", autorange="reversed", automargin=True),
-                  xaxis=dict(title=dict(text="BLEU"), rangemode="tozero"))
+                  xaxis=dict(title=dict(text="BLEU"), rangemode="tozero", automargin=True))  # room above the legend
     bleu = lambda value: "not measured" if value is None else f"{value:.1f}"
     bars = "; ".join(f"{title}: test set {bleu(row['test_bleu'])}, 41–50 words {bleu(row['long_41_50_bleu'])}"
                      for title, row in zip(titles, rows))
-    return _figure(data, layout, f"{layout['title']['text']}, per model: {bars}.")
+    return _figure(data, layout, f"{_title_text(layout)}, per model: {bars}.")
 
 
 def attribution_figure(source_tokens, target_tokens, scores, title: str, large: bool = False, unit: str = "pieces") -> dict:

@@ -217,18 +217,23 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(shipped, browser, a
     page.close()
 
 
-# Pairs of labels that overlap, figure by figure: Plotly's tick labels and the step views' ticks and
-# point labels (those written; a point whose label would overlap another's is named by its tooltip).
+# Pairs of labels that overlap, figure by figure: Plotly's tick labels, axis titles and legend entries, and the
+# step views' ticks and point labels (those written; a point whose label would overlap another's is named by its
+# tooltip); and a Plotly title cut off by its figure's right edge.
 OVERLAPPING_LABELS = """() => {
     const overlaps = [];
     for (const figure of document.querySelectorAll(".js-plotly-plot, .attn-step-view")) {
-        const boxes = [...figure.querySelectorAll(".xtick text, .ytick text, .attn-tick, .attn-point-label")]
+        const name = figure.parentElement.id || figure.id;
+        const boxes = [...figure.querySelectorAll(".xtick text, .ytick text, .g-xtitle text, .g-ytitle text, .legend .traces, .attn-tick, .attn-point-label")]
             .filter((label) => label.style.display !== "none" && label.textContent.trim())
             .map((label) => [label.textContent, label.getBoundingClientRect()]);
         boxes.forEach(([a, p], i) => boxes.slice(i + 1).forEach(([b, q]) => {
             if (p.left < q.right - 0.5 && q.left < p.right - 0.5 && p.top < q.bottom - 0.5 && q.top < p.bottom - 0.5)
-                overlaps.push(`${figure.parentElement.id || figure.id}: ${a} / ${b}`);
+                overlaps.push(`${name}: ${a} / ${b}`);
         }));
+        const edge = figure.querySelector(".main-svg")?.getBoundingClientRect().right;
+        for (const title of figure.querySelectorAll(".gtitle, .gtitle-subtitle"))
+            if (title.getBoundingClientRect().right > edge + 0.5) overlaps.push(`${name}: ${title.textContent} cut off`);
     }
     return overlaps;
 }"""
@@ -447,6 +452,7 @@ def test_the_page_opens_on_a_translated_example(shipped, browser, app_url, width
         page.locator(f"#{page_parts.section_id(section)}").scroll_into_view_if_needed()
         page.locator(f"#{chart} .js-plotly-plot .scatterlayer, #{chart} .js-plotly-plot .barlayer").first.wait_for(timeout=60_000)
     assert page.evaluate(CLIPPED_TICKS) == []  # every tick label of every drawn figure whole, the BLEU chart's too
+    assert page.evaluate(OVERLAPPING_LABELS) == []  # nor a legend on an axis title, nor a title cut off, on a phone too
     page.wait_for_timeout(500)  # reachable.js marks what scrolls once a frame: let the page settle
     violations = Axe().run(page, options={"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}})
     assert [(v["id"], [n["target"] for n in v["nodes"]]) for v in violations.response["violations"]
