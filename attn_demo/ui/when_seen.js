@@ -21,10 +21,12 @@ let frames = 0;
 const reserveWhenThere = () => { if (!reserve() && ++frames < 120) requestAnimationFrame(reserveWhenThere); };
 reserveWhenThere();
 
-// near: within one screen of the window, read from the layout itself (an observer's report can arrive late)
+// near: within SCREENS screens of the window, the observer's margin; read from the layout itself when it fires
+// (an observer's report can arrive late)
+const SCREENS = 1;
 const near = () => {
   const box = element.getBoundingClientRect();
-  return box.top < 2 * window.innerHeight && box.bottom > -window.innerHeight;
+  return box.top < (1 + SCREENS) * window.innerHeight && box.bottom > -SCREENS * window.innerHeight;
 };
 let scrolled = window.scrollY > 0;
 let timer = null;
@@ -43,6 +45,6 @@ const seen = new IntersectionObserver((entries) => {
   if (!entries.some((entry) => entry.isIntersecting)) return;
   if (scrolled) fire();
   else timer = setTimeout(() => { if (near()) fire(); }, 2000);
-}, { rootMargin: "100% 0px" });
+}, { rootMargin: `${100 * SCREENS}% 0px` });
 seen.observe(element);
 window.addEventListener("scroll", onScroll, { passive: true });
