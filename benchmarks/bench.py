@@ -28,7 +28,7 @@ from attn_demo.search import max_target_length
 from attn_demo.steps import pca_projection, step_payload
 from attn_demo.timing import SENTENCES, interleaved, machine, timed
 from attn_demo.translator import load_translator
-from benchmarks.bench_app import bench_app, bench_classroom
+from benchmarks.bench_app import bench_app, bench_classroom, classroom_table
 
 MODELS = ("bahdanau-en-fr", "luong-en-fr")  # the two checkpoints timed unless --models names others
 FULL = dict(runs=30, warmup=5, step_runs=300, batch_sizes=(1, 8, 32), batches=5, clients=60, requests_per_client=3, rounds=3,
@@ -268,7 +268,7 @@ CLASSROOM_TITLE = "classroom load (echo: the framework's floor; outputs: the pag
 def print_app(app: dict):
     print(f"\n### app\n\ncold start {app['cold_start_s']} s, RSS after start {app['rss_after_start_mb']} MB, peak {app['peak_rss_mb']} MB")
     print_rows("step change in the browser", app["step_change"])
-    print_rows(CLASSROOM_TITLE, app["classroom"])
+    print_rows(CLASSROOM_TITLE, classroom_table(app["classroom"]))
     print_rows("a class presses one button together, on a shared 20-word sentence", app["class_press"])
     print(f"RSS over {app['soak_requests']} requests: {app['soak_rss_before_mb']} → {app['soak_rss_after_mb']} MB")
 
@@ -299,7 +299,7 @@ def main(argv=None):
             print_app(report["app"])
         elif key == "classroom":
             report["classroom"] = bench_classroom(tuple(args.models), p)
-            print_rows(CLASSROOM_TITLE, report["classroom"])
+            print_rows(CLASSROOM_TITLE, classroom_table(report["classroom"]))
         else:
             title, fn = SECTIONS[key]
             report[key] = fn(translators, p)

@@ -70,10 +70,11 @@ def classroom_load(url: str, sentences: list[str], expected: dict, clients: int,
     the picked models, and with `flow` as the page goes on (AFTER_TRANSLATE, as the browser sends them), and
     checking that every translation is that of the sentence it sent: answer(reply) must equal
     expected[text]. A request's latency is its calls together. cpu_seconds() (the server's) is read
-    once the whole class has connected and again at the end: "cpu_s", the requests' own."""
+    once the whole class has connected and again at the end: "cpu_s", the requests' own; "clients_cpu_s" is
+    this process's over the same span, the students' (on a one-machine benchmark they share the server's cores)."""
     latencies, errors, mixed, lock = [], [], [], threading.Lock()
     connected = []
-    barrier = threading.Barrier(clients, action=lambda: connected.append(cpu_seconds()))
+    barrier = threading.Barrier(clients, action=lambda: connected.append((cpu_seconds(), time.process_time())))
 
     def student(k: int):
         client = arrive(url, barrier, errors, lock)
@@ -105,7 +106,8 @@ def classroom_load(url: str, sentences: list[str], expected: dict, clients: int,
         thread.join(timeout=1800)
     return {"clients": clients, "requests": clients * per_client, "latencies_ms": latencies, "errors": errors,
             "mixed_up": len(mixed), "seconds": time.perf_counter() - start,
-            "cpu_s": cpu_seconds() - connected[0] if connected else 0.0}
+            "cpu_s": cpu_seconds() - connected[0][0] if connected else 0.0,
+            "clients_cpu_s": time.process_time() - connected[0][1] if connected else 0.0}
 
 
 def pooled(rounds: list[dict]) -> dict:
@@ -281,6 +283,17 @@ def time_learn_presses(page, presses: int) -> list[float]:
 CLASSROOM_APPS = {"echo": ROOT / "benchmarks" / "bare_app.py", "outputs": ROOT / "benchmarks" / "bare_outputs_app.py",
                   "app": ROOT / "app.py"}
 CALLS = {"translate": False, "flow": True}  # translate alone, or the page's whole flow (classroom_load's flow)
+# what the classroom table prints of each row, and under which heading (the JSON keeps all of it)
+CLASSROOM_COLUMNS = {"calls": "calls", "app": "app", "answered": "answered", "errors": "errors", "mixed_up": "mixed_up",
+                     "p50_ms": "p50_ms", "p95_ms": "p95_ms", "server_cpu_ms_per_request": "server CPU ms / request",
+                     "clients_cpu_ms_per_request": "clients' CPU ms / request",
+                     "server_cpu_ms_per_connection": "server CPU ms / connection", "p95_to_echo": "p95 / echo's"}
+
+
+def classroom_table(rows: list[dict]) -> list[dict]:
+    """The classroom load's rows as its table prints them: CLASSROOM_COLUMNS, latencies in whole milliseconds."""
+    shown = lambda key, value: round(value) if key in ("p50_ms", "p95_ms") and value is not None else value  # noqa: E731
+    return [{heading: shown(key, row.get(key)) for key, heading in CLASSROOM_COLUMNS.items()} for row in rows]
 
 
 def classroom_inputs(picks: tuple[str, str], p: dict) -> tuple[list[str], dict]:
@@ -361,6 +374,7 @@ def classroom(servers: dict, sentences: list[str], answers: dict, picks, p: dict
         row = {"calls": calls, "app": name, **pooled(done)}
         # the server's own CPU: per request once the class is connected, and per student connecting (the page's config)
         row["server_cpu_ms_per_request"] = round(1000 * sum(load["cpu_s"] for load in done) / (n * p["rounds"]), 1)
+        row["clients_cpu_ms_per_request"] = round(1000 * sum(load["clients_cpu_s"] for load in done) / (n * p["rounds"]), 1)
         row["server_cpu_ms_per_connection"] = round(1000 * connecting[calls, name] / (p["clients"] * p["rounds"]), 1)
         floor = pooled(rounds[calls, "echo"]).get("p95_ms")
         row["p95_to_echo"] = round(row["p95_ms"] / floor, 2) if floor and row.get("p95_ms") else None

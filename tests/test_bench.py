@@ -75,6 +75,7 @@ def test_quick_run_end_to_end(tmp_path, capsys):
     for load in loads:
         assert load["errors"] == 0 and load["mixed_up"] == 0 and load["answered"] == load["requests"]
         assert load["server_cpu_ms_per_request"] > 0 and load["p95_to_echo"] > 0  # the servers really were measured
+        assert load["clients_cpu_ms_per_request"] > 0  # and the students beside them
     assert report["app"]["soak_rss_after_mb"] > 0
     for press in report["app"]["class_press"]:  # every client answered, all alike: one shared computation, nothing mixed
         assert (press["answered"], press["errors"], press["distinct_replies"]) == (3, 0, 1), press
