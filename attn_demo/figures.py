@@ -40,15 +40,23 @@ def _font(large: bool) -> int:
     return 20 if large else 13
 
 
+# Plotly's buttons (the camera, zoom) sit at a figure's top right, always shown on a touch screen: a band of their
+# height above the title keeps them off it (the figure grows by the band; the plot keeps its room).
+MODEBAR_BAND = 24
+
+
 def _layout(title: str, height: int, large: bool, top: int = 60, subtitle: str = "") -> dict:
-    """A figure's common layout; a subtitle (a line under the title) gets a line of room of its own."""
+    """A figure's common layout, `height` and `top` (the margin above the plot) as if its title were at the very top:
+    the modebar's band is added to both; a subtitle (a line under the title) gets a line of room of its own."""
     font = _font(large)
-    title = dict(text=title, x=0.01, y=1.0, yanchor="top", yref="container", pad=dict(t=8), font=dict(size=font + 3))
+    title = dict(text=title, x=0.01, y=1.0, yanchor="top", yref="container", pad=dict(t=8 + MODEBAR_BAND),
+                 font=dict(size=font + 3))
     if subtitle:
         title["subtitle"] = dict(text=subtitle, font=dict(size=font, color="#555"))
+        top += font + 8
     return dict(
-        title=title, height=height, template="plotly_white", paper_bgcolor="white", plot_bgcolor="white",  # readable in light and dark pages
-        font=dict(size=font, color="#222"), margin=dict(l=10, r=10, t=top + (font + 8 if subtitle else 0), b=10),
+        title=title, height=height + MODEBAR_BAND, template="plotly_white", paper_bgcolor="white", plot_bgcolor="white",  # readable in light and dark pages
+        font=dict(size=font, color="#222"), margin=dict(l=10, r=10, t=top + MODEBAR_BAND, b=10),
         hoverlabel=dict(font=dict(size=font)), showlegend=False,
     )
 

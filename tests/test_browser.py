@@ -219,7 +219,7 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(shipped, browser, a
 
 # Pairs of labels that overlap, figure by figure: Plotly's tick labels, axis titles and legend entries, and the
 # step views' ticks and point labels (those written; a point whose label would overlap another's is named by its
-# tooltip); and a Plotly title cut off by its figure's right edge.
+# tooltip); and a Plotly title cut off by its figure's right edge or under its buttons (shown at all times on a touch screen).
 OVERLAPPING_LABELS = """() => {
     const overlaps = [];
     for (const figure of document.querySelectorAll(".js-plotly-plot, .attn-step-view")) {
@@ -232,11 +232,23 @@ OVERLAPPING_LABELS = """() => {
                 overlaps.push(`${name}: ${a} / ${b}`);
         }));
         const edge = figure.querySelector(".main-svg")?.getBoundingClientRect().right;
-        for (const title of figure.querySelectorAll(".gtitle, .gtitle-subtitle"))
-            if (title.getBoundingClientRect().right > edge + 0.5) overlaps.push(`${name}: ${title.textContent} cut off`);
+        const modebar = figure.querySelector(".modebar");
+        const buttons = modebar && getComputedStyle(modebar).opacity !== "0" ? modebar.getBoundingClientRect() : null;
+        for (const title of figure.querySelectorAll(".gtitle, .gtitle-subtitle")) {
+            const box = title.getBoundingClientRect();
+            if (box.right > edge + 0.5) overlaps.push(`${name}: ${title.textContent} cut off`);
+            if (buttons && box.left < buttons.right && buttons.left < box.right && box.top < buttons.bottom && buttons.top < box.bottom)
+                overlaps.push(`${name}: ${title.textContent} under the buttons`);
+        }
     }
     return overlaps;
 }"""
+# Dropdowns whose text can run under their arrow (Gradio draws it over the end of the box)
+TEXT_UNDER_AN_ARROW = """() => [...document.querySelectorAll(".secondary-wrap")].filter((wrap) => wrap.offsetParent).flatMap((wrap) => {
+    const input = wrap.querySelector("input"), arrow = wrap.querySelector(".icon-wrap")?.getBoundingClientRect();
+    const end = input.getBoundingClientRect().right - parseFloat(getComputedStyle(input).paddingRight);
+    return arrow && arrow.width && end > arrow.left + 0.5 ? [`${wrap.closest("[id]")?.id}: ${input.value}`] : [];
+})"""
 THIRTY_WORDS = ("When we finally arrived at the old station late last night, the last train to the city had already "
                 "left, so we walked home together in the cold rain.")
 
@@ -261,6 +273,7 @@ def test_no_label_overlaps_another_on_a_phone_or_a_wide_screen(shipped, browser,
             assert page.evaluate(OVERLAPPING_LABELS) == [], (sentence, t)
         assert page.evaluate("() => document.documentElement.scrollWidth") <= width
     assert page.locator("#header h1").bounding_box()["width"] >= min(width - 80, 600)  # the title is not squeezed
+    assert page.evaluate(TEXT_UNDER_AN_ARROW) == []  # a model's name ends in "…" before a picker's arrow
     page.locator("#grid-unit").get_by_label("words").check()
     page.wait_for_function("() => [...document.querySelectorAll('#right-grid .xtick text')].some((t) => t.textContent === 'rain.')",
                            timeout=30_000)
@@ -438,7 +451,7 @@ def test_tables_keep_every_number_on_one_line_and_scroll_sideways_on_a_phone(bro
 
 @pytest.mark.parametrize("width, height", [(1440, 900), (390, 844)])
 def test_the_page_opens_on_a_translated_example(shipped, browser, app_url, width, height):
-    page = browser.new_page(viewport={"width": width, "height": height})
+    page = browser.new_page(viewport={"width": width, "height": height}, has_touch=width < 500)  # a phone has touch
     page.goto(app_url, wait_until="load")
     for side in SIDES:  # nothing typed, nothing clicked
         page.wait_for_function(caption_shows(side, "Step 1 of"), timeout=60_000)

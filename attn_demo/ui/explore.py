@@ -174,7 +174,8 @@ class ExploreSection:
         gr.Markdown(EXPLANATION, latex_delimiters=LATEX)
         explored = gr.State(None)
         with gr.Row():
-            key = gr.Dropdown(self.models.choices(), value=self.models.opening[SIDES[0]], label="Model", elem_id="explore-model")
+            key = gr.Dropdown(self.models.choices(), value=self.models.opening[SIDES[0]], label="Model", elem_id="explore-model",
+                              min_width=260)  # a model's name and key: a row of its own on a phone
             beam_size = gr.Slider(2, 8, value=5, step=1, label="Beam size k")
             n_best = gr.Slider(1, 8, value=5, step=1, label="Hypotheses shown (at most k)")
             show = gr.Button("Show the beam", variant="secondary", elem_id="explore-beam")

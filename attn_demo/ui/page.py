@@ -47,6 +47,9 @@ body.attn-large .katex { font-size: 1.6em; }
 .prose table { display: block; overflow-x: auto; }
 .prose th, .prose td { overflow-wrap: normal; word-break: normal; }
 #compare-table td:last-child { min-width: 15em; }  /* "how it was trained" reads as lines, not a word a line */
+/* a dropdown's text stops short of its arrow, which Gradio draws over the end of the box: a model's name on a
+   phone ends in "…" instead of running under it */
+.secondary-wrap input[role="combobox"] { padding-right: 28px !important; text-overflow: ellipsis; }
 /* a plot with nothing to show yet is not drawn (Gradio's empty-plot icon reads as a broken image); while its
    event runs it is, for its progress; the section says in words what to press */
 .block:has(> .empty[aria-label="Empty value"]):has(> [data-testid="status-tracker"].hide) { display: none; }
