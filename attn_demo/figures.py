@@ -55,8 +55,9 @@ def _layout(title: str, height: int, large: bool, top: int = 60, subtitle: str =
         title["subtitle"] = dict(text=subtitle, font=dict(size=font, color="#555"))
         top += font + 8
     return dict(
-        title=title, height=height + MODEBAR_BAND, template="plotly_white", paper_bgcolor="white", plot_bgcolor="white",  # readable in light and dark pages
-        font=dict(size=font, color="#222"), margin=dict(l=10, r=10, t=top + MODEBAR_BAND, b=10),
+        title=title, height=height + MODEBAR_BAND, margin=dict(l=10, r=10, t=top + MODEBAR_BAND, b=10),
+        template="plotly_white", paper_bgcolor="white", plot_bgcolor="white",  # readable in light and dark pages
+        font=dict(size=font, color="#222"),
         hoverlabel=dict(font=dict(size=font)), showlegend=False,
     )
 
@@ -208,7 +209,8 @@ def length_figure(curves: dict, large: bool = False) -> dict:
                  y=[v["bleu"] for v in buckets.values()], customdata=[v["n"] for v in buckets.values()],
                  hovertemplate=f"{label(title)}<br>%{{x}} words: BLEU %{{y:.1f}} (%{{customdata}} inputs)<extra></extra>")
             for title, buckets in curves.items()]
-    layout = _layout("BLEU by sentence length", 420 + (60 if large else 0), large, subtitle="long-sentence test set, beam 5")
+    height = 480 if large else 420  # large text: the legend's six lines, wrapped on a narrow screen, leave the plot its room
+    layout = _layout("BLEU by sentence length", height, large, subtitle="long-sentence test set, beam 5")
     layout.update(showlegend=True, legend=LEGEND_BELOW,  # the tick labels turn upright where they would collide
                   xaxis=dict(title=dict(text="English words"), type="category", automargin=True, autotickangles=[0, 90]),
                   yaxis=dict(title=dict(text="BLEU"), rangemode="tozero", automargin=True))  # room for "40", not "0"

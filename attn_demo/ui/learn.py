@@ -73,9 +73,9 @@ class LearnSection:
     def render(self, page: gr.Blocks):
         gr.Markdown(EXPLANATION)
         keys = list(self.models)
-        with gr.Row():
+        with gr.Row():  # a phone stacks the pickers, each model's name whole
             pickers = [gr.Dropdown([(self.models[k].title, k) for k in keys], value=key, label=f"Model on the {where}",
-                                   scale=1, min_width=220) for key, where in zip(self.opening, ("left", "right"))]  # stacked on a phone: each name whole
+                                   scale=1, min_width=220) for key, where in zip(self.opening, ("left", "right"))]
             probe = gr.Dropdown(PROBES, value=PROBES[0], label="Sentence", scale=2, min_width=200)
         with gr.Row(equal_height=True):
             point = gr.Slider(1, 2, value=1, step=1, label="Training point", info="each side says how many target pieces "
