@@ -238,13 +238,19 @@ def _start_text(run: dict, i: int) -> str:
     return f"`{earlier['checkpoint']}`" if i == 1 or "replaced_by" in earlier else f"run {i - 1}"
 
 
+def run_time(run: dict) -> str:
+    """How long a run trained and where: "30.0 min, 2 CPU thread(s)", or part by part for a run that a --resume
+    moved ("250.1 min, 1 CPU thread(s), then 6.2 min, NVIDIA H100")."""
+    return ", then ".join(f"{part['minutes']} min, {run_gpu(part) or str(part['threads']) + ' CPU thread(s)'}"
+                          for part in run.get("parts", [run]))
+
+
 def _run_row(t: dict) -> str:
     tokens = f"{t['target_tokens']:,} " if "target_tokens" in t else ""
-    where = run_gpu(t) or f"{t['threads']} CPU thread(s)"
     joins = [f"{t['join_prob']:.0%} pairs" if t.get("join_prob") else "", f"{t['clause_join_prob']:.0%} clauses"
              if t.get("clause_join_prob") else "", f"coverage loss {t['coverage_loss']:g}" if t.get("coverage_loss") else ""]
     dropout = f"{t['dropout']:g}" if "dropout" in t else "–"
-    return (f"{tokens}({t['steps']}, {t['epochs']}) | {t['minutes']} min, {where} | "
+    return (f"{tokens}({t['steps']}, {t['epochs']}) | {run_time(t)} | "
             f"{dropout}; {', '.join(part for part in joins if part) or 'none'} | {t['valid_bleu_greedy']} ({t['valid_chrf_greedy']})")
 
 

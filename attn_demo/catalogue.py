@@ -137,14 +137,19 @@ def summary(model: Model) -> dict:
 
 def training_summary(training: dict) -> str:
     """A model's training runs, first to last, in a line: "60 min from scratch → 8.0M pieces, 34.9 min"; a run on
-    a GPU names it ("6.0M pieces, 0.8 min on NVIDIA H200"; the CPU goes unsaid);
+    a GPU names it ("6.0M pieces, 0.8 min on NVIDIA H200"; the CPU goes unsaid), and so does a run that moved to
+    one ("40.0M pieces, 261.4 min (6.2 min on NVIDIA H100)");
     a run whose dropout differs from the run before it says so ("…, dropout 0"), and so does the first
     with clause-joined examples ("…, clause joins")."""
     runs, parts = training_runs(training), []
     for before, run in zip([{}] + runs, runs):
         tokens = f"{run['target_tokens'] / 1e6:.1f}M pieces, " if run.get("target_tokens") else ""
         replaced = (run.get("continued_from") or {}).get("replaced_by")
-        step = f"{tokens}{run['minutes']} min" + (f" on {run_gpu(run)}" if run_gpu(run) else "")
+        step = f"{tokens}{run['minutes']} min"
+        if "parts" in run:  # a run that a --resume moved names the time each GPU took of it
+            step += "".join(f" ({part['minutes']} min on {run_gpu(part)})" for part in run["parts"] if run_gpu(part))
+        elif run_gpu(run):
+            step += f" on {run_gpu(run)}"
         step += " from scratch" if not parts else ""
         if "dropout" in before and "dropout" in run and run["dropout"] != before["dropout"]:
             step += f", dropout {run['dropout']:g}"

@@ -54,7 +54,7 @@ import shutil
 import signal
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import sacrebleu
@@ -208,6 +208,26 @@ class Progress:
     next_point: int = 0  # target pieces at which the timeline takes its next point
     loss_sum: float = 0.0  # the training loss since the timeline's last point, summed over pieces
     loss_pieces: int = 0
+    device: str = ""  # where the run trains now, and with how many CPU threads
+    threads: int = 0
+    parts: list = field(default_factory=list)  # where it trained before a --resume moved it: see train_on
+
+    def train_on(self, device: str, threads: int):
+        """Train on from here on `device` with `threads`: a --resume that moves the run closes the part before,
+        so that the card says where each part of the run trained (its device, threads, time and pieces)."""
+        if self.device and (self.device, self.threads) != (device, threads):
+            self.parts.append({"device": self.device, "threads": self.threads, "elapsed": self.elapsed,
+                               "target_tokens": self.target_tokens})
+        self.device, self.threads = device, threads
+
+    def card_parts(self, elapsed: float) -> list[dict]:
+        """Each part of the run, first to last, with its own minutes and target pieces (the card's "parts")."""
+        ends = [*self.parts, {"device": self.device, "threads": self.threads, "elapsed": elapsed,
+                              "target_tokens": self.target_tokens}]
+        starts = [{"elapsed": 0.0, "target_tokens": 0}, *ends[:-1]]
+        return [{"device": end["device"], "threads": end["threads"],
+                 "minutes": round((end["elapsed"] - start["elapsed"]) / 60, 1),
+                 "target_tokens": end["target_tokens"] - start["target_tokens"]} for start, end in zip(starts, ends)]
 
 
 class Run:
@@ -248,12 +268,14 @@ class Run:
         earlier_points, pieces_before = continued(earlier)
         timeline = {"from_scratch": earlier["from_scratch"] if earlier_points else not self.args.init_from,
                     "made_these_weights": True, "command": self.command, "points": earlier_points}
-        if not self.args.resume:
-            return Progress(), timeline, pieces_before
-        saved = torch.load(self.run_dir / "last.pt", map_location=self.device, weights_only=True)
-        self.model.load_state_dict(saved["model"])
-        self.optimizer.load_state_dict(saved["optimizer"])
-        return Progress(**saved["state"]), read_timeline(self.run_dir) or timeline, pieces_before
+        progress = Progress()
+        if self.args.resume:
+            saved = torch.load(self.run_dir / "last.pt", map_location=self.device, weights_only=True)
+            self.model.load_state_dict(saved["model"])
+            self.optimizer.load_state_dict(saved["optimizer"])
+            progress, timeline = Progress(**saved["state"]), read_timeline(self.run_dir) or timeline
+        progress.train_on(device_name(self.device), self.args.threads)
+        return progress, timeline, pieces_before
 
     def spent(self, elapsed: float) -> float:
         """Fraction of the budget used: target pieces if counted, training time (RunClock) otherwise."""
@@ -288,6 +310,7 @@ class Run:
             "training_pairs": len(self.train_pairs), "join_prob": args.join_prob, "join_max": args.join_max,
             "clause_join_prob": args.clause_join_prob, "dropout": args.dropout,
             **({"coverage_loss": args.coverage_loss} if args.coverage_loss else {}),
+            **({"parts": progress.card_parts(elapsed)} if progress.parts else {}),
             **({"continued_from": {**self.warm, "training": self.init.card.get("training")}} if self.init else {}),
         }
 

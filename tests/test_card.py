@@ -40,6 +40,16 @@ def test_model_card_says_where_each_run_trained(toy_checkpoint):
     assert "| 2 | run 1 | (10, 0.5) | 0.8 min, NVIDIA H200 |" in text
 
 
+def test_model_card_says_where_each_part_of_a_moved_run_trained(toy_checkpoint):
+    parts = [{"device": "CPU", "threads": 1, "minutes": 250.1, "target_tokens": 24_000_000},
+             {"device": "NVIDIA H100", "threads": 2, "minutes": 6.2, "target_tokens": 16_000_000}]
+    run = {"command": "train a", "minutes": 256.3, "steps": 10, "epochs": 0.5, "threads": 2, "device": "NVIDIA H100",
+           "valid_bleu_greedy": 9.5, "valid_chrf_greedy": 20.0, "training_pairs": 99, "parts": parts}
+    write_model_card(toy_checkpoint, training=run)
+    text = ModelCard.load(toy_checkpoint / "README.md").text
+    assert "| (10, 0.5) | 250.1 min, 1 CPU thread(s), then 6.2 min, NVIDIA H100 |" in text
+
+
 def test_a_section_not_given_is_kept_and_an_unknown_one_is_refused(toy_checkpoint):
     speed = {"median_ms": 3.5, "p95_ms": 4.0, "n": 5, "words": 4, "device": "cpu", "torch_threads": 1,
              "date": "2026-01-02", "timed_with": [], "command": "python -m attn_demo.speed x --card"}

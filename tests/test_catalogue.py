@@ -115,6 +115,12 @@ def test_training_summary_reads_every_run_first_to_last():
     assert training_summary({}) == "not recorded"
 
 
+def test_training_summary_names_the_gpu_part_of_a_run_that_moved():
+    parts = [{"device": "CPU", "threads": 1, "minutes": 250.1}, {"device": "NVIDIA H100", "threads": 2, "minutes": 6.2}]
+    moved = {"minutes": 256.3, "target_tokens": 40_000_000, "device": "NVIDIA H100", "parts": parts}
+    assert training_summary(moved) == "40.0M pieces, 256.3 min (6.2 min on NVIDIA H100) from scratch"
+
+
 def test_training_summary_says_where_dropout_changed():
     first = {"minutes": 160.2, "target_tokens": 34_282_971, "dropout": 0.2}
     second = {"minutes": 25.8, "target_tokens": 8_000_502, "dropout": 0.2, "continued_from": {"checkpoint": "a", "training": first}}

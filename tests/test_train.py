@@ -69,6 +69,20 @@ def test_resume_continues_the_same_run(tmp_path, toy_tsv):
     main(train_args(tmp_path, toy_tsv, "luong-general", minutes=0.1) + ["--resume"])
     second = torch.load(tmp_path / "run" / "last.pt", weights_only=True)["state"]
     assert second["step"] > first["step"] and second["elapsed"] > first["elapsed"]
+    assert second["parts"] == [] and ModelCard.load(tmp_path / "out" / "README.md").data.training.get("parts") is None
+
+
+def test_a_resume_that_moves_the_run_records_each_part_on_the_card(tmp_path, toy_tsv):
+    """A run resumed with other threads (or on another device) is one run in two parts: the card says
+    where each trained, and the parts add up to the whole."""
+    main(train_args(tmp_path, toy_tsv, "none", minutes=10) + ["--target-tokens", "1500"])
+    main(train_args(tmp_path, toy_tsv, "none", minutes=10) + ["--target-tokens", "3000", "--threads", "2", "--resume", "--keep-last"])
+    facts = ModelCard.load(tmp_path / "out" / "README.md").data.training
+    here = device_name(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
+    assert [(part["device"], part["threads"]) for part in facts["parts"]] == [(here, 1), (here, 2)]
+    assert 1500 <= facts["parts"][0]["target_tokens"] < 1800
+    assert sum(part["target_tokens"] for part in facts["parts"]) == facts["target_tokens"]
+    assert math.isclose(sum(part["minutes"] for part in facts["parts"]), facts["minutes"], abs_tol=0.11)
 
 
 def test_learning_rate_warms_up_then_anneals_over_the_time_budget():
