@@ -217,28 +217,27 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(shipped, browser, a
     page.close()
 
 
+# Whether two of the page's boxes (getBoundingClientRect) overlap by more than `slack` pixels, for the checks below.
+OVERLAP = "const overlap = (p, q, slack = 0.5) => p.left < q.right - slack && q.left < p.right - slack && p.top < q.bottom - slack && q.top < p.bottom - slack;"
 # Pairs of labels that overlap, figure by figure: Plotly's tick labels, axis titles and legend entries, and the
 # step views' ticks and point labels (those written; a point whose label would overlap another's is named by its
 # tooltip); and a Plotly title cut off by its figure's right edge or under its buttons (shown at all times on a touch screen).
 OVERLAPPING_LABELS = """() => {
+    """ + OVERLAP + """
     const overlaps = [];
     for (const figure of document.querySelectorAll(".js-plotly-plot, .attn-step-view")) {
         const name = figure.parentElement.id || figure.id;
         const boxes = [...figure.querySelectorAll(".xtick text, .ytick text, .g-xtitle text, .g-ytitle text, .legend .traces, .attn-tick, .attn-point-label")]
             .filter((label) => label.style.display !== "none" && label.textContent.trim())
             .map((label) => [label.textContent, label.getBoundingClientRect()]);
-        boxes.forEach(([a, p], i) => boxes.slice(i + 1).forEach(([b, q]) => {
-            if (p.left < q.right - 0.5 && q.left < p.right - 0.5 && p.top < q.bottom - 0.5 && q.top < p.bottom - 0.5)
-                overlaps.push(`${name}: ${a} / ${b}`);
-        }));
+        boxes.forEach(([a, p], i) => boxes.slice(i + 1).forEach(([b, q]) => { if (overlap(p, q)) overlaps.push(`${name}: ${a} / ${b}`); }));
         const edge = figure.querySelector(".main-svg")?.getBoundingClientRect().right;
         const modebar = figure.querySelector(".modebar");
         const buttons = modebar && getComputedStyle(modebar).opacity !== "0" ? modebar.getBoundingClientRect() : null;
         for (const title of figure.querySelectorAll(".gtitle, .gtitle-subtitle")) {
             const box = title.getBoundingClientRect();
             if (box.right > edge + 0.5) overlaps.push(`${name}: ${title.textContent} cut off`);
-            if (buttons && box.left < buttons.right && buttons.left < box.right && box.top < buttons.bottom && buttons.top < box.bottom)
-                overlaps.push(`${name}: ${title.textContent} under the buttons`);
+            if (buttons && overlap(box, buttons, 0)) overlaps.push(`${name}: ${title.textContent} under the buttons`);
         }
     }
     return overlaps;
@@ -790,10 +789,10 @@ def test_watch_it_learn_moves_both_models_through_their_recorded_training(shippe
 # Pairs of a network view's labels that overlap, and labels that leave their node's box, side by side
 # (the hidden h_j cells of a short sentence left out).
 NETWORK_OVERLAPS = """(side) => {
+    """ + OVERLAP + """
     const svg = document.querySelector(`#${side}-network svg`), problems = [];
     const shown = (e) => !e.closest('[style*="display: none"]') && e.textContent.trim();
     const texts = [...svg.querySelectorAll("text")].filter(shown).map((t) => [t.textContent, t.getBoundingClientRect(), t]);
-    const overlap = (p, q) => p.left < q.right - 0.5 && q.left < p.right - 0.5 && p.top < q.bottom - 0.5 && q.top < p.bottom - 0.5;
     texts.forEach(([a, p], i) => texts.slice(i + 1).forEach(([b, q]) => { if (overlap(p, q)) problems.push(`${a} / ${b}`); }));
     for (const [a, p, text] of texts) {
         const box = text.parentElement.querySelector(":scope > rect")?.getBoundingClientRect();
