@@ -47,10 +47,12 @@ BAR_VALUES = """(side) => [...document.querySelectorAll(`#${side}-step .attn-bar
 
 
 def open_app(page, url: str):
-    """Open the page and wait until it shows its opening translation, as a user sees it before typing."""
+    """Open the page and wait until it shows its opening translation, as a user sees it before typing: the step
+    views, and the interactive grids (drawn once Plotly has loaded, after the page's own first grids)."""
     page.goto(url, wait_until="load")
     for side in SIDES:
         page.wait_for_function(caption_shows(side, "Step 1 of"), timeout=60_000)
+        page.locator(f"#{side}-grid .js-plotly-plot").wait_for(timeout=60_000)
 
 
 # the ids of the plots drawn empty on the page (Gradio's empty-plot icon, which reads as a broken image; a box
