@@ -290,7 +290,8 @@ def _decoding_text(d: dict | None) -> str:
 def _ranking_text(penalties: dict) -> str:
     """A beam's ranking (search.Penalties) in a phrase."""
     length = "log p per piece" if penalties["length"] is None else f"log p over ((5 + |Y|) / 6)^{penalties['length']:g}"
-    return f"{length}, β_cov {penalties['coverage']:g}, β_rep {penalties['repeat']:g}"
+    terms = f"β_cov {penalties['coverage']:g}, β_rep {penalties['repeat']:g}"
+    return f"{length}, its beginnings at every step by log p with {terms}" if penalties.get("stepwise") else f"{length}, {terms}"
 
 
 def _results_text(r: dict | None) -> str:

@@ -150,14 +150,14 @@ def tuning_set(train_pool: Path, test: Path, n_valid: int) -> list[tuple[str, st
 def ranking_score(translation, penalties: Penalties) -> float:
     """What a beam search with these penalties ranks a finished hypothesis by (search.Penalties)."""
     coverage = None if translation.coverage is None else torch.tensor(translation.coverage)[None]  # (1, S)
-    term = penalties.coverage_term(coverage, torch.ones(1, len(translation.source_tokens), dtype=torch.bool))
+    term = penalties.ending_term(coverage, torch.ones(1, len(translation.source_tokens), dtype=torch.bool))
     return translation.log_prob / penalties.length_norm(len(translation.target_tokens)) + float(term[0])
 
 
 def tune(translator: Translator, pairs, beam: int) -> dict:
     """Every setting of TUNING_GRID scored on pairs by re-ranking each sentence's n best, and the one kept."""
     sources, references = [en for en, _ in pairs], [fr for _, fr in pairs]
-    n_best, _ = translate_traced(translator, sources, beam, n_best=beam)
+    n_best, _ = translate_traced(translator, sources, beam, NO_PENALTIES, n_best=beam)
     has_alpha = translator.config.attention != "none"
     settings = [Penalties(length, coverage, repeat) for length in TUNING_GRID["length"]
                 for coverage in (TUNING_GRID["coverage"] if has_alpha else (0.0,))
@@ -272,6 +272,9 @@ def main(argv=None):
                                                          "(default: the card's decoding, else log p per piece)")
     p.add_argument("--coverage-penalty", type=float, help="β_cov: pieces left unattended (default: the card's, else 0)")
     p.add_argument("--repeat-penalty", type=float, help="β_rep: pieces attended more than once in all (default: the card's, else 0)")
+    p.add_argument("--stepwise", action=argparse.BooleanOptionalAction,
+                   help="the coverage penalties rank every beginning at every step instead of what finished "
+                        "(default: the card's, else no)")
     p.add_argument("--untuned", action="store_true", help="rank by log p per piece, without coverage penalties, "
                                                           "whatever the card's decoding (to compare with it)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
@@ -347,7 +350,8 @@ def main(argv=None):
 
 def chosen_penalties(args, recorded: Penalties) -> Penalties:
     """The penalties named on the command line, each one not named as the card records it."""
-    named = {"length": args.length_penalty, "coverage": args.coverage_penalty, "repeat": args.repeat_penalty}
+    named = {"length": args.length_penalty, "coverage": args.coverage_penalty, "repeat": args.repeat_penalty,
+             "stepwise": args.stepwise}
     return dataclasses.replace(recorded, **{k: v for k, v in named.items() if v is not None})
 
 

@@ -266,7 +266,8 @@ def beam_search_figure(weighed, pieces: list[str], hypotheses: list[list[str]], 
     step (across), the extensions of the kept beginnings it weighed, most probable on top (down), an
     edge from each to the beginning it extends. The n best hypotheses (`hypotheses`, as pieces, best
     first) are drawn in red, the other kept beginnings in blue, the pruned extensions in grey; the
-    hover gives each piece's own p, its beginning's log p and what became of it. Pieces are escaped."""
+    hover gives each piece's own p, its beginning's log p (and the coverage term it was ranked with, when
+    the penalties applied at every step) and what became of it. Pieces are escaped."""
     paths, rows, per_step = [], [], {}
     for candidate, piece in zip(weighed, pieces):
         paths.append((paths[candidate.parent] if candidate.parent >= 0 else ()) + (piece,))
@@ -286,12 +287,15 @@ def beam_search_figure(weighed, pieces: list[str], hypotheses: list[list[str]], 
              for edge, (xs, ys) in edges.items() if xs]
     text = [label(path[-1]) + (f" #{rank_of[path]}" if path in rank_of else "") for path in paths]
     font = _font(large)
+    stepwise = any(c.term for c in weighed)  # ranked by log p + a coverage term at every step
     points = dict(type="scatter", mode="markers+text", x=[c.step for c in weighed], y=rows, text=text,
                   textposition="top center", textfont=dict(color=colour),
-                  customdata=[[np.exp(c.log_p), c.score, _fate(c, path, rank_of), label(_beginning(path))]
+                  customdata=[[np.exp(c.log_p), c.score, _fate(c, path, rank_of), label(_beginning(path)), c.term]
                               for c, path in zip(weighed, paths)],
                   hovertemplate="step %{x}: %{text}, p = %{customdata[0]:.3f} after “%{customdata[3]}”<br>"
-                                "log p of the beginning: %{customdata[1]:.2f} · %{customdata[2]}<extra></extra>",
+                                "log p of the beginning: %{customdata[1]:.2f}"
+                                + (", coverage term: %{customdata[4]:.2f}" if stepwise else "")
+                                + " · %{customdata[2]}<extra></extra>",
                   marker=dict(size=[(9 if large else 7) if c.fate != "pruned" else 5 for c in weighed], color=colour,
                               symbol=["diamond" if c.fate == "ended" else "circle" for c in weighed]))
     steps, depth = max(per_step), max(per_step.values())
@@ -300,7 +304,8 @@ def beam_search_figure(weighed, pieces: list[str], hypotheses: list[list[str]], 
                      90 + int(2.6 * font) * depth, large)
     layout.update(xaxis=dict(title=dict(text="output step t"), zeroline=False, showgrid=False, range=[0.4, steps + 0.6],
                              tickvals=list(range(1, steps + 1))),
-                  yaxis=dict(title=dict(text="rank at the step, by log p"), zeroline=False, showgrid=False,
+                  yaxis=dict(title=dict(text="rank at the step, by log p" + (" + coverage term" if stepwise else "")),
+                             zeroline=False, showgrid=False,
                              tickvals=list(range(depth)), ticktext=[str(r + 1) for r in range(depth)],
                              range=[depth - 0.5, -0.9]))  # the most probable on top, room for its label
     layout["margin"].update(l=30 + 3 * font, b=30 + 2 * font)

@@ -8,7 +8,8 @@ weights; every later step is the model's own). Every number of a steered search 
 model's: the log-probability of a fixed piece is the one the model gives it.
 
 A beam search ranks the hypotheses it finishes by their log-probability, normalised for length
-and, if asked, corrected by the coverage their attention left behind (Penalties)."""
+and, if asked, corrected by the coverage their attention left behind (Penalties), or, asked to,
+ranks every beginning by that coverage at every step instead."""
 from dataclasses import dataclass, field
 
 import torch
@@ -38,11 +39,19 @@ class Penalties:
     lp(Y) = ((5 + |Y|) / 6)^α, GNMT's length penalty, or |Y| (the average log-probability per piece)
     when α is None. The second term is below 0 for every piece left (partly) unattended, the third for
     every piece attended more than once in all: a dropped and a repeated phrase, if α tells the truth.
-    Without attention there is no C, and only the length term applies."""
+    Without attention there is no C, and only the length term applies.
+
+    These terms re-rank what the search finished; they cannot save a beam whose k hypotheses all
+    repeat, and they compare hypotheses of different lengths (a longer French collects more C). With
+    `stepwise` (after OpenNMT-py's stepwise penalty) the coverage term, of the α so far, is instead
+    added to the log p of every beginning the search weighs at every step, where all are equally
+    long: one that attends again to what it has covered falls behind its rivals while they are still
+    in the beam. What finished is then ranked by log p / lp(Y) alone."""
 
     length: float | None = None  # α
     coverage: float = 0.0  # β_cov
     repeat: float = 0.0  # β_rep
+    stepwise: bool = False  # the coverage term ranks every beginning at every step instead of what finished
 
     def length_norm(self, pieces: int) -> float:
         return float(pieces) if self.length is None else ((5 + pieces) / 6) ** self.length
@@ -56,6 +65,16 @@ class Penalties:
         uncovered = coverage.clamp(min=2e-9, max=1.0).log().masked_fill(~mask, 0.0).sum(-1)
         again = (coverage.clamp(min=1.0) - 1.0).masked_fill(~mask, 0.0).sum(-1)  # Σ_j (max(C_j, 1) − 1) (B,)
         return self.coverage * uncovered - self.repeat * again
+
+    def beginning_term(self, coverage: torch.Tensor | None, mask: torch.Tensor) -> torch.Tensor:
+        """What the search adds to the log p of each beginning (B,) with coverage C so far (B, S) to
+        rank it: the coverage term when stepwise, else nothing."""
+        return self.coverage_term(coverage, mask) if self.stepwise else torch.zeros(mask.size(0), device=mask.device)
+
+    def ending_term(self, coverage: torch.Tensor | None, mask: torch.Tensor) -> torch.Tensor:
+        """What ranks a finished hypothesis (B,) besides log p / lp(Y): the coverage term of its whole
+        C (B, S), unless stepwise (then the terms ranked its beginnings instead)."""
+        return torch.zeros(mask.size(0), device=mask.device) if self.stepwise else self.coverage_term(coverage, mask)
 
 
 NO_PENALTIES = Penalties()
@@ -89,6 +108,7 @@ class Candidate:
     log_p: float  # log p(y_t | y_<t, x) of this piece after its beginning
     score: float  # log p of the whole beginning: the parent's score + log_p
     fate: str  # one of FATES
+    term: float = 0.0  # with stepwise Penalties, the coverage term of its beginning's α so far: ranked by score + term
 
 
 # what became of a candidate: one of the k beams of the next step; an ended hypothesis (EOS among the
@@ -200,11 +220,11 @@ def beam_search(model: Seq2Seq, memory: Memory, limits, beam_size: int, penaltie
 def beam_search_n_best(model: Seq2Seq, memory: Memory, limits, beam_size: int, n_best: int,
                        penalties: Penalties = NO_PENALTIES,
                        steer: Steer = NO_STEER) -> tuple[list[list[Hypothesis]], list[list[Candidate]]]:
-    """Keep the beam_size best prefixes per sentence (by log p); a finished hypothesis is ranked as
-    Penalties says. Stops for a sentence when it has beam_size finished hypotheses. Returns the
-    n_best best of them per sentence, best first, and per sentence the search itself: every
-    Candidate it weighed (the 2k most probable extensions of the kept beginnings at each step), in
-    the order weighed."""
+    """Keep the beam_size best prefixes per sentence (by log p, plus the coverage term with stepwise
+    penalties); a finished hypothesis is ranked as Penalties says. Stops for a sentence when it has
+    beam_size finished hypotheses. Returns the n_best best of them per sentence, best first, and per
+    sentence the search itself: every Candidate it weighed (the 2k best extensions of the kept
+    beginnings at each step), in the order weighed."""
     if not 1 <= n_best <= beam_size:
         raise ValueError(f"n_best must be between 1 and the beam size ({beam_size}), not {n_best}")
     K, eos, device = beam_size, model.config.eos_id, memory.mask.device
@@ -224,15 +244,18 @@ def beam_search_n_best(model: Seq2Seq, memory: Memory, limits, beam_size: int, n
         step = model.decoder.step(y, state, memory, steer.weights(t, y.size(0)), coverage)
         lp = _log_probs(step, t, limits, first_limit, eos, steer)
         vocab = lp.size(-1)
-        total = (beam_scores.view(-1, 1) + lp).view(batch, K * vocab)
-        top_scores, top_index = total.topk(2 * K, dim=-1)  # (B, 2K): enough to keep K after EOS ones
-        origins, words = top_index // vocab, top_index % vocab
+        term = penalties.beginning_term(step.coverage, memory.mask).view(batch, K)  # (B, K): 0 unless stepwise
+        total = (beam_scores.view(-1, 1) + lp).view(batch, K * vocab)  # log p of every extension
+        ranked = total + term.repeat_interleave(vocab, dim=1) if penalties.stepwise else total  # what the beam ranks by
+        top_index = ranked.topk(2 * K, dim=-1).indices  # (B, 2K): enough to keep K after EOS ones
+        top_scores, origins, words = total.gather(1, top_index), top_index // vocab, top_index % vocab
         top_log_p = lp.view(batch, K * vocab).gather(1, top_index)  # (B, 2K): each piece's own log p
-        ending = penalties.coverage_term(step.coverage, memory.mask)  # (B·K,): the term each beam would end with
+        top_terms = term.gather(1, origins)  # (B, 2K)
+        ending = penalties.ending_term(step.coverage, memory.mask)  # (B·K,): the term each beam would end with
         ending = ending.view(batch, K).tolist()
         new_scores, new_origins, new_words = _advance(finished, top_scores, origins, words, t, K, eos,
                                                       (penalties.length_norm(t + 1), ending),
-                                                      (weighed, beam_nodes, top_log_p))
+                                                      (weighed, beam_nodes, top_log_p, top_terms))
         history.append((new_origins.cpu(), new_words.cpu(), _trace_rows(step)))
         if all(len(f) >= K for f in finished):
             break
@@ -246,17 +269,19 @@ def beam_search_n_best(model: Seq2Seq, memory: Memory, limits, beam_size: int, n
 
 def _advance(finished, top_scores, origins, words, t, K, eos, ranking, record):
     """Move EOS candidates to `finished`, ranked by log p / lp + the coverage term of their beam (ranking:
-    lp at this length, and the term of each sentence's K beams); keep the K best others as the next
-    beams. Every candidate weighed is recorded as a Candidate, with its fate (record: the Candidates
-    of each sentence, the Candidate each current beam is, and each candidate's own log p)."""
-    weighed, beam_nodes, top_log_p = record
+    lp at this length, and the term of each sentence's K beams); keep the K best others, in the order
+    given, as the next beams. Every candidate weighed is recorded as a Candidate, with its fate
+    (record: the Candidates of each sentence, the Candidate each current beam is, each candidate's
+    own log p and the stepwise term it was ranked with)."""
+    weighed, beam_nodes, top_log_p, top_terms = record
     length_norm, ending = ranking
     scores, next_origins, next_words = [], [], []
     for b in range(top_scores.size(0)):
         searching = len(finished[b]) < K  # a sentence done waits for the others of its batch: nothing to record
         kept, nodes = [], []
-        candidates = zip(top_scores[b].tolist(), origins[b].tolist(), words[b].tolist(), top_log_p[b].tolist())
-        for rank, (score, origin, word, log_p) in enumerate(candidates):
+        candidates = zip(top_scores[b].tolist(), origins[b].tolist(), words[b].tolist(), top_log_p[b].tolist(),
+                         top_terms[b].tolist())
+        for rank, (score, origin, word, log_p, term) in enumerate(candidates):
             if score == float("-inf"):
                 continue
             fate = "pruned"
@@ -269,7 +294,7 @@ def _advance(finished, top_scores, origins, words, t, K, eos, ranking, record):
                 nodes.append(len(weighed[b]))
                 fate = "kept"
             if searching:
-                weighed[b].append(Candidate(t + 1, beam_nodes[b][origin], word, log_p, score, fate))
+                weighed[b].append(Candidate(t + 1, beam_nodes[b][origin], word, log_p, score, fate, term))
         beam_nodes[b] = nodes + [-1] * (K - len(nodes))
         kept += [(float("-inf"), 0, eos)] * (K - len(kept))  # dead beams, never expanded again
         scores.append([k[0] for k in kept])

@@ -1,4 +1,5 @@
 """A real browser (Debian's Chromium, driven by Playwright) uses the running app as a student would."""
+import dataclasses
 import html
 import io
 import json
@@ -731,6 +732,16 @@ def test_explore_the_beam_change_a_word_and_move_the_attention(shipped, browser,
     page.wait_for_function(caption_shows("explore-what-if", "Step 3 of"), timeout=30_000)
     assert "set by hand" not in caption(page, "explore-what-if")  # step 3's α is the model's own again
     assert page.evaluate(OVERLAPPING_LABELS) == []
+    page.locator("#explore-repeat input[type=number]").fill("1")  # β_rep 1, ranking every beginning
+    page.locator("#explore-repeat input[type=number]").press("Enter")
+    page.get_by_label("At every step").check()
+    page.get_by_role("button", name="Show the beam").click()
+    page.wait_for_function("() => document.querySelector('#explore-search .ytitle')?.textContent.includes('coverage term')",
+                           timeout=60_000)
+    stepwise = model.translate(EXAMPLES[0], beam_size=5, n_best=5, penalties=dataclasses.replace(
+        model.penalties, repeat=1.0, stepwise=True))
+    table = page.locator("#explore-table").inner_text()
+    assert stepwise[0].text in table and f"{stepwise[0].score:.3f}" in table
     page.locator("#explore-search").scroll_into_view_if_needed()
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT_DIR / f"explore-{width}.png"), full_page=False)

@@ -50,6 +50,19 @@ def test_model_card_says_where_each_part_of_a_moved_run_trained(toy_checkpoint):
     assert "| (10, 0.5) | 250.1 min, 1 CPU thread(s), then 6.2 min, NVIDIA H100 |" in text
 
 
+@pytest.mark.parametrize("stepwise", [False, True])
+def test_model_card_says_how_its_beam_ranks_and_the_translator_decodes_so(toy_checkpoint, stepwise):
+    penalties = {"length": 0.6, "coverage": 0.0, "repeat": 1.0, "stepwise": stepwise}
+    row = {"penalties": penalties, "bleu": 10.5, "chrf": 30.0, "repeat": 0.1, "short": 0.05, "repeat_or_short": 0.15}
+    plain = {**row, "penalties": {"length": None, "coverage": 0.0, "repeat": 0.0, "stepwise": False}, "bleu": 10.0}
+    write_model_card(toy_checkpoint, decoding={"beam": 5, "n": 20, "n_long": 4, "penalties": penalties, "tuned": row,
+                                               "plain": plain, "command": "python -m attn_demo.evaluate x --tune --card"})
+    text = (toy_checkpoint / CARD).read_text()
+    ranking = "its beginnings at every step by log p with β_cov 0, β_rep 1" if stepwise else "β_cov 0, β_rep 1"
+    assert f"ranks what it finishes by log p over ((5 + |Y|) / 6)^0.6, {ranking}, tuned" in text and "BLEU 10.0 → 10.5" in text
+    assert load_translator(toy_checkpoint).penalties.stepwise == stepwise
+
+
 def test_a_section_not_given_is_kept_and_an_unknown_one_is_refused(toy_checkpoint):
     speed = {"median_ms": 3.5, "p95_ms": 4.0, "n": 5, "words": 4, "device": "cpu", "torch_threads": 1,
              "date": "2026-01-02", "timed_with": [], "command": "python -m attn_demo.speed x --card"}

@@ -37,6 +37,16 @@ def test_cli_json_on_a_checkpoint(toy_checkpoint, toy_tsv, tmp_path, capsys):
     assert 0.0 <= result["bleu"] <= 100.0
 
 
+def test_penalties_named_on_the_command_line_decode_and_the_rest_are_the_card_s(toy_checkpoint, toy_tsv, capsys):
+    main([str(toy_checkpoint), "--data", str(toy_tsv), "--beam", "2", "--repeat-penalty", "1", "--stepwise", "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert result["penalties"] == {"length": None, "coverage": 0.0, "repeat": 1.0, "stepwise": True}
+    sources, references = zip(*read_pairs(toy_tsv))
+    searched = load_translator(toy_checkpoint).translate_batch(list(sources), beam_size=2,
+                                                               penalties=Penalties(repeat=1.0, stepwise=True))
+    assert result["bleu"] == score(sources, [t.text for t in searched], list(references))["bleu"]
+
+
 @pytest.mark.parametrize("attention", ["none"])  # the CLI and the card do not depend on the model type
 def test_cli_long_scores_every_bucket_and_the_card_keeps_the_curve_apart(toy_checkpoint, toy_tsv, capsys):
     main([str(toy_checkpoint), "--data", str(toy_tsv), "--long", "--per-bucket", "2", "--beam", "1", "--json", "--card"])
@@ -194,9 +204,10 @@ def test_tuning_ranks_each_sentence_s_n_best_as_the_search_would_and_keeps_a_fai
     assert len(result["rows"]) == expected and result["plain"]["penalties"] == dataclasses.asdict(NO_PENALTIES)
     kept, plain = result["kept"], result["plain"]
     assert kept["bleu"] >= plain["bleu"] - TUNING_SLACK and kept["repeat_or_short"] <= plain["repeat_or_short"]
-    penalties = Penalties(length=0.6, coverage=0.2, repeat=0.3)  # re-ranking offline is what the search ranks by
-    for hypothesis in translator.translate(pairs[0][0], beam_size=3, n_best=3, penalties=penalties):
-        assert math.isclose(ranking_score(hypothesis, penalties), hypothesis.score, rel_tol=1e-4, abs_tol=1e-4)
+    for penalties in (Penalties(length=0.6, coverage=0.2, repeat=0.3), Penalties(length=0.6, repeat=1.0, stepwise=True)):
+        # re-ranking offline is what the search ranks its finished hypotheses by
+        for hypothesis in translator.translate(pairs[0][0], beam_size=3, n_best=3, penalties=penalties):
+            assert math.isclose(ranking_score(hypothesis, penalties), hypothesis.score, rel_tol=1e-4, abs_tol=1e-4)
     # the card records the setting, and the translator decodes with it from then on
     monkeypatch.setattr("attn_demo.evaluate.tuning_set", lambda *args: pairs)
     main([str(toy_checkpoint), "--tune", "--beam", "3", "--card", "--json"])

@@ -169,6 +169,17 @@ def test_the_beam_search_figure_draws_every_candidate_at_its_step_and_rank_and_c
     assert fig.layout.meta["text"].endswith("Over 3 output steps it weighed 7 extensions: kept 3, finished 2 hypotheses, "
                                             "pruned 2. The best, as pieces: #1 ▁le &lt;/s&gt;.")
     assert "<b>" not in all_strings(figure)
+    assert "coverage term" not in points.hovertemplate + fig.layout.yaxis.title.text  # ranked by log p alone
+
+
+def test_a_beam_ranked_at_every_step_says_so_and_gives_each_candidate_s_coverage_term():
+    C = Candidate
+    weighed = [C(1, -1, 5, -0.2, -0.2, "kept", -0.5), C(1, -1, 6, -0.1, -0.1, "pruned", -2.0),
+               C(2, 0, 3, -0.1, -0.3, "ended", -0.6)]
+    fig = plotly_figure(beam_search_figure(weighed, ["▁le", "▁la", "</s>"], [["▁le", "</s>"]]))
+    points = fig.data[-1]
+    assert "coverage term: %{customdata[4]:.2f}" in points.hovertemplate and points.customdata[1][4] == -2.0
+    assert fig.layout.yaxis.title.text == "rank at the step, by log p + coverage term"
 
 
 def every_figure() -> list:

@@ -185,11 +185,16 @@ def test_the_coverage_terms_are_those_of_wu_et_al_and_opennmt_s_summary_by_hand(
     assert Penalties().coverage_term(coverage, mask).tolist() == [0.0]
     assert Penalties(coverage=1.0).coverage_term(None, mask.expand(3, -1)).tolist() == [0.0] * 3
     assert Penalties().length_norm(7) == 7 and math.isclose(Penalties(length=0.6).length_norm(7), 2.0 ** 0.6)
+    stepwise = Penalties(coverage=2.0, repeat=3.0, stepwise=True)  # the term ranks beginnings, not what finished
+    assert stepwise.beginning_term(coverage, mask).tolist() == term.tolist() and stepwise.ending_term(coverage, mask).tolist() == [0.0]
+    assert Penalties(coverage=2.0, repeat=3.0).beginning_term(coverage, mask).tolist() == [0.0]
 
 
-@pytest.mark.parametrize("penalties", [Penalties(), Penalties(length=0.6, coverage=0.4, repeat=0.3)])
+@pytest.mark.parametrize("penalties", [Penalties(), Penalties(length=0.6, coverage=0.4, repeat=0.3),
+                                       Penalties(length=0.6, coverage=0.1, repeat=2.0, stepwise=True)])
 def test_each_finished_hypothesis_is_ranked_by_its_own_length_and_coverage(attention, penalties):
-    """score = log p / lp(|Y|) + the coverage term of the α in the hypothesis's own trace, best first."""
+    """score = log p / lp(|Y|) + the coverage term of the α in the hypothesis's own trace (none when the
+    term ranked the beginnings instead), best first."""
     model = tiny_model(attention)
     src, lengths, memory = source(model)
     K = 4
@@ -200,6 +205,50 @@ def test_each_finished_hypothesis_is_ranked_by_its_own_length_and_coverage(atten
         for hyp in hypotheses:
             alpha = hyp.trace["attention"]
             coverage = None if alpha is None else torch.from_numpy(alpha).sum(0, keepdim=True)  # (1, S)
-            term = penalties.coverage_term(coverage, memory.mask[b:b + 1])
+            term = penalties.ending_term(coverage, memory.mask[b:b + 1])
             expected = hyp.log_prob / penalties.length_norm(len(hyp.tokens)) + float(term[0])
             assert math.isclose(hyp.score, expected, rel_tol=1e-4, abs_tol=1e-4)
+
+
+@torch.inference_mode()
+def test_stepwise_penalties_of_zero_change_nothing(attention):
+    """Ranking beginnings by log p + 0 is ranking them by log p: the same search, candidate for candidate."""
+    model = tiny_model(attention, seed=9)
+    _, lengths, memory = source(model)
+    limits = max_target_length(lengths)
+    plain = beam_search_n_best(model, memory, limits, 3, 3, Penalties(length=0.6))
+    stepwise = beam_search_n_best(model, memory, limits, 3, 3, Penalties(length=0.6, stepwise=True))
+    assert [[h.tokens for h in hyps] for hyps in stepwise[0]] == [[h.tokens for h in hyps] for hyps in plain[0]]
+    assert stepwise[1] == plain[1]
+
+
+@torch.inference_mode()
+def test_stepwise_penalties_rank_every_beginning_by_its_coverage_so_far(attention):
+    """Each candidate's term is the coverage term of the α its pieces were written with (teacher-forced),
+    its score stays its log p, and at every step the kept beginnings are the k best by score + term."""
+    model = tiny_model(attention, seed=9)
+    with torch.no_grad():  # a random model attends almost uniformly, so its beams would barely differ in coverage
+        for name, weight in model.decoder.named_parameters():
+            if name.startswith("attention."):
+                weight.mul_(10)
+    src, lengths, memory = source(model)
+    K, penalties = 4, Penalties(coverage=1.0, repeat=5.0, stepwise=True)
+    _, weighed = beam_search_n_best(model, memory, max_target_length(lengths), K, K, penalties)
+    moved = 0
+    for b, candidates in enumerate(weighed):
+        walked = paths(candidates)
+        for candidate, path in list(zip(candidates, walked))[::3]:
+            log_prob, trace = teacher_forced(model, src, lengths, b, list(path))
+            assert candidate.score == pytest.approx(log_prob, abs=1e-4)
+            alpha = trace["attention"]
+            coverage = None if alpha is None else torch.from_numpy(alpha).sum(0, keepdim=True)  # (1, S)
+            expected = float(penalties.coverage_term(coverage, memory.mask[b:b + 1])[0])
+            assert candidate.term == pytest.approx(expected, abs=1e-4)
+        for t in range(1, max(c.step for c in candidates) + 1):
+            at_t = [c for c in candidates if c.step == t]
+            kept = [c.score + c.term for c in at_t if c.fate == "kept"]
+            others = [c.score + c.term for c in at_t if c.fate == "pruned" and c.token != EOS]
+            assert not others or min(kept) >= max(others) - 1e-5
+            by_log_p = [c.score for c in at_t]
+            moved += by_log_p != sorted(by_log_p, reverse=True)  # weighed in the order ranked
+    assert (moved > 0) == (attention != "none")  # the terms reorder beginnings exactly where there is α

@@ -36,6 +36,10 @@ def test_the_explorer_shows_the_beam_and_answers_what_if_with_the_models_numbers
         coverage=0.5 if attention != "none" else 0.0, repeat=1.0 if attention != "none" else 0.0))
     assert [(h.target_tokens, h.score) for h in penalised] == [(h.target_tokens, h.score) for h in ranked]
     assert f"{ranked[0].score:.3f} |" in explore.beam(state, key, 4, 3, False, 0.5, 1.0)[1]  # the table shows the score
+    stepwise = explore.beam(state, key, 4, 3, False, 0.0, 3.0, True)[0]["hypotheses"]  # the box "at every step"
+    searched = section.models[key].translator.translate(SENTENCE, beam_size=4, n_best=3, penalties=Penalties(
+        repeat=3.0 if attention != "none" else 0.0, stepwise=attention != "none"))
+    assert [(h.target_tokens, h.score) for h in stepwise] == [(h.target_tokens, h.score) for h in searched]
 
     other = choices[1][1]
     summary, result_grid, _, payload, _ = explore.change(explored, 0, 1, other, "", 0, False)

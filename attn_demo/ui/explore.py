@@ -29,7 +29,8 @@ SEARCH_CAPTION = ("Each column is an output step $t$. The search extends each of
                   "French piece and weighs the $2k$ most probable extensions (drawn most probable on top): the $k$ best "
                   "that do not end are kept (blue), an ending among the $k$ best is a finished hypothesis (◆), the "
                   "rest are pruned (grey). Red: the path of each of the best hypotheses, #rank where it ends. "
-                  "Hover over (or tap) a piece for its probability and its beginning's log p.")
+                  "With the penalties at every step, the extensions are weighed by log p plus the coverage term of "
+                  "their α so far instead. Hover over (or tap) a piece for its probability and its beginning's log p.")
 STEPS = StepGroup("explore-steps")  # the picked hypothesis's step view and the what-if's, side by side
 NO_MOVE = ("This model has no attention: there is no α to move (it reads one fixed c at every step). "
            "Changing a piece works for it as for the others.")
@@ -41,7 +42,11 @@ BEAMS_KEPT = 64  # searches kept (model, sentence, k, n), shared by every sessio
 PENALTY_NOTE = ("The search ranks what it finishes by its **score**: log p over a length penalty, plus the coverage "
                 "penalties below: $\\beta_{cov} \\sum_j \\log \\min(C_j, 1)$ for English pieces left (partly) unattended "
                 "and $-\\beta_{rep} \\sum_j (\\max(C_j, 1) - 1)$ for pieces attended more than once in all, "
-                "$C_j = \\sum_t \\alpha_{tj}$. They change the ranking, never what the search finds.")
+                "$C_j = \\sum_t \\alpha_{tj}$. They change the ranking, never what the search finds. **At every "
+                "step** they rank every beginning instead (its log p plus the terms of its $C$ so far, all of the "
+                "same length), and what finished by log p over the length penalty alone: a beginning that attends "
+                "again to what it has covered falls behind its rivals while they are still in the beam, so the "
+                "search finds other hypotheses.")
 
 
 def hypothesis_table(hypotheses) -> str:
@@ -67,9 +72,9 @@ class ExploreSection:
         self.models = models  # ui.page.ModelsOnPage
         self.searched = ComputedOnce(self._beam, BEAMS_KEPT)  # a class exploring one sentence searches it once
 
-    def _beam(self, key: str, text: str, k: int, n: int, coverage: float, repeat: float):
+    def _beam(self, key: str, text: str, k: int, n: int, coverage: float, repeat: float, stepwise: bool):
         model = self.model(key)
-        penalties = dataclasses.replace(model.translator.penalties, coverage=coverage, repeat=repeat)
+        penalties = dataclasses.replace(model.translator.penalties, coverage=coverage, repeat=repeat, stepwise=stepwise)
         return model.run(Translator.beam, text, k, n, penalties)
 
     def model(self, key: str):
@@ -82,15 +87,16 @@ class ExploreSection:
         return grid_values(figure)
 
     def beam(self, state, key: str, beam_size: float, n_best: float, large: bool, coverage: float = 0.0,
-             repeat: float = 0.0) -> list:
+             repeat: float = 0.0, stepwise: bool = False) -> list:
         """The beam search of the session's sentence with the chosen model laid open: the n best
-        (table and picker), ranked with the coverage penalties asked for, and the search figure."""
+        (table and picker), ranked with the coverage penalties asked for (at every step, if asked),
+        and the search figure."""
         if not state:
             return [None, "Translate a sentence first.", None, gr.update(choices=[], value=None)]
         k, n = int(beam_size), min(int(n_best), int(beam_size))
         if not self.model(key).has_attention:
-            coverage = repeat = 0.0  # no α, no coverage: only the length penalty ranks
-        beam = self.searched(key, state["text"], k, n, float(coverage), float(repeat))
+            coverage, repeat, stepwise = 0.0, 0.0, False  # no α, no coverage: only the length penalty ranks
+        beam = self.searched(key, state["text"], k, n, float(coverage), float(repeat), bool(stepwise))
         hypotheses = beam.translations
         explored = {"key": key, "text": state["text"], "beam_size": k, "hypotheses": hypotheses}
         figure = beam_search_figure(beam.weighed, beam.pieces, [h.target_tokens for h in hypotheses], large)
@@ -184,6 +190,8 @@ class ExploreSection:
                                  info="against English pieces left unattended")
             repeat = gr.Slider(0, 3, value=0, step=0.1, label="Repeat penalty β_rep", elem_id="explore-repeat",
                                info="against pieces attended more than once in all")
+            stepwise = gr.Checkbox(False, label="At every step", elem_id="explore-stepwise",
+                                   info="rank every beginning by them, instead of what the search finished")
         gr.Markdown(PENALTY_NOTE, latex_delimiters=LATEX)
         table = gr.Markdown(NOT_SHOWN, elem_id="explore-table")
         search = gr.Plot(show_label=False, elem_id="explore-search")
@@ -218,7 +226,7 @@ class ExploreSection:
         def then_load(event, name: str):
             event.then(None, [steps_json, large_text], None, js=STEPS.load, api_name=f"{name}_load_steps")
 
-        show.click(self.beam, [controls.session, key, beam_size, n_best, large_text, coverage, repeat],
+        show.click(self.beam, [controls.session, key, beam_size, n_best, large_text, coverage, repeat, stepwise],
                    [explored, table, search, rank], api_name="explore_beam")
         then_load(rank.change(self.pick, [explored, rank, large_text], [grid, note, step, source_piece, steps_json, slider],
                               api_name="explore_pick"), "explore_pick")
