@@ -9,8 +9,6 @@ import re
 import tempfile
 from pathlib import Path
 
-import eflomal
-
 ENGLISH_TOKEN = re.compile(r"'s\b|\w+|[^\w\s]")
 FRENCH_TOKEN = re.compile(r"\w+'|\w+|[^\w\s]")  # "l'homme" → "l'", "homme"
 ELISIONS = {"c'": "ce", "d'": "de", "j'": "je", "l'": "le", "m'": "me", "n'": "ne", "qu'": "que", "s'": "se",
@@ -31,6 +29,7 @@ def tokenise_french(text: str) -> list[str]:
 def eflomal_links(english: list[list[str]], french: list[list[str]]) -> tuple[list[set], list[set]]:
     """Forward (each French word → one English word or none) and reverse links of every pair,
     as (English word, French word) sets; eflomal writes both in source–target order."""
+    import eflomal  # a development requirement: the app reads the tokenisers here without it
     with tempfile.TemporaryDirectory() as folder:
         forward, reverse = Path(folder) / "fwd", Path(folder) / "rev"
         eflomal.Aligner().align([" ".join(e) + "\n" for e in english], [" ".join(f) + "\n" for f in french],

@@ -23,6 +23,7 @@ from attn_demo.attention import KINDS
 from attn_demo.cli import HelpFormatter
 from attn_demo.config import ModelConfig
 from attn_demo.data import TEST_SET, TRAIN_POOL
+from attn_demo.marks import MARKS
 from attn_demo.timeline import AGREEMENT, attach, first_agreement, read_timeline
 
 CARD = "README.md"
@@ -68,6 +69,9 @@ A teaching model of attn-demo, the app that shows attention at work; not a produ
 
 ### Decoding
 {decoding}
+
+### Coverage marks
+{marks}
 
 ### Long natural sentences (development set)
 {dev_results}
@@ -277,6 +281,10 @@ def _decoding_text(d: dict | None) -> str:
     if not d:
         return "A beam search ranks what it finishes by log p per piece (no coverage penalty); not tuned."
     tuned, plain = d["tuned"], d["plain"]
+    if tuned["penalties"] == plain["penalties"]:
+        return (f"A beam search ranks what it finishes by {_ranking_text(d['penalties'])}: no ranking tried on "
+                f"{d['n']} unseen sentences (beam {d['beam']}) had fewer long ones repeated or short at no cost in BLEU or "
+                f"chrF.\n\n```\n{d['command']}\n```")
 
     def change(key: str) -> str:
         return f"{plain[key]:.2%} → {tuned[key]:.2%}"
@@ -371,6 +379,20 @@ def _examples_text(e: dict | None) -> str:
             f"| English | greedy | beam {e['beam']} |\n|---|---|---|\n{rows}\n\n```\n{e['command']}\n```")
 
 
+def _marks_text(m: dict | None) -> str:
+    """The threshold the page marks words with, and how often such a word was missing (attn_demo.marks)."""
+    if not m:
+        return "Not measured (a model without attention has no coverage)."
+    if m["threshold"] is None:
+        verdict = "No word is marked: below no threshold were words missing half the time (95% confidence"
+    else:
+        r = m["low"][str(m["threshold"])]
+        verdict = (f"The page marks words with coverage C < {m['threshold']:g}: {r['precision']:.0%} of them had no "
+                   f"counterpart in the output (95% floor {r['precision_floor']:.0%}), {r['recall']:.0%} of those without ("
+                   f"recall")
+    return f"{verdict}; {m['sentences']} long sentences, `{MARKS}`).\n\n```\n{m['command']}\n```"
+
+
 def _alignment_text(a: dict | None) -> str:
     if not a:
         return "Not measured yet."
@@ -394,6 +416,7 @@ def _alignment_text(a: dict | None) -> str:
 #                       "command"} (--alignments)
 #   decoding: {"beam", "n", "penalties": {"length", "coverage", "repeat"}, "tuned": row, "plain": row, "command"}: how a
 #             beam search ranks what it finishes, chosen on the tuning set (--tune); the app decodes with it
+#   marks: attn_demo.marks' measurement, as MARKS holds it (--marks): the text says what the page marks
 SECTIONS = {
     "training": (_training_text, None),  # train continues it, the Compare table sums it up
     "test_results": (_results_text, ("bleu", "chrf", "n", "beam", "dataset", "faults")),
@@ -403,6 +426,7 @@ SECTIONS = {
     "speed": (_speed_text, ("median_ms",)),
     "alignment_results": (_alignment_text, ("aer", "aligner", "n")),
     "decoding": (_decoding_text, ("penalties",)),
+    "marks": (_marks_text, ()),
 }
 
 

@@ -7,6 +7,8 @@
     README.md            model card: Hub YAML metadata, training command, measured scores (attn_demo.card)
     training-data.json   what it learned from (attn_demo.coverage), optional
     timeline.json        how it learned: α and translations of the page's sentences during training (attn_demo.timeline), optional
+    coverage-marks.json  how often a word its α barely looked at was missing, and the threshold the page marks by
+                         (attn_demo.marks), optional
 """
 import json
 import shutil
@@ -20,6 +22,7 @@ from safetensors.torch import load_file, save_file
 from attn_demo.card import read_card
 from attn_demo.config import ModelConfig
 from attn_demo.model import Seq2Seq
+from attn_demo.marks import MARKS, read_marks
 from attn_demo.timeline import read_timeline
 from attn_demo.tokenizer import Tokenizer
 
@@ -35,6 +38,7 @@ def save_checkpoint(folder: Path, model: Seq2Seq, src_tok: Tokenizer, tgt_tok: T
     save_file(weights, str(folder / "model.safetensors"), metadata={"format": "pt"})
     for tok, name in ((src_tok, "source.model"), (tgt_tok, "target.model")):
         copy_into(tok.model_file, folder / name)
+    (folder / MARKS).unlink(missing_ok=True)  # measured on the weights these replace: the page must not mark by them
 
 
 def copy_into(source: Path, target: Path) -> None:
@@ -67,13 +71,15 @@ class CheckpointFolder:
     card: dict  # the model card's front matter (attn_demo.card); {} without a card
     training_data: dict | None  # what it learned from (attn_demo.coverage); None if not recorded
     timeline: dict | None  # how it learned (attn_demo.timeline); None if not recorded
+    marks: dict | None  # its coverage marks measured (attn_demo.marks); None if not measured
 
 
 def read_folder(folder: Path, device="cpu") -> CheckpointFolder:
-    """A whole checkpoint folder: weights, tokenizers, card, training data and timeline."""
+    """A whole checkpoint folder: weights, tokenizers, card, training data, timeline and coverage marks."""
     folder = Path(folder)
     return CheckpointFolder(folder, *load_checkpoint(folder, device), card=read_card(folder),
-                            training_data=read_training_data(folder), timeline=read_timeline(folder))
+                            training_data=read_training_data(folder), timeline=read_timeline(folder),
+                            marks=read_marks(folder))
 
 
 def read_training_data(folder: Path) -> dict | None:

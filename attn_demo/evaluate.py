@@ -51,12 +51,14 @@ from pathlib import Path
 import sacrebleu
 import torch
 
+from attn_demo.aligner import aligner_links
 from attn_demo.alignment import alignment_error, attention_alignments, attribution_alignments, links_source, read_gold
 from attn_demo.attribution import METHODS
 from attn_demo.card import write_model_card
 from attn_demo.cli import HelpFormatter
 from attn_demo.data import DEV_MIN_WORDS, TEST_SET, TRAIN_POOL, long_dev_set, long_test_set, read_pairs, train_valid_split
 from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
+from attn_demo.marks import chosen_threshold, measure, write_marks
 from attn_demo.search import NO_PENALTIES, Penalties
 from attn_demo.translator import Translator, load_translator
 
@@ -220,7 +222,6 @@ def score_alignments(translator: Translator, folder: Path, aligner_pairs: Path, 
         links.update(attribution_alignments(translator, gold, method, read))
     sure, possible = [gold.sure[i] for i in read], [gold.possible[i] for i in read]
     scores = {name: alignment_error(rule_links, sure, possible) for name, rule_links in links.items()}
-    from attn_demo.aligner import aligner_links  # eflomal: imported only where it is needed
 
     reference = aligner_links(gold.english + dev.english, gold.french + dev.french, read_pairs(aligner_pairs))
     return {
@@ -361,16 +362,21 @@ def main_marks(args, translator: Translator, command: str, penalties: Penalties)
     test = [(en, fr) for en, fr in read_pairs(args.data) if len(en.split()) >= FAULT_MIN_WORDS]
     pairs = test + long_dev_set(read_pairs(args.train_pool), read_pairs(args.data), args.n_valid)
     translations, _ = translate_traced(translator, [en for en, _ in pairs], args.beam, penalties)
-    from attn_demo.marks import measure  # eflomal: imported only where it is needed
     result = {**measure(translations, read_pairs(args.aligner_pairs)), "beam": args.beam, "command": command}
+    result["threshold"] = chosen_threshold(result)
     if args.json:
         print(json.dumps(result))
-        return
-    print(f"{args.model}: {result['sentences']} sentences, {result['words']} words, beam {args.beam}")
-    for kind, truth in (("low", "missing"), ("high", "repeated")):
-        for threshold, r in result[kind].items():
-            print(f"  coverage {'<' if kind == 'low' else '>'} {threshold:>4}: {r['marked']:5d} marked, {r['true']:5d} {truth}, "
-                  f"precision {r['precision']:.2f}, recall {r['recall']:.2f}")
+    else:
+        print(f"{args.model}: {result['sentences']} sentences, {result['words']} words, beam {args.beam}")
+        for kind, truth in (("low", "missing"), ("high", "repeated")):
+            for threshold, r in result[kind].items():
+                print(f"  coverage {'<' if kind == 'low' else '>'} {threshold:>4}: {r['marked']:5d} marked, {r['true']:5d} "
+                      f"{truth}, precision {r['precision']:.2f} (95% floor {r['precision_floor']:.2f}), recall {r['recall']:.2f}")
+        threshold = result["threshold"]
+        print("  the page marks: " + ("no word" if threshold is None else f"the words of coverage below {threshold:g}"))
+    if args.card:
+        write_marks(translator.folder, result)
+        write_model_card(translator.folder, marks=result)
 
 
 def main_tune(args, translator: Translator, command: str):

@@ -122,6 +122,7 @@ class Translator:
         self.timeline = checkpoint.timeline  # how it learned (attn_demo.timeline); None if not recorded
         decoding = (self.card.get("decoding") or {}).get("penalties")
         self.penalties = NO_PENALTIES if decoding is None else Penalties(**decoding)  # a beam's ranking (evaluate --tune)
+        self.marks = checkpoint.marks  # evaluate --marks: {"threshold", "low": {…}, …}; None if not measured
 
     def read(self, text: str) -> tuple[list[int], list[str]]:
         """Source ids with EOS and the characters read as the unknown piece (see read_english), or a

@@ -4,7 +4,9 @@ file and anything else that shows a translation read it from here, so they can n
 A side is (model, view), view as catalogue.Model.view returns it: {"result": Translation,
 "projection": …}.
     grid_figure(model, view, large, unit)   its alignment grid, by piece or by word (None without attention)
-    coverage_row(model, view, unit)         under the grid: the attention each English piece received in all
+    coverage_row(model, view, unit)         under the grid: the attention each English piece received in all, and
+                                            the words barely looked at, where the model's card says marks are right
+    coverage_marks(model, view)             the words that row marks, for the JSON trace
     step_data(sides)                        every decoder step of the sides, for step_views.js and network_view.js
     step_views(views)                       the same payload from (title, Translation, projection, forced steps)
                                             (the explorer's hypotheses, which share one projection)
@@ -14,7 +16,8 @@ import html
 from plotly.colors import sample_colorscale, unlabel_rgb
 
 from attn_demo.alignment import piece_words, words_view
-from attn_demo.figures import ALIGNMENT_COLORSCALE, alignment_figure
+from attn_demo.figures import ALIGNMENT_COLORSCALE, HIGHLIGHT, alignment_figure
+from attn_demo.marks import barely_looked_at
 from attn_demo.steps import VECTOR_COLORSCALE, step_payload
 
 
@@ -40,9 +43,13 @@ COVERAGE_CSS = """
                  font-size: 0.85em; line-height: 1.3; }
 .coverage-cell span { color: inherit !important; }  /* the cell's ink, chosen for its background, over the theme's */
 .coverage-value { font-variant-numeric: tabular-nums; }
-"""
+.coverage-low { outline: 2px dashed %s; outline-offset: 1px; }
+.coverage-note { margin: 4px 0 0; font-size: 0.85em; }
+""" % HIGHLIGHT
 NO_COVERAGE = ("No α, so no coverage: nothing in this model records which English words it has already translated, "
                "and nothing on the page can show it.")
+NOT_MARKED = ("No word is marked: for this model a word it barely looked at was not reliably one without a "
+              "counterpart in its translation (measured on long sentences; its model card).")
 
 
 def coverage_row(model, view, unit: str = "pieces") -> str:
@@ -51,23 +58,62 @@ def coverage_row(model, view, unit: str = "pieces") -> str:
     the grid sums α); for a model without attention, why there is none. 1 ≈ attended once."""
     if not model.has_attention:
         return f'<p class="coverage-none">{NO_COVERAGE}</p>'
-    result = view["result"]
+    result, marks = view["result"], model.translator.marks
     labels, coverage = result.source_tokens, [float(c) for c in result.coverage]
+    words, spans = piece_words(result.source_tokens)
+    marked = marked_words(result, marks) + [False]  # per word; </s> is never marked
     if unit == "words":
-        labels, spans = piece_words(result.source_tokens)
-        coverage = [sum(coverage[j] for j in span) for span in spans]
-    cells = "".join(_coverage_cell(label, c) for label, c in zip(labels, coverage))
+        labels, coverage = words, [sum(coverage[j] for j in span) for span in spans]
+    else:
+        marked = [marked[w] for w, span in enumerate(spans) for _ in span]  # a piece as its word
+    cells = "".join(_coverage_cell(label, c, low) for label, c, low in zip(labels, coverage, marked))
     return ('<div class="coverage-row"><p class="coverage-title">Coverage: the attention each English '
             f'{"word" if unit == "words" else "piece"} received in all, C<sub>j</sub> = Σ<sub>t</sub> α<sub>tj</sub> '
-            f'(1 ≈ once; on the grid\'s colours)</p><div class="coverage-cells">{cells}</div></div>')
+            f'(1 ≈ once; on the grid\'s colours)</p><div class="coverage-cells">{cells}</div>'
+            f'{_marks_note(marks, any(marked))}</div>')
 
 
-def _coverage_cell(label: str, coverage: float) -> str:
+def marked_words(result, marks: dict | None) -> list[bool]:
+    """For each English word of a Translation but </s>, whether the page marks it as barely looked at: where
+    the model's card (marks, evaluate --marks) chose a threshold, below it."""
+    if not marks or marks["threshold"] is None:
+        return [False] * (len(piece_words(result.source_tokens)[0]) - 1)
+    return barely_looked_at(result, marks["threshold"])
+
+
+def coverage_marks(model, view) -> dict | None:
+    """What a side's coverage row marks, for the JSON trace: {"below": threshold, "words": [the English words
+    marked]}; None where the model's card chose no threshold."""
+    marks, result = model.translator.marks, view["result"]
+    if not marks or marks["threshold"] is None:
+        return None
+    words = piece_words(result.source_tokens)[0]
+    return {"below": marks["threshold"], "words": [w for w, low in zip(words, marked_words(result, marks)) if low]}
+
+
+def _marks_note(marks: dict | None, any_marked: bool) -> str:
+    """What the marks mean for this model, as measured; nothing where they were not measured."""
+    if not marks:
+        return ""
+    if marks["threshold"] is None:
+        return f'<p class="coverage-note">{NOT_MARKED}</p>'
+    threshold = marks["threshold"]
+    precision = marks["low"][str(threshold)]["precision"]
+    if not any_marked:
+        return (f'<p class="coverage-note">No word below C = {threshold:g}: every word got some attention (for this '
+                f'model, a word below it had no counterpart in the translation {precision:.0%} of the time).</p>')
+    return (f'<p class="coverage-note">Dashed: words this translation barely looked at (C &lt; {threshold:g}). For this '
+            f'model such a word had no counterpart in the translation {precision:.0%} of the time (measured on long '
+            'sentences): a word French does without, or a dropped phrase. α is a hint, not a proof.</p>')
+
+
+def _coverage_cell(label: str, coverage: float, low: bool = False) -> str:
     """One piece and its coverage, on the grid's colour scale (capped at 1, as the grid's is), in black or
-    white, whichever reads better on it."""
+    white, whichever reads better on it; dashed where it is marked as barely looked at."""
     colour = sample_colorscale(ALIGNMENT_COLORSCALE, [min(coverage, 1.0)])[0]
     ink = "#000" if _luminance(unlabel_rgb(colour)) > 0.18 else "#fff"  # the larger WCAG contrast (equal at 0.179)
-    return (f'<span class="coverage-cell" style="background:{colour};color:{ink}" title="C = {coverage:.3f}">'
+    mark, title = (" coverage-low", ": barely looked at") if low else ("", "")
+    return (f'<span class="coverage-cell{mark}" style="background:{colour};color:{ink}" title="C = {coverage:.3f}{title}">'
             f'<span class="coverage-piece">{html.escape(label)}</span><span class="coverage-value">{coverage:.2f}</span></span>')
 
 

@@ -234,6 +234,7 @@ def step_change_ms(url: str, presses: int, picks, words: int = 15) -> list[dict]
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1440, "height": 900})
         page.goto(url, wait_until="load")
+        page.locator("#right-grid .js-plotly-plot").wait_for(timeout=60_000)  # the interactive page, not its first view
         for side, key in zip(("left", "right"), picks):
             page.locator(f"#{side}-model input").fill(key)
             page.get_by_role("option", name=key, exact=False).first.click()

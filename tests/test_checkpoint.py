@@ -5,8 +5,8 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-
 from attn_demo.checkpoint import load_checkpoint, read_folder, save_checkpoint, warm_start, warm_start_text
+from attn_demo.marks import write_marks
 from attn_demo.model import Seq2Seq
 from attn_demo.translator import load_translator
 from conftest import DEVICE, tiny_config, tiny_model
@@ -24,6 +24,15 @@ def test_save_then_load_gives_identical_translations(toy_checkpoint, tmp_path):
         for name in ("scores", "attention", "contexts", "queries"):
             x, y = getattr(a, name), getattr(b, name)
             assert (x is None and y is None) if x is None else (x == y).all(), name
+
+
+def test_coverage_marks_are_read_with_the_weights_and_dropped_when_new_weights_are_saved(toy_checkpoint):
+    marks = {"threshold": 0.1, "low": {"0.1": {"precision": 0.7}}}
+    write_marks(toy_checkpoint, marks)
+    translator = load_translator(toy_checkpoint, device=DEVICE)
+    assert translator.marks == marks  # what the page marks by
+    save_checkpoint(toy_checkpoint, translator.model, translator.source_tokenizer, translator.target_tokenizer)
+    assert read_folder(toy_checkpoint).marks is None  # measured on the weights these replaced
 
 
 def test_weights_are_stored_as_float16_and_loaded_as_float32(toy_checkpoint):

@@ -20,6 +20,7 @@ from packaging.utils import canonicalize_name
 from safetensors import safe_open
 
 from attn_demo.checkpoint import CHECKPOINT_FILES, TRAINING_DATA
+from attn_demo.marks import MARKS
 from attn_demo.timeline import TIMELINE
 
 try:
@@ -33,7 +34,7 @@ HUB_FILE_LIMIT = 10 * 1024 * 1024  # the largest file the Hub takes outside LFS
 LFS_POINTER = b"version https://git-lfs"
 CARD = "README.md"
 UPLOADED = {*CHECKPOINT_FILES, CARD}  # what a model repo must hold for load_translator and the Hub
-OPTIONAL = {TRAINING_DATA, TIMELINE}
+OPTIONAL = {TRAINING_DATA, TIMELINE, MARKS}
 
 
 def checkpoint_folders() -> list[Path]:

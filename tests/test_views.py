@@ -1,13 +1,13 @@
 """What a translation's views draw, built once for the page and the export."""
 import html
+import re
 
 import numpy as np
 
+from attn_demo.alignment import piece_words
 from attn_demo.catalogue import load_models
 from attn_demo.checkpoint import save_checkpoint
-import re
-
-from attn_demo.views import NO_COVERAGE, coverage_row, grid_figure, step_data
+from attn_demo.views import NO_COVERAGE, NOT_MARKED, coverage_marks, coverage_row, grid_figure, step_data
 from conftest import DEVICE, plotly_figure, tiny_model
 
 
@@ -40,3 +40,30 @@ def test_the_coverage_row_shows_each_piece_s_column_sum_and_each_word_s_total(tm
     words = re.findall(r'title="C = ([0-9.]+)"', coverage_row(model, view, unit="words"))
     assert len(words) == len("I see the <red> cat.".split()) + 1  # </s> is a word of its own
     assert abs(sum(float(c) for c in words) - len(result.target_tokens)) < 5e-3  # every step's α sums to 1
+
+
+def test_the_coverage_row_marks_the_words_below_the_threshold_the_card_chose_and_says_what_that_means(
+        tmp_path, toy_tokenizers, monkeypatch):
+    save_checkpoint(tmp_path / "a", tiny_model("bahdanau"), *toy_tokenizers)
+    model = load_models(tmp_path, device=DEVICE)[0][0]
+    view = model.view("I see the red cat.", 1)
+    result = view["result"]
+    words, spans = piece_words(result.source_tokens)
+    totals = [float(result.coverage[list(span)].sum()) for span in spans][:-1]  # </s> is never marked
+    threshold = float(np.median(totals))  # about half the words below it
+    monkeypatch.setattr(model.translator, "marks", {"threshold": threshold, "low": {str(threshold): {"precision": 0.72}}})
+    below = [word for word, total in zip(words, totals) if total < threshold and re.search(r"\w", word)]
+    by_word = coverage_row(model, view, unit="words")
+    dashed = re.findall(r'coverage-cell coverage-low"[^>]*><span class="coverage-piece">(.*?)</span>', by_word)
+    assert dashed == [html.escape(w) for w in below] and below and "no counterpart in the translation 72% of the time" in by_word
+    by_piece = coverage_row(model, view)
+    assert by_piece.count("coverage-low") == sum(len(spans[words.index(w)]) for w in below)  # every piece of a marked word
+    assert coverage_marks(model, view) == {"below": threshold, "words": below}  # what the JSON trace carries
+    lowest = min(totals) / 2
+    monkeypatch.setattr(model.translator, "marks", {"threshold": lowest, "low": {str(lowest): {"precision": 0.72}}})
+    assert "coverage-low" not in coverage_row(model, view) and "every word got some attention" in coverage_row(model, view)
+    monkeypatch.setattr(model.translator, "marks", {"threshold": None, "low": {}})
+    assert NOT_MARKED in coverage_row(model, view) and "coverage-low" not in coverage_row(model, view)
+    assert coverage_marks(model, view) is None
+    monkeypatch.setattr(model.translator, "marks", None)  # not measured: the row alone
+    assert "coverage-note" not in coverage_row(model, view) and coverage_marks(model, view) is None

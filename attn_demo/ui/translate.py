@@ -24,7 +24,7 @@ from attn_demo.ui.share import read_link
 from attn_demo.ui.step_group import StepGroup, network_slot, step_slot
 from attn_demo.ui.trace_files import TraceFiles
 from attn_demo.tokenizer import named, normalise_english
-from attn_demo.views import coverage_row, grid_figure, step_data, steps_of
+from attn_demo.views import coverage_marks, coverage_row, grid_figure, step_data, steps_of
 
 UNITS = ("pieces", "words")  # what the alignment grids show: SentencePiece pieces, or whole words
 CONCURRENCY = 48  # requests in /translate at once; they wait on the decoding workers (catalogue.Model)
@@ -161,7 +161,8 @@ class TranslateSection:
 
         def contents() -> bytes:
             payload = {"source": state["text"], "beam_size": state["beam_size"],
-                       "models": {model.key: {"title": model.title, **state["views"][side]["result"].to_dict()}
+                       "models": {model.key: {"title": model.title, **state["views"][side]["result"].to_dict(),
+                                              "coverage_marks": coverage_marks(model, state["views"][side])}
                                   for side, model in zip(SIDES, models)}}
             # orjson writes the float32 arrays as they are, each number in the fewest digits that read
             # back to it: 25 times faster than json with lists of Python floats (BENCHMARKS.md)
