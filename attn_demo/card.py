@@ -380,17 +380,16 @@ def _examples_text(e: dict | None) -> str:
 
 
 def _marks_text(m: dict | None) -> str:
-    """The threshold the page marks words with, and how often such a word was missing (attn_demo.marks)."""
+    """The threshold the page marks words with, and how often such a word had no counterpart (attn_demo.marks)."""
     if not m:
         return "Not measured (a model without attention has no coverage)."
+    where, command = f"{m['sentences']} long sentences, `{MARKS}`", f"\n\n```\n{m['command']}\n```"
     if m["threshold"] is None:
-        verdict = "No word is marked: below no threshold were words missing half the time (95% confidence"
-    else:
-        r = m["low"][str(m["threshold"])]
-        verdict = (f"The page marks words with coverage C < {m['threshold']:g}: {r['precision']:.0%} of them had no "
-                   f"counterpart in the output (95% floor {r['precision_floor']:.0%}), {r['recall']:.0%} of those without ("
-                   f"recall")
-    return f"{verdict}; {m['sentences']} long sentences, `{MARKS}`).\n\n```\n{m['command']}\n```"
+        return f"No word is marked: below no threshold were words missing half the time (95% confidence; {where}).{command}"
+    r = m["low"][str(m["threshold"])]
+    return (f"The page marks words with coverage C < {m['threshold']:g}: {r['precision']:.0%} of them had no counterpart "
+            f"in the output (95% floor {r['precision_floor']:.0%}), {r['recall']:.0%} of those without (recall; {where})."
+            f"{command}")
 
 
 def _alignment_text(a: dict | None) -> str:

@@ -5,7 +5,7 @@ A side is (model, view), view as catalogue.Model.view returns it: {"result": Tra
 "projection": …}.
     grid_figure(model, view, large, unit)   its alignment grid, by piece or by word (None without attention)
     coverage_row(model, view, unit)         under the grid: the attention each English piece received in all, and
-                                            the words barely looked at, where the model's card says marks are right
+                                            the words barely looked at, where the model's measured marks are right
     coverage_marks(model, view)             the words that row marks, for the JSON trace
     step_data(sides)                        every decoder step of the sides, for step_views.js and network_view.js
     step_views(views)                       the same payload from (title, Translation, projection, forced steps)
@@ -74,8 +74,8 @@ def coverage_row(model, view, unit: str = "pieces") -> str:
 
 
 def marked_words(result, marks: dict | None) -> list[bool]:
-    """For each English word of a Translation but </s>, whether the page marks it as barely looked at: where
-    the model's card (marks, evaluate --marks) chose a threshold, below it."""
+    """For each English word of a Translation but </s>, whether the page marks it as barely looked at: below
+    the threshold its model's measured marks chose (attn_demo.marks), if they chose one."""
     if not marks or marks["threshold"] is None:
         return [False] * (len(piece_words(result.source_tokens)[0]) - 1)
     return barely_looked_at(result, marks["threshold"])
@@ -83,7 +83,7 @@ def marked_words(result, marks: dict | None) -> list[bool]:
 
 def coverage_marks(model, view) -> dict | None:
     """What a side's coverage row marks, for the JSON trace: {"below": threshold, "words": [the English words
-    marked]}; None where the model's card chose no threshold."""
+    marked]}; None where the model's measured marks chose no threshold."""
     marks, result = model.translator.marks, view["result"]
     if not marks or marks["threshold"] is None:
         return None
