@@ -258,7 +258,8 @@ def main(argv=None):
                       help="choose the beam search's length and coverage penalties on the tuning set (see above)")
     mode.add_argument("--marks", action="store_true",
                       help="measure the coverage marks (attn_demo.marks) on the test set's 16+-word sentences and the "
-                           "development set: how often a word barely looked at is missing, and one looked at again repeated")
+                           "development set: how often a word barely looked at is missing, and one looked at again "
+                           "repeated; with --card, into coverage-marks.json beside the weights, which the page marks by")
     mode.add_argument("--alignments", type=Path,
                       help="folder of gold word alignments (test.e, test.f, test.wa.nonullalign, dev.*): report AER")
     p.add_argument("--per-bucket", type=int, default=200, help="inputs per length bucket with --long")
