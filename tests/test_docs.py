@@ -1,6 +1,8 @@
 """The guides describe the project as it is: every share link of docs/teaching.md opens a valid view of
-one of the page's sentences with shipped models, its answer key gives each conceptual question's right
-answer as the quiz words it, and every command of CONTRIBUTING.md names a module and options that exist."""
+one of the page's sentences with shipped models, the translation it quotes for a search it walks through
+is the model's, its answer key gives each conceptual question's right answer as the quiz words it, and
+every command of CONTRIBUTING.md names a module and options that exist."""
+import dataclasses
 import json
 import re
 import subprocess
@@ -12,6 +14,7 @@ import pytest
 from attn_demo.config import ModelConfig
 from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
 from attn_demo.quiz import concept_questions
+from attn_demo.translator import load_translator
 from attn_demo.ui.page import CONTENTS, section_id
 from attn_demo.ui.share import LINK_FIELDS, link, read_link
 from attn_demo.ui.translate import UNITS
@@ -48,6 +51,15 @@ def test_the_answer_key_gives_each_conceptual_questions_right_answer_as_the_quiz
     key = flat(TEACHING[TEACHING.index("## Answer key"):])
     for question in concept_questions(*sizes.pop()):
         assert flat(question.choices[question.answer]) in key, question.prompt
+
+
+def test_the_lesson_s_beam_at_every_step_writes_the_long_example_as_the_guide_quotes_it():
+    """The coverage block sets β_cov 0, β_rep 1 and ticks "At every step" in the explorer on Luong (general)."""
+    quoted = re.search(r'At every step\*\*: .*? writes "…(.+?)"', flat(TEACHING))[1]
+    luong = load_translator(ROOT / "checkpoints" / "luong-en-fr")
+    penalties = dataclasses.replace(luong.penalties, coverage=0.0, repeat=1.0, stepwise=True)  # as the explorer sets them
+    assert luong.translate(LONG_EXAMPLE, beam_size=5, penalties=penalties).text.endswith(quoted)
+    assert not luong.translate(LONG_EXAMPLE, beam_size=5).text.endswith(quoted)  # its own ranking repeats instead
 
 
 @pytest.mark.slow
