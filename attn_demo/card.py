@@ -147,11 +147,12 @@ def rerunnable(command: str, name: str, out: str | None = None) -> str:
     """A recorded command as a newcomer reruns it from a checkout of checkpoint `name`: --out is `out`
     (by default checkpoints/<name>), a folder under runs/ is the checkpoint folder, --init-from names a
     checkpoint folder; a copy of a default data file (--train-pool, --test-set), --run-dir under runs/,
-    --resume and --hyps are left out (each run goes on from nothing, writes no side file)."""
+    --resume, --json and --hyps are left out (each run goes on from nothing, prints for a reader, writes no
+    side file)."""
     words, kept = command.split(), []
     while words:
         word = words.pop(0)
-        if word == "--resume":
+        if word in ("--resume", "--json"):
             continue
         if word == "--hyps" or (word == "--run-dir" and words[0].startswith("runs/")) or \
                 (word in DEFAULT_DATA and Path(words[0]).name == DEFAULT_DATA[word]):
@@ -306,14 +307,18 @@ def _results_text(r: dict | None) -> str:
     if not r:
         return "Not evaluated yet."
     return (f"{r['dataset']}, {r['n']} sentences, beam {r['beam']}{_ranked_text(r)}, sacreBLEU: **BLEU {r['bleu']}**, "
-            f"**chrF {r['chrf']}** "
-            f"(inputs refused for unseen characters count as empty: {r.get('refused', 0)}).{_scored_text(r)}")
+            f"**chrF {r['chrf']}**{_refused_text(r)}.{_scored_text(r)}")
+
+
+def _refused_text(r: dict) -> str:
+    refused = r.get("refused", 0)
+    return f" (inputs refused for unseen characters count as empty: {refused})" if refused else ""
 
 
 def _speed_text(s: dict | None) -> str:
     if not s:
         return "Not measured yet."
-    beside = ", timed with the other models named below: compare with theirs" if s["timed_with"] else ""
+    beside = ", timed beside the models named below" if s["timed_with"] else ""
     return (f"`translate()` of a {s['words']}-word sentence, greedy, on {s['device']} ({s['torch_threads']} thread(s)), "
             f"{s['date']}: **median {s['median_ms']} ms**, p95 {s['p95_ms']} ms{_max_text(s)} over {s['n']} runs{beside}."
             f"\n\n```\n{s['command']}\n```")
@@ -367,7 +372,12 @@ def _faults_text(r: dict) -> str:
         return ""
     return (f" **{f['repeat_or_short']:.2%} of its {f['n']} sentences of {f['min_words']}+ words repeat a phrase or are "
             f"short** ({f['repeat']:.2%} repeat a word pair more than the reference, {f['short']:.2%} have under "
-            f"{f.get('short_ratio', 0.8):.0%} of its words).")
+            f"{f.get('short_ratio', 0.8):.0%} of its words){_seen_text(f)}.")
+
+
+def _seen_text(f: dict) -> str:
+    """The faults of the long sentences with no word the training English lacks (unseen), where measured."""
+    return f"; {f['seen_repeat_or_short']:.2%} of the {f['seen_n']} with no unseen word" if "seen_n" in f else ""
 
 
 def _examples_text(e: dict | None) -> str:

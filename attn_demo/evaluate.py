@@ -56,6 +56,7 @@ from attn_demo.alignment import alignment_error, attention_alignments, attributi
 from attn_demo.attribution import METHODS
 from attn_demo.card import write_model_card
 from attn_demo.cli import HelpFormatter
+from attn_demo.coverage import unseen_words
 from attn_demo.data import DEV_MIN_WORDS, TEST_SET, TRAIN_POOL, long_dev_set, long_test_set, read_pairs, train_valid_split
 from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
 from attn_demo.marks import chosen_threshold, measure, write_marks
@@ -183,16 +184,21 @@ def bucket_name(low: int, high: int) -> str:
     return f"{low}+" if high >= 10_000 else f"{low}-{high}"
 
 
-def score(sources, hypotheses, references, fault_min_words: int = FAULT_MIN_WORDS) -> dict:
+def score(sources, hypotheses, references, fault_min_words: int = FAULT_MIN_WORDS, known: frozenset | None = None) -> dict:
     """Corpus BLEU / chrF overall, BLEU per English-length bucket, and the faults (repeated or short
-    outputs) of the sentences of fault_min_words English words or more."""
+    outputs) of the sentences of fault_min_words English words or more; with `known`, the training
+    English's words, also those of the long sentences that hold no word outside it ("seen_…")."""
     long = [i for i, s in enumerate(sources) if len(s.split()) >= fault_min_words]
+    long_faults = lambda chosen: faults([hypotheses[i] for i in chosen], [references[i] for i in chosen])  # noqa: E731
     result = {
         "bleu": round(sacrebleu.corpus_bleu(hypotheses, [references]).score, 2),
         "chrf": round(sacrebleu.corpus_chrf(hypotheses, [references]).score, 2),
         "n": len(sources), "by_length": {},
-        "faults": {**faults([hypotheses[i] for i in long], [references[i] for i in long]), "min_words": fault_min_words},
+        "faults": {**long_faults(long), "min_words": fault_min_words},
     }
+    if known is not None:
+        seen = long_faults([i for i in long if not unseen_words(sources[i], known)])
+        result["faults"].update(seen_n=seen["n"], seen_repeat_or_short=seen["repeat_or_short"])
     for low, high in LENGTH_BUCKETS:
         idx = [i for i, s in enumerate(sources) if low <= len(s.split()) <= high]
         if idx:
@@ -323,7 +329,9 @@ def main(argv=None):
     hypotheses = texts(translations)
     if args.hyps:
         args.hyps.write_text("".join(h + "\n" for h in hypotheses), encoding="utf-8")
-    result = score(sources, hypotheses, references, DEV_MIN_WORDS if args.dev else FAULT_MIN_WORDS)
+    # the development set is drawn from the training pool, the test set is not: only there do unseen words matter
+    known = translator.training_data["english_words"] if translator.training_data and not args.dev else None
+    result = score(sources, hypotheses, references, DEV_MIN_WORDS if args.dev else FAULT_MIN_WORDS, known)
     result["refused"] = refused
     if args.beam > 1:
         result["penalties"] = dataclasses.asdict(penalties)
@@ -339,6 +347,8 @@ def main(argv=None):
         print(f"of the {f['n']} sentences of {f['min_words']}+ words: {f['repeat_or_short']:.1%} repeat or are short "
               f"({f['repeat']:.1%} repeat a word pair more often than the reference, {f['short']:.1%} have under "
               f"{SHORT_RATIO:.0%} of its words)")
+        if "seen_n" in f:
+            print(f"  of the {f['seen_n']} of them whose every word is in the training English: {f['seen_repeat_or_short']:.1%}")
         if share is not None:
             print(f"steps whose most-attended English piece is </s>: {share:.1%}")
         for name, bucket in result["by_length"].items():

@@ -30,6 +30,18 @@ def test_model_card_carries_hub_metadata_training_facts_and_scores(toy_checkpoin
     assert load_translator(toy_checkpoint).metrics == {"bleu": 12.34, "chrf": 40.5}
 
 
+def test_model_card_gives_the_faults_of_sentences_with_only_trained_words_and_no_refusals_when_none(toy_checkpoint):
+    results = {"bleu": 12.34, "chrf": 40.5, "n": 112, "beam": 5, "dataset": "toy.tsv", "command": "python -m attn_demo.evaluate",
+               "by_length": {"1-5": {"n": 112, "bleu": 12.34}}, "refused": 0,
+               "faults": {"n": 20, "repeat": 0.25, "short": 0.1, "repeat_or_short": 0.3, "short_ratio": 0.8, "min_words": 16,
+                          "seen_n": 8, "seen_repeat_or_short": 0.125}}
+    write_model_card(toy_checkpoint, test_results=results)
+    text = ModelCard.load(toy_checkpoint / "README.md").text
+    assert "**30.00% of its 20 sentences of 16+ words repeat a phrase or are short**" in text
+    assert "; 12.50% of the 8 with no unseen word." in text
+    assert "refused" not in text
+
+
 def test_model_card_says_where_each_run_trained(toy_checkpoint):
     cpu = {"command": "train a", "minutes": 30.0, "steps": 10, "epochs": 0.5, "threads": 2, "device": "CPU",
            "valid_bleu_greedy": 9.5, "valid_chrf_greedy": 20.0, "training_pairs": 99}
@@ -91,7 +103,7 @@ def test_a_recorded_command_is_rerun_from_a_checkout_with_the_default_data():
     assert rerunnable(train, "m") == ("python -m attn_demo.train --attention none --out checkpoints/m --init-from "
                                       "checkpoints/m --test-set elsewhere/mine.tsv --threads 2")
     assert rerunnable(train, "m", out="checkpoints/first").split()[5:7] == ["--out", "checkpoints/first"]
-    evaluate = "python -m attn_demo.evaluate runs/x --dev --beam 5 --card --hyps /tmp/x.dev.txt"
+    evaluate = "python -m attn_demo.evaluate runs/x --dev --beam 5 --card --json --hyps /tmp/x.dev.txt"
     assert rerunnable(evaluate, "m") == "python -m attn_demo.evaluate checkpoints/m --dev --beam 5 --card"
 
 

@@ -194,6 +194,16 @@ def test_an_output_is_short_under_four_fifths_of_the_reference_s_words_and_fault
     assert (result["n"], result["repeat"], result["short"], result["repeat_or_short"]) == (3, round(1 / 3, 4), round(1 / 3, 4), round(2 / 3, 4))
 
 
+def test_the_faults_of_long_sentences_with_only_trained_words_are_counted_apart_where_the_words_are_known():
+    sources = ["the cat sat on the mat " * 3, "the zebra sat on the mat " * 3, "the cat sat"]
+    references = ["le chat " * 9, "le zèbre " * 9, "le chat"]
+    hypotheses = ["le chat " * 9, "le", "le"]  # the long sentence with an untrained word is short
+    result = score(sources, hypotheses, references, fault_min_words=16, known=frozenset({"the", "cat", "sat", "on", "mat"}))
+    assert result["faults"]["n"] == 2 and result["faults"]["repeat_or_short"] == 0.5
+    assert (result["faults"]["seen_n"], result["faults"]["seen_repeat_or_short"]) == (1, 0.0)
+    assert "seen_n" not in score(sources, hypotheses, references, fault_min_words=16)["faults"]
+
+
 def test_tuning_ranks_each_sentence_s_n_best_as_the_search_would_and_keeps_a_fair_setting(toy_checkpoint, monkeypatch, tmp_path):
     translator = load_translator(toy_checkpoint, device=DEVICE)
     pairs = [("I see the red cat.", "je vois le chat rouge."), ("the blue dog", "le chien bleu"),

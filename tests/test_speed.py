@@ -31,7 +31,7 @@ def test_every_card_records_its_speed_and_the_models_timed_beside_it(checkpoints
         card = ModelCard.load(checkpoints / name / "README.md")
         speed = card.data.speed
         assert "`translate()` of a 15-word sentence, greedy" in card.text and f"({threads} thread(s))" in card.text
-        assert f"**median {speed['median_ms']} ms**" in card.text and "over 3 runs, timed with the other models" in card.text
+        assert f"**median {speed['median_ms']} ms**" in card.text and "over 3 runs, timed beside the models named below." in card.text
         command = card.text.split("### Speed")[1].split("```")[1]
         assert command.strip().startswith("python -m attn_demo.speed") and all(other in command for other in names)
         assert card.data.test_results["bleu"] == 1.5  # the card's other facts stay
