@@ -7,9 +7,12 @@ batched throughput and figure cost of the picked models, then the app as its use
 Prints a table per section and writes every figure, with the machine, to --json. --quick runs
 each section small (a smoke test for CI, well under a minute of work); its numbers mean nothing.
 --sections runs only those (e.g. `--sections attribution` to restate one target after a change).
+`--sections classroom --students-apart` runs the classroom load with the servers on one core and the students
+on the others: on a machine of few cores the students' own CPU otherwise slows the server they measure.
 """
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -288,7 +291,12 @@ def main(argv=None):
                         help="the two checkpoints in checkpoints/ to time, and to pick on the page for the app benchmarks")
     parser.add_argument("--sections", nargs="+", choices=[*SECTIONS, "app", "classroom"], default=[*SECTIONS, "app"],
                         help="run only these sections, in this order (classroom: the app's classroom load alone)")
+    parser.add_argument("--students-apart", action="store_true",
+                        help="classroom: the servers on one core and the students on the others, as in a class whose "
+                             "phones do their own work (Linux, 2+ cores); by default they share every core")
     args = parser.parse_args(argv)
+    if args.students_apart and (args.sections != ["classroom"] or len(os.sched_getaffinity(0)) < 2):
+        parser.error("--students-apart is for --sections classroom alone, on 2 or more cores")
     p = QUICK if args.quick else FULL
     translators = {name: load_translator(CHECKPOINTS / name) for name in args.models}
     report = {"machine": machine(), "quick": args.quick, "command": " ".join(["python -m benchmarks.bench", *(argv or sys.argv[1:])])}
@@ -298,7 +306,7 @@ def main(argv=None):
             report["app"] = bench_app(tuple(args.models), p)
             print_app(report["app"])
         elif key == "classroom":
-            report["classroom"] = bench_classroom(tuple(args.models), p)
+            report["classroom"] = bench_classroom(tuple(args.models), p, args.students_apart)
             print_rows(CLASSROOM_TITLE, classroom_table(report["classroom"]))
         else:
             title, fn = SECTIONS[key]

@@ -7,6 +7,7 @@ pressing one button together on a shared sentence (attribution, the beam, the al
 soak, and a step change in headless Chromium (benchmarks.server starts each app).
 Run by `python -m benchmarks.bench`."""
 import json
+import os
 import threading
 import time
 from contextlib import contextmanager
@@ -314,23 +315,39 @@ def classroom_inputs(picks: tuple[str, str], p: dict) -> tuple[list[str], dict]:
 
 
 @contextmanager
-def classroom_apps(picks: tuple[str, str]):
-    """Every app of CLASSROOM_APPS running, by name, for the length of the with-block."""
-    servers = {}
+def classroom_apps(picks: tuple[str, str], students_apart: bool = False):
+    """Every app of CLASSROOM_APPS running, by name, for the length of the with-block. With students_apart, the
+    servers run on this process's first core and its students (this process's threads) on the others."""
+    servers, students_cores = {}, os.sched_getaffinity(0)
     try:
         for name, script in CLASSROOM_APPS.items():
             servers[name] = Server(script, env={"BENCH_PICKS": " ".join(picks), "PYTHONPATH": str(ROOT)})  # benchmarks/ imports attn_demo
+        if students_apart:
+            server_core, *others = sorted(students_cores)
+            for server in servers.values():
+                pin(server.process.pid, {server_core})
+            pin(os.getpid(), set(others))
         yield servers
     finally:
+        pin(os.getpid(), students_cores)
         for server in servers.values():
             server.stop()
 
 
-def bench_classroom(picks: tuple[str, str], p: dict) -> list[dict]:
+def pin(pid: int, cores: set[int]) -> None:
+    """Every thread of process `pid` on `cores`; the threads they start later inherit it (Linux)."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            os.sched_setaffinity(int(task.name), cores)
+        except ProcessLookupError:  # a thread that ended meanwhile
+            pass
+
+
+def bench_classroom(picks: tuple[str, str], p: dict, students_apart: bool = False) -> list[dict]:
     """The classroom load alone (`--sections classroom`): to restate the floor after a change without
-    the rest of the app's benchmarks."""
+    the rest of the app's benchmarks; with students_apart, the servers and the students on cores of their own."""
     sentences, answers = classroom_inputs(picks, p)
-    with classroom_apps(picks) as servers:
+    with classroom_apps(picks, students_apart) as servers:
         return classroom(servers, sentences, answers, picks, p)
 
 

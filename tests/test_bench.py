@@ -1,9 +1,12 @@
 """`python -m benchmarks.bench --quick` is CI's smoke test of the benchmark: it must run end to end
 and its correctness checks must hold. Its timings are not asserted."""
 import json
+import os
 import re
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +14,7 @@ from attn_demo.attribution import METHODS
 from attn_demo.timing import interleaved, percentiles
 from attn_demo.translator import load_translator
 from benchmarks.bench import QUICK, main, naive_greedy, step_weight_bytes
+from benchmarks.bench_app import classroom_apps
 from conftest import DEVICE, ROOT
 
 pytestmark = pytest.mark.slow  # runs the benchmark's sections
@@ -88,13 +92,45 @@ def test_sections_runs_only_the_ones_named_in_their_order(tmp_path, capsys, monk
     """--sections: the named sections alone, "classroom" the app's classroom load without the rest of the app's
     benchmarks (its servers and load are timed end to end in the quick run above; here only that it is what runs)."""
     ran = []
-    monkeypatch.setattr("benchmarks.bench.bench_classroom", lambda picks, p: ran.append((picks, p)) or [{"calls": "translate"}])
+    monkeypatch.setattr("benchmarks.bench.bench_classroom",
+                        lambda picks, p, apart: ran.append((picks, p, apart)) or [{"calls": "translate"}])
     main(["--quick", "--sections", "classroom", "attribution", "--json", str(tmp_path / "bench.json")])
     report = json.loads((tmp_path / "bench.json").read_text())
     assert list(report) == ["machine", "quick", "command", "classroom", "attribution"] and len(report["attribution"]) == 2 * len(METHODS)
-    assert ran == [(("bahdanau-en-fr", "luong-en-fr"), QUICK)] and report["classroom"] == [{"calls": "translate"}]
+    assert ran == [(("bahdanau-en-fr", "luong-en-fr"), QUICK, False)] and report["classroom"] == [{"calls": "translate"}]
     out = capsys.readouterr().out
     assert out.index("classroom load") < out.index("attribution of a 20-word sentence")
+    if len(os.sched_getaffinity(0)) >= 2:
+        main(["--quick", "--sections", "classroom", "--students-apart"])
+        assert ran[-1][2] is True
+    with pytest.raises(SystemExit):  # the servers' core is the classroom load's alone
+        main(["--quick", "--sections", "classroom", "attribution", "--students-apart"])
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores to set apart")
+def test_students_apart_puts_every_server_thread_on_the_first_core_and_the_students_on_the_others(monkeypatch):
+    """classroom_apps: each server's threads, those it had and those it starts later, on the first core; this
+    process (the students) on the rest; this process's cores as they were afterwards."""
+    started = []
+    class Sleeper:  # a server stand-in with a thread of its own that starts another one later
+        def __init__(self, script, env):
+            code = ("import threading, time; threading.Thread(target=time.sleep, args=(60,)).start(); time.sleep(1.5); "
+                    "threading.Thread(target=time.sleep, args=(60,)).start(); time.sleep(60)")
+            self.process = subprocess.Popen([sys.executable, "-c", code])
+            time.sleep(0.5)
+            started.append(self)
+        def stop(self):
+            self.process.kill()
+    monkeypatch.setattr("benchmarks.bench_app.Server", Sleeper)
+    cores = os.sched_getaffinity(0)
+    first, *others = sorted(cores)
+    with classroom_apps(("a", "b"), students_apart=True) as servers:
+        time.sleep(2)  # each server has started its later thread
+        for server in servers.values():
+            tasks = list(Path(f"/proc/{server.process.pid}/task").iterdir())
+            assert len(tasks) == 3 and all(os.sched_getaffinity(int(task.name)) == {first} for task in tasks)
+        assert os.sched_getaffinity(0) == set(others)
+    assert os.sched_getaffinity(0) == cores and len(started) == len(servers)
 
 
 def test_the_room_benchmark_plays_a_small_room_through_and_counts_every_vote_once(app_url):
