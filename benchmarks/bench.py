@@ -12,7 +12,6 @@ on the others: on a machine of few cores the students' own CPU otherwise slows t
 """
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -31,7 +30,7 @@ from attn_demo.search import max_target_length
 from attn_demo.steps import pca_projection, step_payload
 from attn_demo.timing import SENTENCES, interleaved, machine, timed
 from attn_demo.translator import load_translator
-from benchmarks.bench_app import bench_app, bench_classroom, classroom_table
+from benchmarks.bench_app import bench_app, bench_classroom, classroom_table, cores_to_set_apart
 
 MODELS = ("bahdanau-en-fr", "luong-en-fr")  # the two checkpoints timed unless --models names others
 FULL = dict(runs=30, warmup=5, step_runs=300, batch_sizes=(1, 8, 32), batches=5, clients=60, requests_per_client=3, rounds=3,
@@ -295,7 +294,7 @@ def main(argv=None):
                         help="classroom: the servers on one core and the students on the others, as in a class whose "
                              "phones do their own work (Linux, 2+ cores); by default they share every core")
     args = parser.parse_args(argv)
-    if args.students_apart and (args.sections != ["classroom"] or len(os.sched_getaffinity(0)) < 2):
+    if args.students_apart and (args.sections != ["classroom"] or cores_to_set_apart() < 2):
         parser.error("--students-apart is for --sections classroom alone, on 2 or more cores")
     p = QUICK if args.quick else FULL
     translators = {name: load_translator(CHECKPOINTS / name) for name in args.models}

@@ -317,8 +317,8 @@ def classroom_inputs(picks: tuple[str, str], p: dict) -> tuple[list[str], dict]:
 @contextmanager
 def classroom_apps(picks: tuple[str, str], students_apart: bool = False):
     """Every app of CLASSROOM_APPS running, by name, for the length of the with-block. With students_apart, the
-    servers run on this process's first core and its students (this process's threads) on the others."""
-    servers, students_cores = {}, os.sched_getaffinity(0)
+    servers run on this process's first core and its students (this process's threads) on the others (Linux)."""
+    servers, students_cores = {}, os.sched_getaffinity(0) if students_apart else None
     try:
         for name, script in CLASSROOM_APPS.items():
             servers[name] = Server(script, env={"BENCH_PICKS": " ".join(picks), "PYTHONPATH": str(ROOT)})  # benchmarks/ imports attn_demo
@@ -329,9 +329,15 @@ def classroom_apps(picks: tuple[str, str], students_apart: bool = False):
             pin(os.getpid(), set(others))
         yield servers
     finally:
-        pin(os.getpid(), students_cores)
+        if students_apart:
+            pin(os.getpid(), students_cores)
         for server in servers.values():
             server.stop()
+
+
+def cores_to_set_apart() -> int:
+    """The cores this process may run on, where the system lets a process choose them (Linux); else 0."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0
 
 
 def pin(pid: int, cores: set[int]) -> None:

@@ -14,7 +14,7 @@ from attn_demo.attribution import METHODS
 from attn_demo.timing import interleaved, percentiles
 from attn_demo.translator import load_translator
 from benchmarks.bench import QUICK, main, naive_greedy, step_weight_bytes
-from benchmarks.bench_app import classroom_apps
+from benchmarks.bench_app import classroom_apps, cores_to_set_apart
 from conftest import DEVICE, ROOT
 
 pytestmark = pytest.mark.slow  # runs the benchmark's sections
@@ -100,14 +100,14 @@ def test_sections_runs_only_the_ones_named_in_their_order(tmp_path, capsys, monk
     assert ran == [(("bahdanau-en-fr", "luong-en-fr"), QUICK, False)] and report["classroom"] == [{"calls": "translate"}]
     out = capsys.readouterr().out
     assert out.index("classroom load") < out.index("attribution of a 20-word sentence")
-    if len(os.sched_getaffinity(0)) >= 2:
+    if cores_to_set_apart() >= 2:
         main(["--quick", "--sections", "classroom", "--students-apart"])
         assert ran[-1][2] is True
     with pytest.raises(SystemExit):  # the servers' core is the classroom load's alone
         main(["--quick", "--sections", "classroom", "attribution", "--students-apart"])
 
 
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores to set apart")
+@pytest.mark.skipif(cores_to_set_apart() < 2, reason="needs two cores to set apart (Linux)")
 def test_students_apart_puts_every_server_thread_on_the_first_core_and_the_students_on_the_others(monkeypatch):
     """classroom_apps: each server's threads, those it had and those it starts later, on the first core; this
     process (the students) on the rest; this process's cores as they were afterwards."""
