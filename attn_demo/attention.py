@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn as nn
 
-from attn_demo.config import ATTENTION_SCORES, ModelConfig
+from attn_demo.config import ATTENTION_SCORES
 
 
 class Attention(nn.Module):
@@ -176,12 +176,14 @@ class AttentionKind:
     context: str  # where c_t comes from and where it goes, in one or two sentences
     key_size: str | None  # the ModelConfig field (or property) giving the size of project_keys(h_j)
     # what reads c_t: "gru", the GRU that makes s_t (so attention runs first, on s_{t-1}; the output layer
-    # reads c_t too), or "output", the output layer alone (the GRU runs first and s_t is the query).
+    # reads c_t too), "output", the output layer alone (the GRU runs first and s_t is the query), or
+    # "residual", a Transformer layer's residual stream x_t (its feed-forward layer and the layers above).
     # The network view (ui/network_view.js) draws each model's path from this and from `score`
     context_into: str
     counts: bool = False  # whether the score reads the coverage C_tj (the network view draws C_{t-1} into it)
+    heads: str | None = None  # the config field giving how many heads attend at once; None: one
 
-    def keys(self, config: ModelConfig) -> int | None:
+    def keys(self, config) -> int | None:
         """The size of the keys computed once per sentence from the h_j: (B, S, this)."""
         return None if self.key_size is None else getattr(config, self.key_size)
 
@@ -212,4 +214,13 @@ KINDS = {
         r"No scores, no weights: one fixed vector $c = [\overrightarrow{h}_S; \overleftarrow{h}_1]$, the last state of "
         r"each encoder direction, is read at every step, $s_t = \mathrm{GRU}([E y_{t-1}; c], s_{t-1})$. The whole "
         r"sentence must fit in those D numbers.", None, "gru"),
+    "transformer": AttentionKind(
+        "Transformer (scaled dot-product, multi-head)", r"e_{tj} = q_t \cdot k_j / \sqrt{d_k}",
+        "Vaswani et al. 2017, eq. 1", "q_t",
+        r"Every decoder layer attends to the $h_j$ in $H$ heads at once: each head projects its own query "
+        r"$q_t = W_Q x_t$, keys $k_j = W_K h_j$ and values $v_j = W_V h_j$ and forms $o_t = \sum_j \alpha_{tj} v_j$; "
+        r"the heads' outputs, concatenated, pass $W_O$ into the decoder's residual stream $x_t$, then a feed-forward "
+        r"layer and the next layer. Attention works inside each side too: the encoder's self-attention lets every "
+        r"$h_j$ read the whole sentence, and the decoder's masked self-attention lets $x_t$ read $y_{<t}$, where a GRU "
+        r"carries a state instead.", "head_size", "residual", heads="heads"),
 }

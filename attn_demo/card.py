@@ -21,7 +21,7 @@ from huggingface_hub import ModelCard, ModelCardData
 from attn_demo.alignment import links_source
 from attn_demo.attention import KINDS
 from attn_demo.cli import HelpFormatter
-from attn_demo.config import ModelConfig
+from attn_demo.config import read_config
 from attn_demo.data import TEST_SET, TRAIN_POOL
 from attn_demo.marks import MARKS
 from attn_demo.timeline import AGREEMENT, attach, first_agreement, read_timeline
@@ -51,7 +51,7 @@ A teaching model of attn-demo, the app that shows attention at work; not a produ
 
 ## Architecture
 - attention `{attention}`: {equation}
-- embeddings {emb}, encoder 2×{enc} (annotations h_j of size {ann}), decoder {dec}; {parameters} parameters
+- {sizes}; {parameters} parameters
 - SentencePiece unigram tokenizers of the training split (`source.model`, `target.model`), {vocab} pieces each;
   float16 weights (`model.safetensors`), read as float32
 
@@ -111,17 +111,17 @@ def write_model_card(folder: Path, **sections) -> None:
         given = _rerunnable(key, sections[key] if key in sections else old.get(key), folder.name)
         texts[key] = write(given)
         facts[key] = given if kept is None or not given else {k: v for k, v in given.items() if k in kept} or None
-    config = ModelConfig.from_json(folder / "config.json")
+    config = read_config(folder / "config.json")
     kind = KINDS[config.attention]
+    architecture = "transformer" if kind.heads else "gru"
     data = ModelCardData(
         language=["en", "fr"], license="cc-by-2.0", library_name="pytorch", pipeline_tag="translation",
-        tags=["translation", "attention", "gru", config.attention], datasets=["tatoeba"], metrics=["bleu", "chrf"],
+        tags=["translation", "attention", architecture, config.attention], datasets=["tatoeba"], metrics=["bleu", "chrf"],
         **facts,
     )
     text = CARD_TEMPLATE.format(
         yaml=_front_matter(data.to_dict()), name=folder.name, attention=config.attention, attention_title=kind.title,
-        equation=_equation_text(kind), emb=config.emb_size, enc=config.enc_hidden_size, ann=config.annotation_size,
-        dec=config.dec_hidden_size, parameters=f"{(facts['training'] or {}).get('parameters', 0):,}",
+        equation=_equation_text(kind), sizes=config.describe(), parameters=f"{(facts['training'] or {}).get('parameters', 0):,}",
         vocab=config.src_vocab_size, timeline=_timeline_text(read_timeline(folder), facts["training"], folder.name),
         **texts,
     )

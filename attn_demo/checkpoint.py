@@ -1,6 +1,6 @@
 """Checkpoint folders in Hugging Face Hub layout, saved and loaded strictly.
 
-    config.json          ModelConfig
+    config.json          the architecture's config (attn_demo.config.read_config)
     model.safetensors    the weights, stored as float16 (upcast to float32 on load)
     source.model         SentencePiece model for English
     target.model         SentencePiece model for French
@@ -20,11 +20,17 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from attn_demo.card import read_card
-from attn_demo.config import ModelConfig
+from attn_demo.config import ModelConfig, TransformerConfig, read_config
 from attn_demo.model import Seq2Seq
 from attn_demo.marks import MARKS, read_marks
 from attn_demo.timeline import read_timeline
 from attn_demo.tokenizer import Tokenizer
+from attn_demo.transformer import Transformer
+
+def build_model(config: ModelConfig | TransformerConfig) -> Seq2Seq | Transformer:
+    """A freshly initialised model of the config's architecture."""
+    return Transformer(config) if isinstance(config, TransformerConfig) else Seq2Seq(config)
+
 
 CHECKPOINT_FILES = ("config.json", "model.safetensors", "source.model", "target.model")
 TRAINING_DATA = "training-data.json"
@@ -54,8 +60,7 @@ def load_checkpoint(folder: Path, device="cpu") -> tuple[Seq2Seq, Tokenizer, Tok
     for name in CHECKPOINT_FILES:
         if not (folder / name).is_file():
             raise FileNotFoundError(f"checkpoint {folder} has no {name}")
-    config = ModelConfig.from_json(folder / "config.json")
-    model = Seq2Seq(config)
+    model = build_model(read_config(folder / "config.json"))
     model.load_state_dict(_read_weights(folder / "model.safetensors", model))
     return model.to(device).eval(), Tokenizer(folder / "source.model"), Tokenizer(folder / "target.model")
 

@@ -64,12 +64,12 @@ from tqdm import tqdm
 
 from attn_demo.card import write_model_card
 from attn_demo.cli import HelpFormatter
-from attn_demo.checkpoint import TRAINING_DATA, copy_into, read_folder, save_checkpoint, warm_start, warm_start_text
-from attn_demo.config import ATTENTION_TYPES, ModelConfig
+from attn_demo.checkpoint import (TRAINING_DATA, build_model, copy_into, read_folder, save_checkpoint, warm_start,
+                                  warm_start_text)
+from attn_demo.config import MODEL_KINDS, ModelConfig, TransformerConfig
 from attn_demo.coverage import write_training_data
 from attn_demo.data import (TEST_SET, TRAIN_POOL, ClauseJoiner, batches, encode_pairs, join_examples, read_pairs,
                              train_valid_split)
-from attn_demo.model import Seq2Seq
 from attn_demo.search import greedy_search, max_target_length
 from attn_demo.timeline import continued, next_point, point, read_timeline, write_timeline
 from attn_demo.tokenizer import Tokenizer, train_tokenizer
@@ -77,14 +77,19 @@ from attn_demo.translator import device_name
 
 DEFAULTS = dict(
     minutes=60.0, target_tokens=0, join_prob=0.1, clause_join_prob=0.0, join_max=10, join_max_len=150, vocab_size=4000, emb_size=256, enc_hidden_size=256, dec_hidden_size=512, attn_hidden_size=256, attn_rank=64,
-    dropout=0.2, max_tokens=3000, max_len=50, lr=2e-3, warmup_steps=300, final_lr_fraction=0.02,
+    d_model=256, heads=4, enc_layers=3, dec_layers=3, ff_size=1024,
+    dropout=0.2, max_tokens=3000, max_len=50, lr=2e-3, adam_beta2=0.999, schedule="cosine", warmup_steps=300,
+    final_lr_fraction=0.02,
     label_smoothing=0.1, coverage_loss=0.0, clip=1.0, n_valid=2000, valid_minutes=5.0, save_minutes=10.0, seed=1, threads=2,
 )
+
+SCHEDULES = ("cosine", "inverse-sqrt")
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
-    p.add_argument("--attention", required=True, choices=ATTENTION_TYPES)
+    p.add_argument("--attention", required=True, choices=MODEL_KINDS,
+                   help="the kind of model: a GRU encoder–decoder with this attention, or a Transformer")
     p.add_argument("--out", required=True, type=Path, help="checkpoint folder for the best model")
     p.add_argument("--resume", action="store_true", help="continue from runs/<out name>/last.pt")
     p.add_argument("--train-pool", type=Path, default=TRAIN_POOL)
@@ -100,9 +105,17 @@ def parse_args(argv=None):
              "clause_join_prob": "fraction of each epoch's examples replaced by statements joined into one sentence", "max_len": "most pieces a side in a single pair",
              "coverage_loss": "weight λ of See et al.'s coverage loss Σ_j min(α_tj, C_tj) per target piece (0: none)",
              "valid_minutes": "score on the validation split (and keep the best model) this often",
-             "save_minutes": "save the resume state (runs/<name>/last.pt) at least this often"}
+             "save_minutes": "save the resume state (runs/<name>/last.pt) at least this often",
+             "schedule": "after the warm-up: cosine (to final-lr-fraction at the budget's end) or inverse-sqrt "
+                         "(lr · √(warmup / step), Vaswani et al. 2017, whatever the budget)",
+             "emb_size": "E (GRU models)", "enc_hidden_size": "per direction (GRU models)",
+             "dec_hidden_size": "H (GRU models)", "d_model": "D (transformer)", "heads": "heads (transformer)",
+             "enc_layers": "encoder layers (transformer)", "dec_layers": "decoder layers (transformer)",
+             "ff_size": "feed-forward size (transformer)",
+             "adam_beta2": "Adam's β2 (Vaswani et al. 2017 train the Transformer with 0.98)"}
     for name, value in DEFAULTS.items():
-        p.add_argument("--" + name.replace("_", "-"), type=type(value), default=value, help=helps.get(name, name.replace("_", " ")))
+        p.add_argument("--" + name.replace("_", "-"), type=type(value), default=value, help=helps.get(name, name.replace("_", " ")),
+                       choices=SCHEDULES if name == "schedule" else None)
     p.add_argument("--keep-last", action="store_true",
                    help="keep the run's last weights in --out, not the best on validation (whose greedy BLEU on short "
                         "sentences does not see what a run may be for, e.g. fewer repeated phrases in long ones)")
@@ -112,8 +125,11 @@ def parse_args(argv=None):
 
 
 def learning_rate(args, step: int, spent: float) -> float:
-    """Linear warm-up, then a cosine over the fraction of the budget spent."""
+    """Linear warm-up, then a cosine over the fraction of the budget spent, or the inverse square root
+    of the step (Vaswani et al. 2017, eq. 3, peaking at --lr)."""
     warmup = min(1.0, (step + 1) / args.warmup_steps)
+    if args.schedule == "inverse-sqrt":
+        return args.lr * min(warmup, math.sqrt(args.warmup_steps / (step + 1)))
     cosine = 0.5 * (1 + math.cos(math.pi * min(1.0, spent)))
     return args.lr * warmup * (args.final_lr_fraction + (1 - args.final_lr_fraction) * cosine)
 
@@ -170,6 +186,17 @@ def coverage_loss(alpha: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
     coverage = alpha.cumsum(1) - alpha  # C_t: what came before step t (B, T, S)
     again = torch.minimum(alpha, coverage).sum(-1)  # (B, T)
     return (again * real).sum() / real.sum()
+
+
+def model_config(args, src_vocab_size: int, tgt_vocab_size: int) -> ModelConfig | TransformerConfig:
+    """The config of the model the arguments ask for."""
+    if args.attention == "transformer":
+        return TransformerConfig(architecture="transformer", src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size,
+                                 d_model=args.d_model, heads=args.heads, enc_layers=args.enc_layers,
+                                 dec_layers=args.dec_layers, ff_size=args.ff_size, dropout=args.dropout)
+    return ModelConfig(attention=args.attention, src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size,
+                       emb_size=args.emb_size, enc_hidden_size=args.enc_hidden_size, dec_hidden_size=args.dec_hidden_size,
+                       attn_hidden_size=args.attn_hidden_size, attn_rank=args.attn_rank, dropout=args.dropout)
 
 
 class RunClock:
@@ -244,16 +271,12 @@ class Run:
             for name in ("source.model", "target.model"):
                 shutil.copyfile(args.init_from / name, self.run_dir / name)
         self.src_tok, self.tgt_tok, self.train_pairs, self.valid, self.joiner = prepare_data(args, self.run_dir)
-        self.config = ModelConfig(
-            attention=args.attention, src_vocab_size=len(self.src_tok), tgt_vocab_size=len(self.tgt_tok),
-            emb_size=args.emb_size, enc_hidden_size=args.enc_hidden_size, dec_hidden_size=args.dec_hidden_size,
-            attn_hidden_size=args.attn_hidden_size, attn_rank=args.attn_rank, dropout=args.dropout,
-        )
-        self.model = Seq2Seq(self.config).to(self.device)
+        self.config = model_config(args, len(self.src_tok), len(self.tgt_tok))
+        self.model = build_model(self.config).to(self.device)
         self.warm = warm_start(self.model, self.init) if self.init else None
         if self.warm:
             print(warm_start_text(self.warm), flush=True)
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=args.lr)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=args.lr, betas=(0.9, args.adam_beta2))
         self.bf16 = args.precision == "bf16" or (args.precision == "auto" and native_bf16(self.device))
         self.progress, self.timeline, self.pieces_before = self.start()
         self.epoch_tokens = sum(len(t) for _, t in self.train_pairs)

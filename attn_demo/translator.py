@@ -1,5 +1,6 @@
 """The public API: load a checkpoint (local folder or Hub repo id) and translate with a trace."""
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,40 @@ from attn_demo.data import pad
 from attn_demo.search import (NO_PENALTIES, NO_STEER, Candidate, Hypothesis, Penalties, Steer, beam_search_n_best,
                                forced_search, greedy_search, max_target_length)
 from attn_demo.tokenizer import check_known, check_length, check_text, read_english
+from attn_demo.transformer import Transformer
+
+
+@dataclass(frozen=True, eq=False)
+class Heads:
+    """Every layer and head of a Transformer's translation of one sentence (float32 numpy, read-only): what
+    each head of each decoder layer's cross-attention computed, step by step, and both self-attentions.
+    L decoder layers (L_enc encoder layers), H heads of size d_k, D = H · d_k.
+
+    A head forms its output as o_t = Σ_j α_tj v_j; the layer's output is W_O [o_t^1; …; o_t^H] + b_O."""
+
+    cross: np.ndarray  # α_tj (L, H, T, S) of the cross-attention, rows sum to 1
+    cross_scores: np.ndarray  # e_tj = q_t · k_j / √d_k (L, H, T, S)
+    queries: np.ndarray  # q_t (L, H, T, d_k)
+    keys: np.ndarray  # k_j (L, H, S, d_k)
+    values: np.ndarray  # v_j (L, H, S, d_k)
+    outputs: np.ndarray  # o_t = Σ_j α_tj v_j (L, H, T, d_k)
+    attended: np.ndarray  # W_O [o_t^1; …; o_t^H] + b_O (L, T, D)
+    W_O: np.ndarray  # (L, D, D), the model's own, shared by every translation
+    b_O: np.ndarray  # (L, D)
+    encoder: np.ndarray  # α of the encoder's self-attention (L_enc, H, S, S): row i, what h_i read
+    decoder: np.ndarray  # α of the decoder's masked self-attention (L, H, T, T): row t reads steps ≤ t only
+    shown: tuple[int, int | None]  # the layer and head (None: the mean of its heads) of Translation.attention
+
+    def __post_init__(self):
+        for value in self.__dict__.values():
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
+
+    @property
+    def concatenated(self) -> np.ndarray:
+        """[o_t^1; …; o_t^H] (L, T, D), what W_O reads."""
+        L, H, T, d_k = self.outputs.shape
+        return self.outputs.transpose(0, 2, 1, 3).reshape(L, T, H * d_k)
 
 
 @dataclass(frozen=True, eq=False)
@@ -21,7 +56,11 @@ class Translation:
     """What the model computed for one sentence; every array is float32 numpy, one row per output step.
 
     A model without attention ("none") has no query, no e and no α: scores, attention and queries
-    are None, and every row of contexts is the one fixed c = [→h_S; ←h_1]."""
+    are None, and every row of contexts is the one fixed c = [→h_S; ←h_1].
+
+    A Transformer's attention is the grid of its config's shown layer and head (or the mean of that
+    layer's heads), its contexts that layer's cross-attention output; it has no single query and no
+    single e (queries and scores are None): every head's are in heads."""
 
     text: str  # detokenised French
     source_tokens: list[str]  # S pieces, EOS last
@@ -37,6 +76,7 @@ class Translation:
     log_prob: float  # log p(y | x) of the chosen hypothesis
     coverage: np.ndarray | None = None  # C_j = Σ_t α_tj (S,): the attention each source piece received in all; None without α
     score: float | None = None  # what the beam search ranked it by (search.Penalties); None from greedy search
+    heads: Heads | None = None  # a Transformer's every layer and head; None for the GRU models
 
     def __post_init__(self):
         # results may be cached and shared between users: nobody may change them in place
@@ -52,7 +92,10 @@ class Translation:
     def to_dict(self) -> dict:
         """Its fields, arrays as the model holds them (float32 numpy), for the trace download; what a
         model without attention lacks (query, e, α) is left out rather than written as null."""
-        return {k: v for k, v in self.__dict__.items() if v is not None}
+        fields = {k: v for k, v in self.__dict__.items() if v is not None}
+        if self.heads is not None:
+            fields["heads"] = {k: v for k, v in self.heads.__dict__.items() if k not in ("W_O", "b_O")}
+        return fields
 
 
 @dataclass(frozen=True, eq=False)
@@ -199,7 +242,7 @@ class Translator:
         else:
             hypotheses, weighed = beam_search_n_best(self.model, memory, limits, beam_size, n_best or 1,
                                                      self.penalties if penalties is None else penalties, steer)
-        return self._translations(read, memory, hypotheses), weighed
+        return self._translations(read, memory, hypotheses, steer), weighed
 
     def _prefix_ids(self, prefix: str | list[str] | None) -> tuple[int, ...]:
         """The pieces of a French prefix the translation must start with (no EOS), from text or pieces."""
@@ -282,13 +325,58 @@ class Translator:
         src = pad(sources, self.config.pad_id).to(self.device)  # (B, S)
         return self.model.encode(src, torch.tensor([len(s) for s in sources], device=self.device))
 
-    def _translations(self, read, memory, hypotheses) -> list[list["Translation"]]:
+    def _translations(self, read, memory, hypotheses, steer: Steer = NO_STEER) -> list[list["Translation"]]:
         """The Translations of each sentence's hypotheses (a list per sentence, as searched)."""
         annotations = memory.annotations.float().cpu().numpy()  # (B, S, D)
-        return [[self._translation(ids, unknown, hyp, annotations[b, :len(ids)]) for hyp in hyps]
+        heads = self._heads(read, hypotheses, steer) if isinstance(self.model, Transformer) else None
+        return [[self._translation(ids, unknown, hyp, annotations[b, :len(ids)], None if heads is None else heads[b][k])
+                 for k, hyp in enumerate(hyps)]
                 for b, ((ids, unknown), hyps) in enumerate(zip(read, hypotheses))]
 
-    def _translation(self, source_ids, unknown_characters, hyp: Hypothesis, encoder_states) -> Translation:
+    def _heads(self, read, hypotheses, steer: Steer) -> list[list[Heads]]:
+        """Every layer's and head's numbers of each hypothesis (a list per sentence): its pieces run through
+        the Transformer all at once (Transformer.trace), with the α a user set at the steps they set it."""
+        rows = [(ids, hyp.tokens) for (ids, _), hyps in zip(read, hypotheses) for hyp in hyps]
+        src = pad([ids for ids, _ in rows], self.config.pad_id).to(self.device)  # (N, S)
+        y_in = pad([[self.config.bos_id, *tokens[:-1]] for _, tokens in rows], self.config.eos_id).to(self.device)  # (N, T)
+        forced = None
+        if steer.attention:
+            forced = torch.full((*y_in.shape, src.size(1)), float("nan"), device=self.device)  # (N, T, S)
+            for t, weights in steer.attention.items():
+                if t <= y_in.size(1):
+                    forced[:, t - 1, :weights.size(0)], forced[:, t - 1, weights.size(0):] = weights, 0.0
+        trace = self.model.trace(src, torch.tensor([len(ids) for ids, _ in rows], device=self.device), y_in, forced)
+        per_row = iter(self._heads_of(trace, k, len(ids), len(tokens)) for k, (ids, tokens) in enumerate(rows))
+        return [[next(per_row) for _ in hyps] for hyps in hypotheses]
+
+    def _heads_of(self, trace, row: int, S: int, T: int) -> Heads:
+        """Row `row` of a Transformer.trace, cut to its S source and T target pieces."""
+        def stacked(layers, field, *cut):  # (L, H, …) of one row
+            return torch.stack([getattr(attended, field)[row] for attended in layers])[(slice(None), slice(None), *cut)]
+
+        cross, cfg = trace.cross, self.config
+        keys = trace.cross_keys[row, :, :, :, :S]  # (L, 2, H, S, d_k)
+        arrays = dict(
+            cross=stacked(cross, "weights", slice(T), slice(S)), cross_scores=stacked(cross, "scores", slice(T), slice(S)),
+            queries=stacked(cross, "queries", slice(T)), keys=keys[:, 0], values=keys[:, 1],
+            outputs=stacked(cross, "heads", slice(T)), attended=torch.stack([a.output[row, :T] for a in cross]),
+            encoder=stacked(trace.encoder, "weights", slice(S), slice(S)),
+            decoder=stacked(trace.decoder, "weights", slice(T), slice(T)))
+        numbers = {name: value.float().cpu().numpy() for name, value in arrays.items()}
+        return Heads(**numbers, W_O=self._output_weights[0], b_O=self._output_weights[1],
+                     shown=(cfg.layer_shown, cfg.shown_head))
+
+    @cached_property
+    def _output_weights(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every decoder layer's cross-attention W_O (L, D, D) and b_O (L, D), read-only, once per model."""
+        layers = [layer.cross_attention.W_O for layer in self.model.decoder.layers]
+        weights = (torch.stack([layer.weight for layer in layers]).detach().float().cpu().numpy(),
+                   torch.stack([layer.bias for layer in layers]).detach().float().cpu().numpy())
+        for array in weights:
+            array.flags.writeable = False
+        return weights
+
+    def _translation(self, source_ids, unknown_characters, hyp: Hypothesis, encoder_states, heads=None) -> Translation:
         S = len(source_ids)
         scores, attention = hyp.trace["scores"], hyp.trace["attention"]
         return Translation(
@@ -298,7 +386,7 @@ class Translator:
             scores=None if scores is None else scores[:, :S], attention=None if attention is None else attention[:, :S],
             contexts=hyp.trace["context"], encoder_states=encoder_states, queries=hyp.trace["query"],
             attention_type=self.config.attention, query_symbol=self.model.query_symbol, log_prob=hyp.log_prob,
-            coverage=None if attention is None else attention[:, :S].sum(0), score=hyp.score,
+            coverage=None if attention is None else attention[:, :S].sum(0), score=hyp.score, heads=heads,
         )
 
 

@@ -1,6 +1,6 @@
 """Shared fixtures: a toy English→French corpus with adjective–noun inversion, tokenizers
-trained on it, and tiny models with distinct sizes (E=5, D=6, H=7, A=4) so a swapped
-dimension fails loudly."""
+trained on it, and tiny models with distinct sizes (E=5, D=6, H=7, A=4; a Transformer of D=12 in 3
+heads of d_k=4, 1 encoder and 2 decoder layers, feed-forward 10) so a swapped dimension fails loudly."""
 import base64
 import json
 import shutil
@@ -17,8 +17,8 @@ sys.path.insert(0, str(ROOT))
 
 from attn_demo.attention import KINDS  # noqa: E402
 from attn_demo.checkpoint import save_checkpoint  # noqa: E402
-from attn_demo.config import ATTENTION_TYPES, ModelConfig  # noqa: E402
-from attn_demo.model import Seq2Seq  # noqa: E402
+from attn_demo.config import ATTENTION_TYPES, MODEL_KINDS, ModelConfig, TransformerConfig  # noqa: E402
+from attn_demo.checkpoint import build_model  # noqa: E402
 from attn_demo.tokenizer import train_tokenizer  # noqa: E402
 from attn_demo.translator import pick_device  # noqa: E402
 from attn_demo.catalogue import load_models  # noqa: E402
@@ -57,21 +57,24 @@ def toy_tokenizers(tmp_path_factory):
             train_tokenizer((fr for _, fr in pairs), folder / "target", 40))
 
 
-def tiny_config(attention: str, vocab: int = 40) -> ModelConfig:
+def tiny_config(attention: str, vocab: int = 40) -> ModelConfig | TransformerConfig:
+    if attention == "transformer":
+        return TransformerConfig(architecture="transformer", src_vocab_size=vocab, tgt_vocab_size=vocab, d_model=12,
+                                 heads=3, enc_layers=1, dec_layers=2, ff_size=10, dropout=0.0)
     dec = 6 if attention == "luong-dot" else 7  # sᵀh needs H = D
     return ModelConfig(attention=attention, src_vocab_size=vocab, tgt_vocab_size=vocab, emb_size=5,
                        enc_hidden_size=3, dec_hidden_size=dec, attn_hidden_size=4, attn_rank=2, dropout=0.0)
 
 
-def tiny_model(attention: str, seed: int = 0) -> Seq2Seq:
+def tiny_model(attention: str, seed: int = 0):
     torch.manual_seed(seed)
-    model = Seq2Seq(tiny_config(attention)).eval()
+    model = build_model(tiny_config(attention)).eval()
     if KINDS[attention].counts:  # w_c starts at zero (a warm start's identity): in tests the coverage must count
         torch.nn.init.normal_(model.decoder.attention.w_c.weight)
     return model
 
 
-@pytest.fixture(params=ATTENTION_TYPES)
+@pytest.fixture(params=MODEL_KINDS)
 def attention(request) -> str:
     return request.param
 

@@ -71,7 +71,7 @@ def test_missing_extra_and_misshapen_weights_are_named(toy_checkpoint):
 
 def test_config_that_disagrees_with_weights_is_refused(toy_checkpoint):
     config = json.loads((toy_checkpoint / "config.json").read_text())
-    config["emb_size"] += 1
+    config["tgt_vocab_size"] += 1  # a field of every architecture
     (toy_checkpoint / "config.json").write_text(json.dumps(config))
     with pytest.raises(ValueError, match="has shape"):
         load_checkpoint(toy_checkpoint)

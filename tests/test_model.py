@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from attn_demo.config import ModelConfig
+from attn_demo.config import ModelConfig, TransformerConfig, read_config
 from attn_demo.model import gradients_through_eval_gru
 from conftest import tiny_config, tiny_model
 
@@ -40,7 +40,8 @@ def test_readout_at_a_row_s_own_step_equals_the_teacher_forced_readout_there_wit
     model = tiny_model(attention)
     src, lengths, y_in = batch()
     rows, steps = torch.tensor([0, 1, 2, 0, 2, 1, 0]), torch.tensor([3, 0, 2, 0, 3, 1, 1])  # repeats, unsorted, ties
-    weights = torch.randn(len(rows), model.config.emb_size, generator=torch.Generator().manual_seed(1))
+    size = model.decoder.embed.weight.size(1)  # what the output layer reads (it is the target embedding)
+    weights = torch.randn(len(rows), size, generator=torch.Generator().manual_seed(1))
     results = []
     for at_steps in (False, True):
         embedded = model.encoder.embed(src[rows]).detach().requires_grad_()  # (R, S, E)
@@ -52,12 +53,12 @@ def test_readout_at_a_row_s_own_step_equals_the_teacher_forced_readout_there_wit
                 readout = model.decoder.readouts(y_in[rows], memory)[torch.arange(len(rows)), steps]
             (grad,) = torch.autograd.grad((readout * weights).sum(), embedded)
         results.append((readout.detach(), grad))
-    assert results[1][0].shape == (len(rows), model.config.emb_size)
+    assert results[1][0].shape == (len(rows), size)
     for whole, at_steps in zip(*results):
         torch.testing.assert_close(at_steps, whole, atol=1e-6, rtol=1e-6)
 
 
-def test_query_is_previous_state_for_bahdanau_current_state_for_luong_and_absent_without_attention(attention):
+def test_query_is_previous_state_for_bahdanau_current_state_for_luong_and_per_head_or_absent_otherwise(attention):
     model = tiny_model(attention)
     src, lengths, y_in = batch()
     with torch.no_grad():
@@ -65,6 +66,9 @@ def test_query_is_previous_state_for_bahdanau_current_state_for_luong_and_absent
         step = model.decoder.step(y_in[:, 0], memory.init_state, memory)
     if attention == "none":
         assert step.query is None and model.query_symbol is None
+        return
+    if attention == "transformer":  # a query per head and layer, in Translation.heads: none is the query
+        assert step.query is None and model.query_symbol == "q_t"
         return
     previous = attention.startswith("bahdanau")
     assert torch.equal(step.query, memory.init_state if previous else step.state)
@@ -159,7 +163,7 @@ def test_the_parameter_count_is_every_stored_weight_and_the_attention_s_by_itsel
 def test_config_round_trips_through_json_and_rejects_bad_values(tmp_path, attention):
     cfg = tiny_config(attention)
     cfg.to_json(tmp_path / "config.json")
-    assert ModelConfig.from_json(tmp_path / "config.json") == cfg
+    assert read_config(tmp_path / "config.json") == cfg
     with pytest.raises(ValueError, match="valid: bahdanau"):
         ModelConfig("additive", V, V)
     with pytest.raises(ValueError, match="dec_hidden_size == 2"):
@@ -167,6 +171,17 @@ def test_config_round_trips_through_json_and_rejects_bad_values(tmp_path, attent
     (tmp_path / "config.json").write_text('{"attention": "bahdanau", "src_vocab_size": 4, "tgt_vocab_size": 4, "colour": 1}')
     with pytest.raises(ValueError, match="colour"):
         ModelConfig.from_json(tmp_path / "config.json")
+    (tmp_path / "config.json").write_text('{"architecture": "transformer", "src_vocab_size": 4, "tgt_vocab_size": 4, "emb_size": 5}')
+    with pytest.raises(ValueError, match="emb_size"):  # a GRU model's field is no Transformer's
+        read_config(tmp_path / "config.json")
+    with pytest.raises(ValueError, match="split evenly into 5 heads"):
+        TransformerConfig("transformer", V, V, d_model=12, heads=5)
+    with pytest.raises(ValueError, match="shown_layer must be a decoder layer, 0 to 1"):
+        TransformerConfig("transformer", V, V, dec_layers=2, shown_layer=2)
+    with pytest.raises(ValueError, match="shown_head must be a head, 0 to 3"):
+        TransformerConfig("transformer", V, V, heads=4, shown_head=4)
+    assert TransformerConfig("transformer", V, V, dec_layers=3).layer_shown == 1  # the penultimate (Garg et al. 2019)
+    assert TransformerConfig("transformer", V, V, dec_layers=1).layer_shown == 0
 
 
 @pytest.mark.parametrize("enabled", [True, False])

@@ -43,6 +43,11 @@ def test_translation_arrays_are_consistent(translator, beam_size):
         return
     np.testing.assert_array_equal(result.coverage, result.attention.sum(0))  # C_j: the column sums of α, exactly
     assert result.coverage.shape == (S,) and "coverage" in result.to_dict()  # the trace file carries it
+    if translator.config.attention == "transformer":
+        assert result.scores is result.queries is None  # no single e or query: a head's are in result.heads
+        assert_heads_form_the_translation(result, translator.config)
+        return
+    assert result.heads is None
     assert result.scores.shape == result.attention.shape == (T, S)
     assert result.queries.shape == (T, translator.config.dec_hidden_size)
     np.testing.assert_allclose(result.attention.sum(1), 1.0, atol=1e-5)
@@ -51,6 +56,35 @@ def test_translation_arrays_are_consistent(translator, beam_size):
     expected = np.exp(result.scores - result.scores.max(1, keepdims=True))
     np.testing.assert_allclose(result.attention, expected / expected.sum(1, keepdims=True), atol=1e-5)
     assert all(arr.dtype == np.float32 for arr in (result.scores, result.attention, result.contexts, result.queries))
+
+
+def assert_heads_form_the_translation(result, config, forced_steps=()):
+    """Every number of a Transformer's trace re-computed from the others to float tolerance: e_tj = q_t·k_j/√d_k,
+    α = softmax(e), o_t = Σ_j α_tj v_j, W_O [o^1; …; o^H] + b_O; the grid shown and its contexts from the heads of
+    the config's layer; both self-attentions rows of weights, the decoder's triangular. At forced_steps (from 1)
+    the shown layer's α was set by hand, not softmax(e)."""
+    heads, S, T = result.heads, len(result.source_tokens), len(result.target_tokens)
+    L, H, d_k = config.dec_layers, config.heads, config.head_size
+    assert heads.cross.shape == heads.cross_scores.shape == (L, H, T, S)
+    assert heads.queries.shape == heads.outputs.shape == (L, H, T, d_k) and heads.keys.shape == heads.values.shape == (L, H, S, d_k)
+    assert heads.encoder.shape == (config.enc_layers, H, S, S) and heads.decoder.shape == (L, H, T, T)
+    np.testing.assert_allclose(heads.cross_scores, heads.queries @ heads.keys.swapaxes(-1, -2) / np.sqrt(d_k), atol=1e-5)
+    layer, head = heads.shown
+    expected = np.exp(heads.cross_scores - heads.cross_scores.max(-1, keepdims=True))
+    expected = expected / expected.sum(-1, keepdims=True)
+    for t in forced_steps:
+        expected[layer, :, t - 1] = heads.cross[layer, :, t - 1]
+    np.testing.assert_allclose(heads.cross, expected, atol=1e-5)
+    np.testing.assert_allclose(heads.outputs, heads.cross @ heads.values, atol=1e-5)
+    np.testing.assert_allclose(heads.attended, heads.concatenated @ heads.W_O.swapaxes(1, 2) + heads.b_O[:, None], atol=1e-5)
+    assert (layer, head) == (config.layer_shown, config.shown_head)
+    grid = heads.cross[layer].mean(0) if head is None else heads.cross[layer, head]
+    np.testing.assert_allclose(result.attention, grid, atol=1e-5)  # the search's α, step by step, and the trace's at once
+    np.testing.assert_allclose(result.contexts, heads.attended[layer], atol=1e-5)
+    for weights in (heads.cross, heads.encoder, heads.decoder):
+        np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
+    assert not np.triu(heads.decoder, k=1).any()  # step t reads steps ≤ t only
+    assert "heads" in result.to_dict() and set(result.to_dict()["heads"]) >= {"cross", "encoder", "decoder", "queries"}
 
 
 def test_batch_equals_one_at_a_time(translator):
@@ -66,6 +100,14 @@ def test_batch_equals_one_at_a_time(translator):
 
 
 def test_key_projection_is_computed_once_per_sentence(translator, monkeypatch):
+    if translator.config.attention == "transformer":  # each layer's cross-attention: once for the search, once for the trace
+        layers = [layer.cross_attention for layer in translator.model.decoder.layers]
+        calls = []
+        for layer in layers:
+            monkeypatch.setattr(layer, "project_keys", lambda h, original=layer.project_keys: calls.append(h.shape) or original(h))
+        result = translator.translate("I see the red cat.", beam_size=3)
+        assert len(result.target_tokens) > 2 and len(calls) == 2 * len(layers)
+        return
     attention = translator.model.decoder.attention
     if attention is None:
         pytest.skip("no attention, no keys: the fixed c is computed once by construction (Memory.context)")
@@ -160,6 +202,8 @@ def test_force_decode_traces_the_given_french(translator):
     assert result.source_tokens == translator.translate(english).source_tokens
     if result.attention is None:  # the baseline reads one fixed c at every step
         np.testing.assert_array_equal(result.contexts, np.broadcast_to(result.contexts[0], result.contexts.shape))
+    elif result.heads is not None:
+        assert_heads_form_the_translation(result, translator.config)
     else:
         np.testing.assert_allclose(result.attention.sum(1), 1.0, atol=1e-6)
         np.testing.assert_allclose(result.contexts, result.attention @ result.encoder_states, atol=1e-6)
@@ -278,7 +322,13 @@ def test_a_one_hot_alpha_gives_c_t_equal_to_h_j_and_the_model_goes_on_from_it(tr
     one_hot[j] = 1.0
     moved = translator.translate(SENTENCE, force_attention={t: one_hot})
     np.testing.assert_array_equal(moved.attention[t - 1], one_hot)
-    np.testing.assert_array_equal(moved.contexts[t - 1], moved.encoder_states[j])  # c_t = h_j, exactly
+    if moved.heads is not None:  # every head of the shown layer looks at h_j alone: its output is its v_j
+        layer, heads = moved.heads.shown[0], moved.heads
+        np.testing.assert_array_equal(heads.cross[layer, :, t - 1], np.tile(one_hot, (translator.config.heads, 1)))
+        np.testing.assert_allclose(heads.outputs[layer, :, t - 1], heads.values[layer, :, j], atol=1e-6)
+        assert_heads_form_the_translation(moved, translator.config, forced_steps=(t,))
+    else:
+        np.testing.assert_array_equal(moved.contexts[t - 1], moved.encoder_states[j])  # c_t = h_j, exactly
     assert moved.target_tokens[:t - 1] == own.target_tokens[:t - 1]  # the steps before t are untouched
     np.testing.assert_array_equal(moved.contexts[:t - 1], own.contexts[:t - 1])
     # the piece at step t is the one the model computes from that c_t: teacher-force the same pieces
