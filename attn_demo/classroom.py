@@ -5,16 +5,21 @@ and gets a short code for the class and a key for themselves. Each student's pho
 piece per step (a new vote replaces the old); the teacher's key reveals the model's α for the step and moves
 the room on. After the last step the room sums up where the class and the model agreed.
 
-Rooms live in this process's memory, shared by every request behind one lock, and close after IDLE_S
-without a vote or a move. Every refusal is a ClassroomError whose message is fit for a student's screen,
-and changes nothing. A class beyond one process would keep the rooms in a shared store (Redis) behind
-the same methods.
+The rules live here, once; the rooms live in a store (attn_demo.room_stores): this process's memory, or a
+Redis server that several app processes share and that outlives them. Each change reads a room, applies
+one rule and writes it back atomically, so votes arriving together, on one process or several, each count
+once. A room closes IDLE_S after its last vote or move. Every refusal is a ClassroomError whose message is
+fit for a student's screen, and changes nothing.
 """
+import os
 import re
 import secrets
-import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+
+import orjson
+
+from attn_demo.room_stores import FULL, OPENED, ROOMS_ENV, StoreDown, store_named, take_token
 
 # Codes are read off a projector and typed on a phone: no 0/O, 1/I/L. 31 letters, 6 of them: 31⁶ ≈ 8.9 × 10⁸
 # codes. Wrong codes are refused beyond WRONG_CODES_PER_S for the whole app, so a guesser gets at most
@@ -22,6 +27,7 @@ from dataclasses import dataclass, field
 # 1 in 120 of finding any of MAX_ROOMS rooms, which would let them vote in it, nothing more.
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 CODE_LENGTH = 6
+CODE = re.compile(f"[{CODE_ALPHABET}]{{{CODE_LENGTH}}}")  # what can name a room (and a store's key)
 WRONG_CODES_PER_S = 10
 IDLE_S = 2 * 3600  # a room without a vote, a reveal or a move for this long is closed
 MAX_ROOMS = 100
@@ -59,19 +65,8 @@ class NoAttention(ClassroomError):
     pass
 
 
-class Bucket:
-    """A token bucket: `burst` actions at once, then one every `every_s` seconds."""
-
-    def __init__(self, burst: float, every_s: float, now: float):
-        self.burst, self.every_s, self.tokens, self.at = burst, every_s, burst, now
-
-    def take(self, now: float) -> bool:
-        self.tokens = min(self.burst, self.tokens + (now - self.at) / self.every_s)
-        self.at = now
-        if self.tokens < 1:
-            return False
-        self.tokens -= 1
-        return True
+class RoomsDown(ClassroomError):
+    """The store of the rooms cannot be reached."""
 
 
 @dataclass
@@ -86,13 +81,20 @@ class Room:
     step: int = 1
     revealed: bool = False
     finished: bool = False
-    votes: dict = field(default_factory=dict)  # step → {voter: piece index}
-    buckets: dict = field(default_factory=dict)  # voter → Bucket
+    votes: dict = field(default_factory=dict)  # str(step) → {voter: piece index} (JSON's keys are strings)
+    buckets: dict = field(default_factory=dict)  # voter → its vote bucket [tokens, at] (take_token)
     version: int = 0  # one more with every change: a page redraws only when it has moved
+
+    def to_bytes(self) -> bytes:
+        return orjson.dumps(asdict(self))
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "Room":
+        return cls(**orjson.loads(data))
 
     def counts(self, step: int) -> list[int]:
         counts = [0] * len(self.english)
-        for piece in self.votes.get(step, {}).values():
+        for piece in self.votes.get(str(step), {}).values():
             counts[piece] += 1
         return counts
 
@@ -139,15 +141,17 @@ def step_number(value, what: str = "step") -> int:
     return int(number)
 
 
-class Rooms:
-    """Every open room of the app; each method takes the lock, so concurrent requests see whole changes."""
 
-    def __init__(self, clock=time.monotonic, max_rooms: int = MAX_ROOMS, max_voters: int = MAX_VOTERS,
+
+class Rooms:
+    """Every open room of the app, kept in `store` (room_stores: memory by default); each method is one atomic
+    read or change of one room, so concurrent requests, from this process or another, see whole changes."""
+
+    def __init__(self, store=None, clock=time.time, max_rooms: int = MAX_ROOMS, max_voters: int = MAX_VOTERS,
                  idle_s: float = IDLE_S):
+        # the clock is wall time: rooms kept in Redis are read by other processes and after a restart
+        self.store = store or store_named(os.environ.get(ROOMS_ENV, "memory"))
         self.clock, self.max_rooms, self.max_voters, self.idle_s = clock, max_rooms, max_voters, idle_s
-        self.rooms: dict[str, Room] = {}
-        self.lock = threading.Lock()
-        self.wrong_codes = Bucket(WRONG_CODES_PER_S, 1 / WRONG_CODES_PER_S, clock())
 
     def open(self, english: list[str], french: list[str], alpha, model: str = "") -> tuple[str, str]:
         """A new room on one translation (α (T, S), as Translation.attention); its code and the teacher's key."""
@@ -157,36 +161,32 @@ class Rooms:
         alpha = [[round(float(a), 4) for a in row] for row in alpha]
         if len(alpha) != len(french) or any(len(row) != len(english) for row in alpha):
             raise ValueError(f"α is {len(alpha)} × {len(alpha[0]) if alpha else 0}, not {len(french)} × {len(english)}")
-        with self.lock:
-            now = self.clock()
-            self._close_idle(now)
-            if len(self.rooms) >= self.max_rooms:
+        key, now = secrets.token_urlsafe(24), self.clock()
+        while True:  # a code already open is drawn again
+            code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+            room = Room(code, key, model, list(english), list(french), alpha, now)
+            found = self._stored(self.store.open, code, room.to_bytes(), now, self.idle_s, self.max_rooms)
+            if found == OPENED:
+                return code, key
+            if found == FULL:
                 raise TooMany(f"{self.max_rooms} rooms are open on this app, the most it holds: try again when one "
                               f"closes (a room closes after {self.idle_s / 3600:g} h without a vote).")
-            code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
-            while code in self.rooms:
-                code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
-            key = secrets.token_urlsafe(24)
-            self.rooms[code] = Room(code, key, model, list(english), list(french), alpha, now)
-            return code, key
 
     def state(self, code) -> dict:
         """What a phone shows: the votes only once the step is revealed."""
-        with self.lock:
-            return self._room(code).view(with_counts=False)
+        return self._read(code).view(with_counts=False)
 
     def tally(self, code) -> dict:
         """What the projector shows: the votes per English piece as they arrive."""
-        with self.lock:
-            return self._room(code).view(with_counts=True)
+        return self._read(code).view(with_counts=True)
 
     def vote(self, code, voter, step, piece) -> str:
         """Record one phone's pick for the current step (replacing its earlier one); a line saying what was recorded."""
         if not isinstance(voter, str) or not VOTER_ID.fullmatch(voter):
             raise BadVote("This page's voter id is missing or malformed: reload the page to get a new one.")
         step, piece = step_number(step), step_number(piece, "piece")
-        with self.lock:
-            room, now = self._room(code), self.clock()
+
+        def vote(room: Room, now: float) -> str:
             if room.finished:
                 raise BadVote("The activity is over: there is nothing left to vote on.")
             if step != room.step:
@@ -197,56 +197,84 @@ class Rooms:
                 raise BadVote(f"There is no English piece {piece}: pick one of the {len(room.english)} pieces shown.")
             if voter not in room.buckets and len(room.buckets) >= self.max_voters:
                 raise TooMany(f"This room already has {self.max_voters} phones, the most it takes.")
-            bucket = room.buckets.setdefault(voter, Bucket(VOTE_BURST, VOTE_EVERY_S, now))
-            if not bucket.take(now):
+            room.buckets[voter], allowed = take_token(room.buckets.get(voter), VOTE_BURST, VOTE_EVERY_S, now)
+            if not allowed:
                 raise TooMany("Too many votes from this phone: wait a couple of seconds, then vote again.")
-            room.votes.setdefault(step, {})[voter] = piece
-            room.active_at, room.version = now, room.version + 1
+            room.votes.setdefault(str(step), {})[voter] = piece
             return f"Your vote for step {step}: {room.english[piece]} (tap another piece to change it)."
+
+        return self._change(code, vote)
 
     def reveal(self, code, key) -> dict:
         """Show the model's α for the current step; the projector's view after it."""
-        with self.lock:
-            room = self._teachers_room(code, key)
-            room.revealed, room.version = True, room.version + 1
+        def reveal(room: Room, now: float) -> dict:
+            self._check_key(room, key)
+            room.revealed = True
             return room.view(with_counts=True)
+
+        return self._change(code, reveal)
 
     def next(self, code, key) -> dict:
         """Move on to the next step, or after the last one, to the summary; the projector's view after it."""
-        with self.lock:
-            room = self._teachers_room(code, key)
+        def move(room: Room, now: float) -> dict:
+            self._check_key(room, key)
             if room.finished:
                 raise ClassroomError("The activity is over: open a new room for another sentence.")
             if room.step == len(room.french):
                 room.finished = True
             else:
                 room.step, room.revealed = room.step + 1, False
-            room.version += 1
             return room.view(with_counts=True)
 
-    def __len__(self) -> int:
-        with self.lock:
-            return len(self.rooms)
+        return self._change(code, move)
 
-    def _teachers_room(self, code, key) -> Room:
-        room = self._room(code)
+    def __len__(self) -> int:
+        return self._stored(self.store.count, self.clock())
+
+    @staticmethod
+    def _check_key(room: Room, key):
         if not isinstance(key, str) or not secrets.compare_digest(key.encode(), room.key.encode()):
             raise WrongKey("Only the teacher's page that opened this room can reveal or move it on.")
-        room.active_at = self.clock()
-        return room
 
-    def _room(self, code) -> Room:
-        """The open room with this code (any case, spaces ignored), or NoSuchRoom; called holding the lock."""
-        now = self.clock()
-        self._close_idle(now)
-        code = "".join(str(code or "").split()).upper()[:2 * CODE_LENGTH]
-        if code in self.rooms:
-            return self.rooms[code]
-        if not self.wrong_codes.take(now):
+    def _read(self, code) -> Room:
+        code, now = self._code(code), self.clock()
+        value = self._stored(self.store.read, code, now) if CODE.fullmatch(code) else None
+        if value is None:
+            self._no_room(code, now)
+        return Room.from_bytes(value)
+
+    def _change(self, code, rule):
+        """rule(room, now) applied to the open room with this code, atomically; a change moves its version and keeps
+        the room open IDLE_S more; what the rule raises leaves the room as it was."""
+        code, now = self._code(code), self.clock()
+
+        def change(value):
+            if value is None:
+                return None, None
+            room = Room.from_bytes(value)
+            reply = rule(room, now)
+            room.active_at, room.version = now, room.version + 1
+            return room.to_bytes(), (reply,)
+
+        changed = self._stored(self.store.change, code, change, now, self.idle_s) if CODE.fullmatch(code) else None
+        if changed is None:
+            self._no_room(code, now)
+        return changed[0]
+
+    def _no_room(self, code: str, now: float):
+        """NoSuchRoom, or where too many wrong codes came in just now (from any phone, on any process), TooMany."""
+        if not self._stored(self.store.take, "wrong-codes", WRONG_CODES_PER_S, 1 / WRONG_CODES_PER_S, now):
             raise TooMany("Too many wrong room codes were tried just now: wait a few seconds, then check the code.")
         raise NoSuchRoom(f"There is no open room {code!r}: check the code with your teacher (a room closes after "
                          f"{self.idle_s / 3600:g} h without a vote).")
 
-    def _close_idle(self, now: float):
-        for code in [code for code, room in self.rooms.items() if now - room.active_at > self.idle_s]:
-            del self.rooms[code]
+    @staticmethod
+    def _code(code) -> str:
+        """The code as typed (any case, spaces ignored), cut short: a 10,000-character one is not worth reading."""
+        return "".join(str(code or "")[:4 * CODE_LENGTH].split()).upper()[:2 * CODE_LENGTH]
+
+    def _stored(self, call, *args):
+        try:
+            return call(*args)
+        except StoreDown as error:
+            raise RoomsDown(str(error)) from None

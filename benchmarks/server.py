@@ -1,6 +1,7 @@
-"""A Gradio app script run as a server on a free loopback port, and the headless Chromium that visits
-it: how the benchmarks and the tests start app.py and the bare apps."""
+"""A Gradio app script run as a server on a free loopback port, the headless Chromium that visits it, and
+the Redis server rooms may be kept in: how the benchmarks and the tests start app.py, the bare apps and Redis."""
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -9,6 +10,7 @@ import urllib.request
 from pathlib import Path
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's; driven by Playwright (a dev requirement)
+REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"  # Debian's (apt-get install redis-server)
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update"]
 
@@ -61,6 +63,39 @@ class Server:
         """User + system CPU time the server process has used so far (all its threads)."""
         fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+    def kill(self):
+        """SIGKILL: the process ends mid-request, as in a crash, with no chance to tidy up."""
+        self.process.kill()
+        self.process.wait(timeout=30)
+
+
+class RedisServer:
+    """Debian's redis-server on a free loopback port, keeping nothing on disk: its data lives as long as it does."""
+
+    def __init__(self):
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process = subprocess.Popen([REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                                         "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        deadline = time.perf_counter() + 10
+        while not self._answers():
+            if self.process.poll() is not None or time.perf_counter() > deadline:
+                self.stop()
+                raise RuntimeError(f"redis-server did not start on port {self.port}")
+            time.sleep(0.05)
+
+    def _answers(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as connection:
+                connection.sendall(b"PING\r\n")
+                return connection.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
 
     def stop(self):
         self.process.terminate()

@@ -3,6 +3,7 @@ trained on it, and tiny models with distinct sizes (E=5, D=6, H=7, A=4; a Transf
 heads of d_k=4, 1 encoder and 2 decoder layers, feed-forward 10) so a swapped dimension fails loudly."""
 import base64
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -25,7 +26,7 @@ from attn_demo.catalogue import load_models  # noqa: E402
 from attn_demo.ui.page import ModelsOnPage  # noqa: E402
 from attn_demo.ui.trace_files import TraceFiles  # noqa: E402
 from attn_demo.ui.translate import TranslateSection  # noqa: E402
-from benchmarks.server import Server  # noqa: E402
+from benchmarks.server import REDIS_SERVER, RedisServer, Server  # noqa: E402
 
 DEVICE = pick_device().type  # the suite's translators run where the app's would: on a GPU where there is one
 
@@ -146,6 +147,19 @@ def shipped():
 def app_url(tmp_path_factory):
     """`python app.py` on a free loopback port, as a user starts it."""
     server = Server(ROOT / "app.py", log=tmp_path_factory.mktemp("app") / "app.log")
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_url():
+    """A redis-server of the tests' own on a free loopback port. Skipped where none is installed, unless
+    ATTN_DEMO_REQUIRE_REDIS=1 (CI) makes that a failure."""
+    if not Path(REDIS_SERVER).exists():
+        if os.environ.get("ATTN_DEMO_REQUIRE_REDIS"):
+            pytest.fail(f"redis-server not found at {REDIS_SERVER}")
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    server = RedisServer()
     yield server.url
     server.stop()
 

@@ -1,11 +1,13 @@
-"""The rooms of "Predict, then reveal": votes, reveals, moves, and every refusal with its message."""
-import copy
+"""The rooms of "Predict, then reveal": votes, reveals, moves, and every refusal with its message, each rule
+on both stores (this process's memory, and a real redis-server of the tests' own)."""
 import threading
 
 import pytest
 
 from attn_demo import classroom
-from attn_demo.classroom import BadVote, NoAttention, NoSuchRoom, Rooms, TooMany, WrongKey
+from attn_demo.classroom import BadVote, NoAttention, NoSuchRoom, Rooms, RoomsDown, TooMany, WrongKey
+from attn_demo.room_stores import MemoryStore, RedisStore
+from benchmarks.server import free_port
 
 ENGLISH = ["▁the", "▁red", "▁cat", "</s>"]
 FRENCH = ["▁le", "▁chat", "▁rouge", "</s>"]
@@ -29,9 +31,21 @@ def clock():
     return Clock()
 
 
+def redis_store(url: str) -> RedisStore:
+    """A store on the tests' Redis, emptied: each test starts with no rooms."""
+    store = RedisStore(url)
+    store.redis.flushdb()
+    return store
+
+
+@pytest.fixture(params=["memory", "redis"])
+def store(request):
+    return MemoryStore() if request.param == "memory" else redis_store(request.getfixturevalue("redis_url"))
+
+
 @pytest.fixture
-def rooms(clock):
-    return Rooms(clock=clock)
+def rooms(store, clock):
+    return Rooms(store, clock=clock)
 
 
 @pytest.fixture
@@ -39,8 +53,9 @@ def room(rooms):
     return rooms.open(ENGLISH, FRENCH, ALPHA, "bahdanau-en-fr")
 
 
-def snapshot(rooms):
-    return copy.deepcopy({code: (r.step, r.revealed, r.finished, r.votes, r.version) for code, r in rooms.rooms.items()})
+def snapshot(rooms, code):
+    """Everything the store keeps of the room, as stored."""
+    return rooms.store.read(code, rooms.clock())
 
 
 def test_a_room_code_is_short_unambiguous_and_the_key_is_not_in_any_view(rooms, room):
@@ -143,10 +158,10 @@ def test_a_tie_agrees_when_the_models_piece_is_among_the_most_voted(rooms, room)
 def test_every_bad_request_is_refused_with_its_message_and_changes_nothing(rooms, room, call, error, message):
     code, key = room
     rooms.vote(code, BOB, 1, 2)
-    before = snapshot(rooms)
+    before = snapshot(rooms, code)
     with pytest.raises(error, match=message):
         call(rooms, code, key)
-    assert snapshot(rooms) == before
+    assert snapshot(rooms, code) == before
 
 
 def test_a_vote_for_a_revealed_step_is_refused(rooms, room):
@@ -161,10 +176,10 @@ def test_a_flood_of_votes_from_one_phone_is_refused_then_allowed_again(rooms, ro
     code, _ = room
     for piece in range(classroom.VOTE_BURST):
         rooms.vote(code, ALICE, 1, piece % 4)
-    before = snapshot(rooms)
+    before = snapshot(rooms, code)
     with pytest.raises(TooMany, match="Too many votes from this phone"):
         rooms.vote(code, ALICE, 1, 3)
-    assert snapshot(rooms) == before
+    assert snapshot(rooms, code) == before
     rooms.vote(code, BOB, 1, 3)  # another phone is not held back
     clock.now += classroom.VOTE_EVERY_S
     rooms.vote(code, ALICE, 1, 3)
@@ -196,8 +211,8 @@ def test_a_room_closes_after_its_idle_time_and_a_vote_keeps_it_open(rooms, room,
     assert len(rooms) == 0
 
 
-def test_the_number_of_rooms_and_of_phones_in_a_room_is_bounded(clock):
-    rooms = Rooms(clock=clock, max_rooms=2, max_voters=2)
+def test_the_number_of_rooms_and_of_phones_in_a_room_is_bounded(store, clock):
+    rooms = Rooms(store, clock=clock, max_rooms=2, max_voters=2)
     code, _ = rooms.open(ENGLISH, FRENCH, ALPHA)
     rooms.open(ENGLISH, FRENCH, ALPHA)
     with pytest.raises(TooMany, match="2 rooms are open"):
@@ -226,3 +241,50 @@ def test_each_change_moves_the_version_a_page_redraws_on(rooms, room):
         change()
         versions.append(rooms.tally(code)["version"])
     assert versions == sorted(set(versions))
+
+
+def test_ten_thousand_votes_from_one_phone_count_as_its_burst_and_a_huge_code_is_refused_briefly(rooms, room):
+    code, _ = room
+    refused = 0
+    for k in range(10_000):
+        try:
+            rooms.vote(code, ALICE, 1, k % 4)
+        except TooMany:
+            refused += 1
+    assert refused == 10_000 - classroom.VOTE_BURST and sum(rooms.tally(code)["counts"]) == 1
+    with pytest.raises(NoSuchRoom) as raised:
+        rooms.vote("Z" * 10_000, ALICE, 1, 0)
+    assert len(str(raised.value)) < 200
+
+
+def test_two_processes_voting_into_one_room_count_every_vote_once(store, room, clock, request):
+    """Two stores on one Redis are two app processes: their changes clash, and each is retried, never lost."""
+    code, key = room
+    other = store if isinstance(store, MemoryStore) else RedisStore(request.getfixturevalue("redis_url"))
+    sides = [Rooms(store, clock=clock), Rooms(other, clock=clock)]
+    voters = [f"phone-{i:04d}" for i in range(200)]
+    threads = [threading.Thread(target=sides[i % 2].vote, args=(code, voter, 1, i % 4)) for i, voter in enumerate(voters)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sides[0].tally(code)["counts"] == sides[1].tally(code)["counts"] == [50, 50, 50, 50]
+    assert sides[1].reveal(code, key)["revealed"] and sides[0].state(code)["revealed"]
+
+
+def test_a_room_in_redis_outlives_the_process_that_opened_it(redis_url, clock):
+    code, key = Rooms(redis_store(redis_url), clock=clock).open(ENGLISH, FRENCH, ALPHA)
+    first = Rooms(RedisStore(redis_url), clock=clock)
+    first.vote(code, ALICE, 1, 2)
+    first.reveal(code, key)
+    restarted = Rooms(RedisStore(redis_url), clock=clock)  # a new process: nothing in memory
+    assert restarted.tally(code)["counts"] == [0, 0, 1, 0] and restarted.state(code)["alpha"] == ALPHA[0]
+    assert restarted.next(code, key)["step"] == 2
+
+
+def test_a_dead_redis_is_a_message_and_no_crash(clock):
+    rooms = Rooms(RedisStore(f"redis://127.0.0.1:{free_port()}/0"), clock=clock)  # nothing listens there
+    for call in (lambda: rooms.open(ENGLISH, FRENCH, ALPHA), lambda: rooms.state("ABCDEF"),
+                 lambda: rooms.vote("ABCDEF", ALICE, 1, 0), lambda: rooms.reveal("ABCDEF", "key")):
+        with pytest.raises(RoomsDown, match="cannot be reached just now"):
+            call()
