@@ -26,6 +26,7 @@ CPU. It prints:
     opening --rooms more rooms (when this script started the server).
 """
 import argparse
+import itertools
 import random
 import secrets
 import statistics
@@ -43,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 from attn_demo import classroom  # noqa: E402
 from attn_demo.data import TEST_SET, read_pairs  # noqa: E402
+from attn_demo.room_stores import MemoryStore  # noqa: E402
 from benchmarks.server import Server  # noqa: E402
 from attn_demo.ui.classroom import PHONE_POLL_S, POLL_S  # noqa: E402
 
@@ -198,15 +200,15 @@ def connect(url: str, count: int) -> tuple:
 
 def room_memory(english: int, french: int, voters: int) -> float:
     """Bytes one room holds with `voters` phones voting at every step, measured with tracemalloc."""
-    rooms = classroom.Rooms(max_rooms=10, max_voters=voters)
+    # a clock that moves 100 s a call: each phone's vote bucket has refilled (this measures memory, not floods)
+    rooms = classroom.Rooms(MemoryStore(), clock=itertools.count(0, 100).__next__, max_rooms=10, max_voters=voters,
+                            idle_s=float("inf"))
     alpha = [[1 / english] * english for _ in range(french)]
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     code, key = rooms.open([f"▁w{j}" for j in range(english)], [f"▁m{t}" for t in range(french)], alpha)
-    room = rooms.rooms[code]
     for t in range(1, french + 1):
         for v in range(voters):
-            room.buckets.pop(f"phone-{v:06d}", None)  # no rate limit here: this measures memory, not floods
             rooms.vote(code, f"phone-{v:06d}", t, v % english)
         if t < french:
             rooms.next(code, key)
