@@ -29,6 +29,7 @@ from attn_demo.model import gradients_through_eval_gru
 from attn_demo.search import max_target_length
 from attn_demo.steps import pca_projection, step_payload
 from attn_demo.timing import SENTENCES, interleaved, machine, timed
+from attn_demo.transformer import Transformer
 from attn_demo.translator import load_translator
 from benchmarks.bench_app import bench_app, bench_classroom, classroom_table, cores_to_set_apart
 
@@ -42,9 +43,11 @@ QUICK = dict(runs=3, warmup=1, step_runs=5, batch_sizes=(1, 8), batches=1, clien
 def naive_greedy(translator, text: str) -> list[int]:
     """Decoding as tutorials write it: one sentence, the per-sentence memory (attention keys, or
     the fixed c without attention) recomputed at every step, autograd left on, a Python int pulled
-    out at every step."""
+    out at every step; a Transformer's with no cache, its whole prefix run again at every step."""
     model, cfg = translator.model, translator.config
     src = torch.tensor([translator.encode(text)], device=translator.device)
+    if isinstance(model, Transformer):
+        return naive_transformer_greedy(model, src)
     annotations, backward_first = model.encoder(src, torch.tensor([src.size(1)]))
     state = torch.tanh(model.decoder.init(backward_first))
     y, coverage, tokens = torch.tensor([cfg.bos_id], device=translator.device), None, []
@@ -56,6 +59,20 @@ def naive_greedy(translator, text: str) -> list[int]:
         state, coverage = step.state, step.coverage
         if tokens[-1] == cfg.eos_id:
             return tokens
+    tokens[-1] = cfg.eos_id  # the length limit ends the sentence, as in attn_demo.search
+    return tokens
+
+
+def naive_transformer_greedy(model, src) -> list[int]:
+    """Greedy decoding that runs the whole output so far through the Transformer at every step."""
+    cfg, lengths = model.config, torch.tensor([src.size(1)], device=src.device)
+    y_in, tokens = torch.tensor([[cfg.bos_id]], device=src.device), []
+    for _ in range(int(max_target_length(torch.tensor(src.size(1))))):
+        y = model(src, lengths, y_in)[0, -1].argmax()
+        tokens.append(int(y))
+        if tokens[-1] == cfg.eos_id:
+            return tokens
+        y_in = torch.cat([y_in, y.view(1, 1)], 1)
     tokens[-1] = cfg.eos_id  # the length limit ends the sentence, as in attn_demo.search
     return tokens
 

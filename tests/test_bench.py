@@ -46,6 +46,11 @@ def test_step_weight_bytes_counts_what_a_step_reads(toy_checkpoint):
     the once-per-sentence ones (W_init, and W_h, W or V, which make the keys)."""
     translator = load_translator(toy_checkpoint, device=DEVICE)
     c = translator.config
+    if c.attention == "transformer":  # every decoder weight but the cross-attention's W_K and W_V, which make the keys
+        D, per_sentence = c.d_model, 2 * c.dec_layers * (c.d_model * c.d_model + c.d_model)
+        total = sum(p.numel() for p in translator.model.decoder.parameters())
+        assert step_weight_bytes(translator) == 4 * (total - per_sentence)
+        return
     E, D, H, A, R, V = c.emb_size, c.annotation_size, c.dec_hidden_size, c.attn_hidden_size, c.attn_rank, c.tgt_vocab_size
     output = V * E + V  # the tied output layer reads the whole embedding table, and its bias
     query_side = {"bahdanau": H * A + A, "luong-concat": H * A + A, "luong-lowrank": R * H,  # W_s and v; U

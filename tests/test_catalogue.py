@@ -5,15 +5,15 @@ import pytest
 from attn_demo.attention import KINDS
 from attn_demo.catalogue import load_models, requested_models, summary, training_summary
 from attn_demo.checkpoint import save_checkpoint
-from attn_demo.config import ATTENTION_TYPES
+from attn_demo.config import MODEL_KINDS
 from conftest import DEVICE, in_hub_cache, tiny_model
 
 
 @pytest.fixture
 def checkpoints(tmp_path, toy_tokenizers):
-    """A checkpoints/ folder with one tiny checkpoint of every attention type, in no particular order."""
+    """A checkpoints/ folder with one tiny checkpoint of every kind of model, in no particular order."""
     folder = tmp_path / "checkpoints"
-    for attention in reversed(ATTENTION_TYPES):
+    for attention in reversed(MODEL_KINDS):
         save_checkpoint(folder / f"tiny-{attention}", tiny_model(attention), *toy_tokenizers)
     (folder / "notes").mkdir()  # not a checkpoint: no config.json
     return folder
@@ -29,7 +29,7 @@ def test_every_checkpoint_folder_is_served_in_the_order_of_the_attention_types(c
 def test_a_checkpoint_dropped_in_appears_and_two_of_a_kind_are_told_apart(checkpoints, toy_tokenizers):
     save_checkpoint(checkpoints / "another-dot", tiny_model("luong-dot", seed=5), *toy_tokenizers)
     models = {model.key: model for model in load_models(checkpoints, device=DEVICE)[0]}
-    assert len(models) == len(ATTENTION_TYPES) + 1
+    assert len(models) == len(MODEL_KINDS) + 1
     assert models["another-dot"].title == "Luong (dot) · another-dot" and models["tiny-luong-dot"].title == "Luong (dot) · tiny-luong-dot"
     assert models["tiny-bahdanau"].title == "Bahdanau (additive)"
     assert models["another-dot"].fingerprint != models["tiny-luong-dot"].fingerprint
@@ -41,7 +41,7 @@ def test_hub_ids_load_from_an_offline_cache_and_an_unreachable_one_is_left_out_w
     assert requested == ["attn-demo/tiny", "someorg/missing"]
     models, notices = load_models(checkpoints, requested, device=DEVICE)
     keys = [model.key for model in models]
-    assert "attn-demo/tiny" in keys and "someorg/missing" not in keys and len(keys) == len(ATTENTION_TYPES) + 1
+    assert "attn-demo/tiny" in keys and "someorg/missing" not in keys and len(keys) == len(MODEL_KINDS) + 1
     assert len(notices) == 1 and "'someorg/missing'" in notices[0] and "cannot be reached" in notices[0]
     assert "left out" in notices[0]
 

@@ -8,9 +8,8 @@ import torch
 import torch.nn.functional as F
 from huggingface_hub import ModelCard
 
-from attn_demo.checkpoint import load_checkpoint, read_training_data
+from attn_demo.checkpoint import build_model, load_checkpoint, read_training_data
 from attn_demo.data import collate, encode_pairs
-from attn_demo.model import Seq2Seq
 from attn_demo.timeline import ALPHA_DECIMALS, PROBES, kept_point, read_timeline
 from attn_demo.train import RunClock, coverage_loss, learning_rate, main, parse_args
 from attn_demo.translator import device_name
@@ -32,14 +31,15 @@ def train_args(tmp_path, toy_tsv, attention, minutes):
             "--train-pool", str(toy_tsv), "--test-set", str(tmp_path / "test.tsv"), "--minutes", str(minutes),
             "--vocab-size", "40", "--emb-size", "8", "--enc-hidden-size", "8", "--dec-hidden-size", "16",
             "--attn-hidden-size", "8", "--n-valid", "12", "--valid-minutes", "0.1", "--max-tokens", "300",
-            "--lr", "0.01", "--warmup-steps", "5", "--threads", "1"]
+            "--lr", "0.01", "--warmup-steps", "5", "--threads", "1",
+            "--d-model", "12", "--heads", "3", "--enc-layers", "1", "--dec-layers", "2", "--ff-size", "10"]
 
 
 def test_a_short_run_lowers_the_loss_and_leaves_a_hub_checkpoint(tmp_path, toy_tsv, attention):
     main(train_args(tmp_path, toy_tsv, attention, minutes=10) + ["--target-tokens", "20000"])  # load-independent
     model, src_tok, tgt_tok = load_checkpoint(tmp_path / "out")
     torch.manual_seed(0)
-    untrained = Seq2Seq(model.config).eval()
+    untrained = build_model(model.config).eval()
     assert loss_on_toy(model, src_tok, tgt_tok) < 0.7 * loss_on_toy(untrained, src_tok, tgt_tok)
     facts = ModelCard.load(tmp_path / "out" / "README.md").data.training
     assert facts["parameters"] == sum(p.numel() for p in model.parameters()) and facts["steps"] > 0
@@ -91,6 +91,16 @@ def test_learning_rate_warms_up_then_anneals_over_the_time_budget():
     assert learning_rate(args, 99, 0.0) == 0.002
     assert math.isclose(learning_rate(args, 5000, 0.5), 0.002 * (args.final_lr_fraction + (1 - args.final_lr_fraction) / 2))
     assert math.isclose(learning_rate(args, 5000, 1.0), 0.002 * args.final_lr_fraction)
+
+
+
+def test_the_inverse_square_root_schedule_peaks_after_the_warm_up_whatever_the_budget():
+    args = parse_args(["--attention", "transformer", "--out", "x", "--lr", "5e-4", "--warmup-steps", "400",
+                       "--schedule", "inverse-sqrt"])
+    assert learning_rate(args, 0, 0.0) == 5e-4 / 400 and learning_rate(args, 399, 0.9) == 5e-4
+    assert math.isclose(learning_rate(args, 1599, 0.0), 5e-4 / 2) and learning_rate(args, 1599, 1.0) == learning_rate(args, 1599, 0.0)
+    with pytest.raises(SystemExit):
+        parse_args(["--attention", "transformer", "--out", "x", "--schedule", "linear"])
 
 
 def test_a_token_budget_with_joined_examples_gives_the_same_run_whatever_the_machine_does(tmp_path, toy_tsv):
