@@ -152,6 +152,45 @@ def attention_alignments(translator, gold: GoldAlignments, batch_size: int = 32)
     """Teacher-force every gold pair through the model → (rule name → links of each sentence
     read, the indices of those sentences). A sentence the model cannot read as given (check_readable)
     or whose pieces do not spell its words is left out, not guessed at."""
+    attends = translator.config.attention != "none"  # without α no rule applies; the sentences read are still counted
+    links, kept = {name: [] for name in ALIGNERS} if attends else {}, []
+    for i, result, source_spans, target_spans in _forced_gold(translator, gold, batch_size):
+        if attends:
+            for name, sentence_links in attention_links(result.attention, source_spans, target_spans).items():
+                links[name].append(sentence_links)
+        kept.append(i)
+    return links, kept
+
+
+def head_alignments(translator, gold: GoldAlignments, batch_size: int = 32) -> tuple[dict, list[int]]:
+    """A Transformer's every cross-attention grid as an aligner: (layer, head) for each head and (layer, None) for each
+    layer's mean over its heads → the argmax links of each gold sentence read, and the indices of those sentences
+    (as attention_alignments reads them)."""
+    links, kept = {}, []
+    for i, result, source_spans, target_spans in _forced_gold(translator, gold, batch_size):
+        for grid, alpha in head_grids(result.heads).items():
+            links.setdefault(grid, []).append(argmax_links(word_attention(alpha, source_spans, target_spans)))
+        kept.append(i)
+    return links, kept
+
+
+def head_grids(heads) -> dict:
+    """(layer, head) → that head's cross-attention α (T, S), and (layer, None) → the mean over the layer's heads."""
+    grids = {}
+    for layer, per_head in enumerate(heads.cross):  # (H, T, S)
+        grids[(layer, None)] = per_head.mean(0)
+        grids.update({(layer, head): alpha for head, alpha in enumerate(per_head)})
+    return grids
+
+
+def grid_name(layer: int, head: int | None) -> str:
+    """A cross-attention grid as a person counts it, from 1: "layer 2, mean of heads", "layer 2, head 3"."""
+    return f"layer {layer + 1}, " + ("mean of heads" if head is None else f"head {head + 1}")
+
+
+def _forced_gold(translator, gold: GoldAlignments, batch_size: int):
+    """(index, Translation, English word spans, French word spans) of every gold pair the model reads as given,
+    teacher-forced in batches."""
     pairs = [(model_input(e), model_input(f)) for e, f in zip(gold.english, gold.french)]
     read = []
     for i, (english, french) in enumerate(pairs):
@@ -160,22 +199,14 @@ def attention_alignments(translator, gold: GoldAlignments, batch_size: int = 32)
             read.append(i)
         except ValueError:
             pass
-    attends = translator.config.attention != "none"  # without α no rule applies; the sentences read are still counted
-    links, kept = {name: [] for name in ALIGNERS} if attends else {}, []
     for start in range(0, len(read), batch_size):
         chunk = read[start:start + batch_size]
         results = translator.force_decode_batch([(" ".join(pairs[i][0]), " ".join(pairs[i][1])) for i in chunk])
         for i, result in zip(chunk, results):
             try:
-                source_spans = word_spans(result.source_tokens[:-1], pairs[i][0])
-                target_spans = word_spans(result.target_tokens[:-1], pairs[i][1])
+                yield i, result, word_spans(result.source_tokens[:-1], pairs[i][0]), word_spans(result.target_tokens[:-1], pairs[i][1])
             except ValueError:
                 continue
-            if attends:
-                for name, sentence_links in attention_links(result.attention, source_spans, target_spans).items():
-                    links[name].append(sentence_links)
-            kept.append(i)
-    return links, kept
 
 
 def attribution_alignments(translator, gold: GoldAlignments, method: str, sentences: list[int]) -> dict:

@@ -11,6 +11,8 @@ import torch
 DATA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "tatoeba-fra-eng"
 TRAIN_POOL = DATA_DIR / "fra-eng-2019-04-07.tsv.gz"
 TEST_SET = DATA_DIR / "tatoeba-test-v2020-07-28.eng-fra.tsv"
+# general text, test only (never trained or tuned on): Wikinews, Wikijunior and Wikivoyage sentences, mean 21.6 words
+GENERAL_SET = DATA_DIR.parent / "flores200-devtest" / "flores200-devtest.eng-fra.tsv"
 LONG_BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 40), (41, 50), (51, 60))  # English words
 
 

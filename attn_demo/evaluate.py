@@ -4,6 +4,7 @@ alignment against gold links.
     python -m attn_demo.evaluate checkpoints/luong-en-fr --data ../shared/data/tatoeba-fra-eng/tatoeba-test-v2020-07-28.eng-fra.tsv --beam 5
     python -m attn_demo.evaluate checkpoints/luong-en-fr --long --beam 5
     python -m attn_demo.evaluate checkpoints/luong-en-fr --dev --beam 5
+    python -m attn_demo.evaluate checkpoints/luong-en-fr --general --beam 5 --card
     python -m attn_demo.evaluate checkpoints/luong-en-fr --examples --card
     python -m attn_demo.evaluate checkpoints/luong-en-fr --alignments ../shared/data/hansards-wpt03
     python -m attn_demo.evaluate checkpoints/luong-en-fr --tune --card
@@ -14,7 +15,9 @@ refuses (mostly such characters, or too many pieces) counts as an empty translat
 reported. --long scores the long-sentence test set instead (test pairs joined into inputs of
 1–10 … 51–60 English words, see data.long_test_set): one BLEU and chrF per length bucket. --dev
 scores the development set of long natural sentences (data.long_dev_set: the validation split's
-sentences of 11 or more English words, never trained on). --examples translates the sentences the
+sentences of 11 or more English words, never trained on). --general scores FLORES-200 devtest,
+general text (Wikinews, Wikijunior, Wikivoyage sentences of 21.6 words on average), which the models
+never see in training or tuning. --examples translates the sentences the
 page offers (attn_demo.examples), greedy as the page opens and with --beam, for a reader to judge.
 
 Every translation is checked for the usual failures of attention models on long sentences: an
@@ -52,12 +55,13 @@ import sacrebleu
 import torch
 
 from attn_demo.aligner import aligner_links
-from attn_demo.alignment import alignment_error, attention_alignments, attribution_alignments, links_source, read_gold
+from attn_demo.alignment import (alignment_error, attention_alignments, attribution_alignments, grid_name, head_alignments,
+                                 links_source, read_gold)
 from attn_demo.attribution import METHODS
 from attn_demo.card import write_model_card
 from attn_demo.cli import HelpFormatter
 from attn_demo.coverage import unseen_words
-from attn_demo.data import DEV_MIN_WORDS, TEST_SET, TRAIN_POOL, long_dev_set, long_test_set, read_pairs, train_valid_split
+from attn_demo.data import DEV_MIN_WORDS, GENERAL_SET, TEST_SET, TRAIN_POOL, long_dev_set, long_test_set, read_pairs, train_valid_split
 from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
 from attn_demo.marks import chosen_threshold, measure, write_marks
 from attn_demo.search import NO_PENALTIES, Penalties
@@ -230,12 +234,29 @@ def score_alignments(translator: Translator, folder: Path, aligner_pairs: Path, 
     scores = {name: alignment_error(rule_links, sure, possible) for name, rule_links in links.items()}
 
     reference = aligner_links(gold.english + dev.english, gold.french + dev.french, read_pairs(aligner_pairs))
+    heads = {"heads": score_heads(translator, dev, gold)} if translator.config.attention == "transformer" else {}
     return {
+        **heads,
         **{metric: {name: round(s[metric], 4) for name, s in scores.items()} for metric in ("aer", "precision", "recall")},
         "aligner": {name: {metric: round(value, 4) for metric, value in alignment_error([sentences[i] for i in read], sure, possible).items()}
                     for name, sentences in reference.items()},
         "n": len(read), "skipped": len(gold.english) - len(read),
     }
+
+
+def score_heads(translator: Translator, trial, test) -> dict:
+    """The argmax AER of every cross-attention grid of a Transformer (each head, each layer's mean) on the trial
+    and the test split, and the grid with the lowest on the trial split (Garg et al. 2019: the penultimate layer's
+    mean): the one the page should show (TransformerConfig.shown_layer and shown_head)."""
+    aer = {}
+    for split, gold in (("trial", trial), ("test", test)):
+        links, read = head_alignments(translator, gold)
+        sure, possible = [gold.sure[i] for i in read], [gold.possible[i] for i in read]
+        aer[split] = {grid: alignment_error(sentences, sure, possible)["aer"] for grid, sentences in links.items()}
+    layer, head = min(aer["trial"], key=aer["trial"].get)
+    return {"trial": {grid_name(*g): round(v, 4) for g, v in aer["trial"].items()},
+            "test": {grid_name(*g): round(v, 4) for g, v in aer["test"].items()},
+            "chosen": {"layer": layer, "head": head}}
 
 
 def print_alignments(result: dict) -> None:
@@ -245,6 +266,12 @@ def print_alignments(result: dict) -> None:
         print(f"{links_source(name):<34} {result['aer'][name]:6.3f} {result['precision'][name]:6.3f} {result['recall'][name]:6.3f}")
     for name, s in result["aligner"].items():
         print(f"{name:<34} {s['aer']:6.3f} {s['precision']:6.3f} {s['recall']:6.3f}")
+    if "heads" in result:
+        heads = result["heads"]
+        print(f"argmax AER of every cross-attention grid, {'trial':>6} {'test':>6}")
+        for name in heads["trial"]:
+            print(f"{name:<34} {heads['trial'][name]:6.3f} {heads['test'][name]:6.3f}")
+        print(f"lowest on the trial split: {grid_name(heads['chosen']['layer'], heads['chosen']['head'])}")
 
 
 def main(argv=None):
@@ -258,6 +285,9 @@ def main(argv=None):
     mode.add_argument("--dev", action="store_true",
                       help=f"score the validation split's sentences of {DEV_MIN_WORDS}+ English words (never trained on) "
                            "instead of --data")
+    mode.add_argument("--general", action="store_true",
+                      help="score FLORES-200 devtest (general text: Wikinews, Wikijunior, Wikivoyage) instead of --data: "
+                           "a test set only, never trained or tuned on")
     mode.add_argument("--examples", action="store_true",
                       help="translate the page's example sentences, greedy and with --beam")
     mode.add_argument("--tune", action="store_true",
@@ -311,6 +341,10 @@ def main(argv=None):
             print_alignments(result)
         if args.card:
             write_model_card(translator.folder, alignment_results={**result, "dataset": args.alignments.name, "command": command})
+            if "heads" in result:  # the page shows the grid that aligns best on the trial split
+                chosen = result["heads"]["chosen"]
+                config = dataclasses.replace(translator.config, shown_layer=chosen["layer"], shown_head=chosen["head"])
+                config.to_json(translator.folder / "config.json")
         return
     if args.examples:
         return main_examples(args, translator, command, penalties)
@@ -318,7 +352,7 @@ def main(argv=None):
         return main_tune(args, translator, command)
     if args.marks:
         return main_marks(args, translator, command, penalties)
-    pairs = read_pairs(args.data)
+    pairs = read_pairs(GENERAL_SET if args.general else args.data)
     if args.dev:
         pairs = long_dev_set(read_pairs(args.train_pool), pairs, args.n_valid)
     if args.long:
@@ -353,7 +387,10 @@ def main(argv=None):
             print(f"steps whose most-attended English piece is </s>: {share:.1%}")
         for name, bucket in result["by_length"].items():
             print(f"  {name:>6} words  n={bucket['n']:5d}  BLEU {bucket['bleu']}")
-    if args.card and args.dev:
+    if args.card and args.general:
+        write_model_card(translator.folder, general_results={**result, "beam": args.beam, "dataset": GENERAL_SET.name,
+                                                             "command": command})
+    elif args.card and args.dev:
         write_model_card(translator.folder, dev_results={**result, "beam": args.beam, "min_words": DEV_MIN_WORDS,
                                                          "command": command})
     elif args.card:

@@ -1,8 +1,10 @@
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
-from attn_demo.alignment import (ALIGNERS, alignment_error, argmax_links, attention_links, intersect_links,
-                                 model_input, read_gold, threshold_links, word_attention, word_spans, words_view)
+from attn_demo.alignment import (ALIGNERS, alignment_error, argmax_links, attention_links, grid_name, head_grids,
+                                 intersect_links, model_input, read_gold, threshold_links, word_attention, word_spans, words_view)
 
 
 def test_read_gold_is_zero_based_with_sure_inside_possible(tmp_path):
@@ -82,3 +84,11 @@ def test_words_view_sums_an_english_words_pieces_and_averages_a_french_words_row
     # "européenne." gets the attention mass of its four pieces; "L'euro" the mean of its three rows
     np.testing.assert_allclose(alpha[:, 1], [attention[:3, 1:5].sum(1).mean(), attention[3, 1:5].sum()], rtol=1e-6)
     np.testing.assert_allclose(alpha.sum(1), 1.0, rtol=1e-6)  # every row is still a distribution
+
+
+def test_a_transformer_offers_each_head_and_each_layer_s_mean_as_a_grid():
+    cross = np.random.default_rng(0).dirichlet(np.ones(4), size=(2, 3, 5))  # (L, H, T, S), rows summing to 1
+    grids = head_grids(SimpleNamespace(cross=cross))
+    assert len(grids) == 2 * (3 + 1) and grid_name(1, None) == "layer 2, mean of heads" and grid_name(0, 2) == "layer 1, head 3"
+    np.testing.assert_array_equal(grids[(1, 2)], cross[1, 2])
+    np.testing.assert_allclose(grids[(0, None)], cross[0].mean(0))

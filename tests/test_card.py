@@ -42,6 +42,32 @@ def test_model_card_gives_the_faults_of_sentences_with_only_trained_words_and_no
     assert "refused" not in text
 
 
+def test_general_text_scores_have_their_own_section_with_the_reference_for_scale_and_the_credit(toy_checkpoint):
+    general = {"bleu": 10.04, "chrf": 35.3, "n": 1012, "beam": 5, "dataset": "flores200-devtest.eng-fra.tsv",
+               "command": "python -m attn_demo.evaluate checkpoints/x --general --beam 5 --card",
+               "by_length": {"21+": {"n": 500, "bleu": 9.1}}, "refused": 0,
+               "faults": {"n": 805, "repeat": 0.5, "short": 0.3, "repeat_or_short": 0.72, "min_words": 16}}
+    write_model_card(toy_checkpoint, general_results=general)
+    card = ModelCard.load(toy_checkpoint / "README.md")
+    general_text = card.text.split("### General text")[1].split("###")[0]
+    assert "**BLEU 10.04**, chrF 35.3" in general_text and "72.00% of its 805 sentences of 16+ words" in general_text
+    assert "52.2" in general_text and "CC-BY-SA" in general_text and "| 21+ | 500 | 9.1 |" in general_text
+    assert card.data.general_results["bleu"] == 10.04 and "by_length" not in card.data.general_results
+    assert "Not evaluated yet." in card.text.split("## Evaluation")[1].split("###")[0]  # the test set's: not measured
+
+
+def test_a_card_written_before_the_general_text_section_keeps_every_section(toy_checkpoint):
+    results = {"bleu": 12.34, "chrf": 40.5, "n": 112, "beam": 5, "dataset": "toy.tsv", "command": "evaluate it",
+               "by_length": {"1-5": {"n": 112, "bleu": 12.34}}, "refused": 0}
+    write_model_card(toy_checkpoint, test_results=results)
+    path = toy_checkpoint / "README.md"
+    path.write_text(path.read_text().replace("\n### General text\nNot evaluated yet.\n", ""))  # as cards were written before
+    write_model_card(toy_checkpoint)
+    text = path.read_text()
+    assert "| 1-5 | 112 | 12.34 |" in text and "evaluate it" in text  # kept: only the front matter's facts would lose them
+    assert "### General text\nNot evaluated yet." in text
+
+
 def test_model_card_says_where_each_run_trained(toy_checkpoint):
     cpu = {"command": "train a", "minutes": 30.0, "steps": 10, "epochs": 0.5, "threads": 2, "device": "CPU",
            "valid_bleu_greedy": 9.5, "valid_chrf_greedy": 20.0, "training_pairs": 99}

@@ -7,7 +7,9 @@ import pytest
 
 from huggingface_hub import ModelCard
 
-from attn_demo.alignment import ALIGNERS
+from attn_demo import evaluate
+from attn_demo.alignment import ALIGNERS, grid_name
+from attn_demo.card import read_card
 from attn_demo.data import LONG_BUCKETS, long_dev_set, read_pairs, train_valid_split
 from attn_demo.evaluate import (TUNING_GRID, TUNING_SLACK, eos_argmax_share, faults, is_short, main, ranking_score, repeats,
                                 score, translate_traced, tune)
@@ -35,6 +37,17 @@ def test_cli_json_on_a_checkpoint(toy_checkpoint, toy_tsv, tmp_path, capsys):
     assert set(result) >= {"bleu", "chrf", "n", "by_length"}
     assert result["n"] == len(data.read_text(encoding="utf-8").splitlines()) and result["refused"] == 1
     assert 0.0 <= result["bleu"] <= 100.0
+
+
+@pytest.mark.parametrize("attention", ["luong-general"])  # the set read and the card's section do not depend on the model
+def test_general_scores_the_general_text_set_and_the_card_keeps_it_apart(toy_checkpoint, toy_tsv, monkeypatch, capsys):
+    monkeypatch.setattr(evaluate, "GENERAL_SET", toy_tsv)  # FLORES-200's place, here the toy pairs
+    main([str(toy_checkpoint), "--general", "--beam", "2", "--card", "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert result["n"] == len(read_pairs(toy_tsv))
+    card = read_card(toy_checkpoint)
+    assert card["general_results"]["bleu"] == result["bleu"] and card["general_results"]["dataset"] == toy_tsv.name
+    assert "test_results" not in card  # the Tatoeba test's scores are another section
 
 
 def test_penalties_named_on_the_command_line_decode_and_the_rest_are_the_card_s(toy_checkpoint, toy_tsv, capsys):
@@ -132,6 +145,16 @@ def test_cli_alignments_json_and_card(toy_checkpoint, toy_tsv, tmp_path, capsys,
     card = (toy_checkpoint / "README.md").read_text(encoding="utf-8")
     assert "## Does attention align words?" in card and "--alignments" in card
     assert load_translator(toy_checkpoint, device=DEVICE).alignment_scores["aer"] == result["aer"]  # what the page reads
+    if toy_checkpoint.name != "tiny-transformer":
+        assert "heads" not in result
+        return
+    heads, config = result["heads"], load_translator(toy_checkpoint).config  # 2 layers of 3 heads, each with a mean
+    assert list(heads["trial"]) == list(heads["test"]) and len(heads["trial"]) == 2 * (3 + 1)
+    assert "layer 2, mean of heads" in heads["trial"] and "layer 1, head 3" in heads["test"]
+    best = min(heads["trial"].values())
+    chosen = grid_name(heads["chosen"]["layer"], heads["chosen"]["head"])
+    assert heads["trial"][chosen] == best and (config.shown_layer, config.shown_head) == (heads["chosen"]["layer"], heads["chosen"]["head"])
+    assert f"the page shows **{chosen}**" in card and f"| {chosen} | {best} |" in card
 
 
 def test_cli_takes_one_mode_at_a_time(toy_checkpoint, tmp_path):
