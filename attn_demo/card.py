@@ -358,8 +358,19 @@ def _eos_text(r: dict) -> str:
 
 def _scored_text(r: dict) -> str:
     """What follows a set's scores, on the test set and the development set alike: `</s>`, repeats and drops,
-    BLEU by English length, and the command."""
-    return (f"{_eos_text(r)}{_faults_text(r)}\n\n{_by_length_table(r['by_length'])}\n\n```\n{r['command']}\n```")
+    BLEU by English length, a paired bootstrap against another model where asked for, and the command."""
+    compared = f"\n\n{against_text(r['against'])}." if r.get("against") else ""
+    return (f"{_eos_text(r)}{_faults_text(r)}\n\n{_by_length_table(r['by_length'])}{compared}\n\n```\n{r['command']}\n```")
+
+
+def against_text(a: dict) -> str:
+    """The paired bootstrap in a line: "against luong-en-fr: BLEU 41.0 vs 40.0 (p 0.001), …"."""
+    def one(r):
+        return ", ".join(f"{name} {r[metric]['score']} vs {r[metric]['baseline']} (p {r[metric]['p']})"
+                         for metric, name in (("bleu", "BLEU"), ("chrf", "chrF")))
+    long = a["long"]
+    on_long = f"; on the {long['n']} sentences of {long['min_words']}+ words: {one(long)}" if long["n"] else ""
+    return f"against {a['model']} (paired bootstrap): {one(a['all'])}{on_long}"
 
 
 def _by_length_table(by_length: dict) -> str:

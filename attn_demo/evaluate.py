@@ -53,12 +53,14 @@ from pathlib import Path
 
 import sacrebleu
 import torch
+from sacrebleu.metrics import BLEU, CHRF
+from sacrebleu.significance import PairedTest
 
 from attn_demo.aligner import aligner_links
 from attn_demo.alignment import (alignment_error, attention_alignments, attribution_alignments, grid_name, head_alignments,
                                  links_source, read_gold)
 from attn_demo.attribution import METHODS
-from attn_demo.card import write_model_card
+from attn_demo.card import against_text, write_model_card
 from attn_demo.cli import HelpFormatter
 from attn_demo.coverage import unseen_words
 from attn_demo.data import DEV_MIN_WORDS, GENERAL_SET, TEST_SET, TRAIN_POOL, long_dev_set, long_test_set, read_pairs, train_valid_split
@@ -109,6 +111,29 @@ def translate_traced(translator: Translator, sources: list[str], beam: int, pena
         for i, result in zip(chunk, results):
             outputs[i] = result
     return outputs, len(sources) - len(accepted)
+
+
+def paired_bootstrap(hypotheses, baseline, references) -> dict:
+    """sacreBLEU's paired bootstrap resampling (Koehn 2004; 1,000 resamples, its fixed seed) of these translations
+    against a baseline's of the same sources: per metric, both scores and p, the chance that a difference this large,
+    either way, arises from the choice of sentences alone."""
+    test = PairedTest([("baseline", baseline), ("this", hypotheses)], {"bleu": BLEU(), "chrf": CHRF()}, [references],
+                      test_type="bs", n_samples=1000)
+    _, scores = test()
+    names = {"bleu": "BLEU", "chrf": "chrF2"}  # how sacreBLEU names its columns
+    return {metric: {"score": round(scores[column][1].score, 2), "baseline": round(scores[column][0].score, 2),
+                     "p": round(float(scores[column][1].p_value), 4)} for metric, column in names.items()}
+
+
+def against(other: Translator, sources, hypotheses, references, min_words: int, beam: int) -> dict:
+    """The paired bootstrap against another model, on the whole set and on its sentences of min_words+ English
+    words; the other model decodes the same sources with the same beam, ranked as its own card says."""
+    theirs, _ = translate_all(other, sources, beam)
+    long = [i for i, source in enumerate(sources) if len(source.split()) >= min_words]
+    pick = lambda texts: [texts[i] for i in long]  # noqa: E731
+    compared = paired_bootstrap(pick(hypotheses), pick(theirs), pick(references)) if long else {}
+    return {"model": other.folder.name, "all": paired_bootstrap(hypotheses, theirs, references),
+            "long": {**compared, "n": len(long), "min_words": min_words}}
 
 
 def eos_argmax_share(translations) -> float | None:
@@ -315,6 +340,8 @@ def main(argv=None):
                         "(default: the card's, else no)")
     p.add_argument("--untuned", action="store_true", help="rank by log p per piece, without coverage penalties, "
                                                           "whatever the card's decoding (to compare with it)")
+    p.add_argument("--against", help="with the test set, --dev or --general: compare with this checkpoint (folder or Hub "
+                                      "id) in sacreBLEU's paired bootstrap, on the whole set and its long sentences")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--hyps", type=Path, help="also write the translations here, one a line in input order "
                                              "(for sacreBLEU's paired bootstrap: sacrebleu REF -i A B --paired-bs)")
@@ -372,6 +399,9 @@ def main(argv=None):
     share = eos_argmax_share(translations)
     if share is not None:
         result["eos_argmax_share"] = round(share, 4)
+    if args.against:
+        min_words = DEV_MIN_WORDS if args.dev else FAULT_MIN_WORDS
+        result["against"] = against(load_translator(args.against), sources, hypotheses, references, min_words, args.beam)
     if args.json:
         print(json.dumps(result))
     else:
@@ -387,6 +417,8 @@ def main(argv=None):
             print(f"steps whose most-attended English piece is </s>: {share:.1%}")
         for name, bucket in result["by_length"].items():
             print(f"  {name:>6} words  n={bucket['n']:5d}  BLEU {bucket['bleu']}")
+        if args.against:
+            print(against_text(result["against"]))
     if args.card and args.general:
         write_model_card(translator.folder, general_results={**result, "beam": args.beam, "dataset": GENERAL_SET.name,
                                                              "command": command})

@@ -4,6 +4,7 @@ import math
 import sys
 
 import pytest
+import sacrebleu
 
 from huggingface_hub import ModelCard
 
@@ -11,12 +12,14 @@ from attn_demo import evaluate
 from attn_demo.alignment import ALIGNERS, grid_name
 from attn_demo.card import read_card
 from attn_demo.data import LONG_BUCKETS, long_dev_set, read_pairs, train_valid_split
-from attn_demo.evaluate import (TUNING_GRID, TUNING_SLACK, eos_argmax_share, faults, is_short, main, ranking_score, repeats,
+from attn_demo.evaluate import (TUNING_GRID, TUNING_SLACK, eos_argmax_share, faults, is_short, main, paired_bootstrap,
+                                ranking_score, repeats,
                                 score, translate_traced, tune)
 from attn_demo.search import NO_PENALTIES, Penalties
 from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
 from attn_demo.translator import load_translator
-from conftest import DEVICE
+from attn_demo.checkpoint import save_checkpoint
+from conftest import DEVICE, tiny_model
 
 
 def test_score_of_perfect_output_is_100_with_buckets_adding_up():
@@ -48,6 +51,35 @@ def test_general_scores_the_general_text_set_and_the_card_keeps_it_apart(toy_che
     card = read_card(toy_checkpoint)
     assert card["general_results"]["bleu"] == result["bleu"] and card["general_results"]["dataset"] == toy_tsv.name
     assert "test_results" not in card  # the Tatoeba test's scores are another section
+
+
+def test_paired_bootstrap_scores_both_systems_and_tells_a_real_difference_from_none():
+    references = [f"le chat {i} est sur la table rouge" for i in range(40)]
+    worse = [f"le chien {i} est la" for i in range(40)]
+    better = paired_bootstrap(references, worse, references)
+    assert better["bleu"]["score"] == 100.0 and better["bleu"]["baseline"] == round(sacrebleu.corpus_bleu(worse, [references]).score, 2)
+    assert better["bleu"]["p"] < 0.01 and better["chrf"]["p"] < 0.01
+    half = [r if i % 2 else w for i, (r, w) in enumerate(zip(references, worse))]
+    assert paired_bootstrap(worse, half, references)["bleu"]["p"] < 0.01  # worse is as significant as better
+    one_more = [references[0], *half[1:]]  # one sentence of 40 mended: it may be chance
+    assert paired_bootstrap(one_more, half, references)["bleu"]["p"] > 0.05
+
+
+@pytest.mark.parametrize("attention", ["transformer"])
+def test_against_another_model_is_sacrebleu_s_paired_bootstrap_of_both_and_the_card_says_it(
+        toy_checkpoint, toy_tsv, tmp_path, toy_tokenizers, capsys):
+    other = tmp_path / "other"
+    save_checkpoint(other, tiny_model("luong-general"), *toy_tokenizers)
+    main([str(toy_checkpoint), "--data", str(toy_tsv), "--beam", "2", "--against", str(other), "--json", "--card"])
+    result = json.loads(capsys.readouterr().out)
+    sources, references = (list(side) for side in zip(*read_pairs(toy_tsv)))
+    theirs = [t.text for t in load_translator(other).translate_batch(sources, beam_size=2)]
+    compared = result["against"]
+    assert compared["model"] == "other" and compared["all"]["bleu"]["score"] == result["bleu"]
+    assert compared["all"]["bleu"]["baseline"] == score(sources, theirs, references)["bleu"]
+    assert all(0 <= compared["all"][metric]["p"] <= 1 for metric in ("bleu", "chrf"))
+    assert compared["long"] == {"n": 0, "min_words": 16}  # the toy sentences are short: nothing to compare there
+    assert "against other (paired bootstrap): BLEU" in (toy_checkpoint / "README.md").read_text(encoding="utf-8")
 
 
 def test_penalties_named_on_the_command_line_decode_and_the_rest_are_the_card_s(toy_checkpoint, toy_tsv, capsys):
