@@ -14,6 +14,7 @@ This file loads the models and assembles the page (build_demo, from any catalogu
 build it from tiny ones); each section lives in attn_demo/ui/.
 """
 import html
+import os
 from dataclasses import dataclass
 
 import gradio as gr
@@ -22,12 +23,13 @@ from starlette.middleware import Middleware
 from threadpoolctl import threadpool_limits
 
 from attn_demo.catalogue import load_models, requested_models
+from attn_demo.classroom import MAX_VOTERS
 from attn_demo.examples import EXAMPLES
 from attn_demo.reach import reach_of, start_text
 from attn_demo.translator import device_name
 from attn_demo.ui.alignment_check import AlignmentCheckSection
 from attn_demo.ui.attribution import AttributionSection
-from attn_demo.ui.classroom import ClassroomSection
+from attn_demo.ui.classroom import ROOM_CONCURRENCY, ClassroomSection
 from attn_demo.ui.compare import CompareSection
 from attn_demo.ui.explore import ExploreSection
 from attn_demo.ui.export import ExportSection
@@ -46,12 +48,21 @@ torch.set_num_threads(1)
 # numpy's BLAS likewise (each translation's PCA of its h_j): on two threads, with the other core busy with a
 # class, a 30-piece sentence's projection cost 1.6 ms of CPU instead of 0.4 (BENCHMARKS.md)
 threadpool_limits(1, user_api="blas")
+# After every queued call Gradio summarises the last 10,000 for its monitoring page, in pandas: under a class's
+# load most of a vote's server CPU (BENCHMARKS.md). A summary every 1,000 calls serves a page a person reads.
+os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
 OPENING_PICKS = ("bahdanau-en-fr", "luong-en-fr")  # the two models the page opens on, where they are there
-QUEUE_SIZE = 100  # requests waiting beyond those running; the next one is told the app is busy, at once
+# Requests waiting beyond those running; the next one is told the app is busy, at once. Gradio counts every
+# queued call, and a REST client's room calls are queued too: 100 translations waiting, and beside them a
+# full room's phones voting in the same second (MAX_VOTERS), none refused.
+QUEUE_SIZE = 100 + MAX_VOTERS
+# How often a waiting call is told its place in the queue. Gradio's default tells every waiting call at every
+# start: 300 votes waiting made 45,000 messages, a quarter of the server's CPU (BENCHMARKS.md).
+STATUS_EVERY_S = 1.0
 # Gradio runs each call of a plain function in a worker thread (40 by default), and a translation
 # holds one while it waits for its batch. Without threads to spare, a full class would also stall
-# what needs no decoding, queue joins included (tests/test_app.py).
-MAX_THREADS = CONCURRENCY + 16
+# what needs no decoding, queue joins and room calls included (tests/test_app.py).
+MAX_THREADS = CONCURRENCY + ROOM_CONCURRENCY + 16
 TOGGLE_LARGE_TEXT = "(large) => { document.body.classList.toggle('attn-large', large); }"
 
 
@@ -144,7 +155,7 @@ def build_demo(models, notices=()) -> Page:
         large_text.change(None, large_text, None, js=TOGGLE_LARGE_TEXT, api_name="toggle_large_text")
         # the page opens on its link's view, or on the first example: from the cache (warm_up), so a full room costs nothing
         controls.open_page(demo)
-    demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=2)
+    demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=2, status_update_rate=STATUS_EVERY_S)
     cache_block_configs(demo)  # every new session builds its state from all of the page's blocks
     translate.warm_up()
     first_view = first_view_html([(on_page[key], on_page[key].view(EXAMPLES[0], 1)) for key in on_page.opening.values()])

@@ -15,7 +15,7 @@ import os
 import re
 import secrets
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import orjson
 
@@ -86,7 +86,7 @@ class Room:
     version: int = 0  # one more with every change: a page redraws only when it has moved
 
     def to_bytes(self) -> bytes:
-        return orjson.dumps(asdict(self))
+        return orjson.dumps(self)  # orjson writes a dataclass itself, several times faster than asdict
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "Room":

@@ -1,6 +1,8 @@
+import copy
 import inspect
 
 import gradio as gr
+import pytest
 from gradio.state_holder import SessionState
 
 from attn_demo.ui.page import cache_block_configs
@@ -41,3 +43,14 @@ def test_a_value_one_session_sets_stays_in_that_session():
     first._update_value_in_config(slider, 7)  # what Gradio does with an event's output, for that session only
     assert first.config_values[slider]["props"]["value"] == 7
     assert second.config_values[slider]["props"]["value"] == SessionState(page).config_values[slider]["props"]["value"] == 3
+
+
+def test_a_new_session_reads_each_blocks_entry_as_built_without_computing_it_again(monkeypatch):
+    page = a_page()
+    cache_block_configs(page)
+    before = SessionState(page).config_values
+    for block in page.blocks.values():  # what Gradio computes for an entry: none of it may run per session
+        monkeypatch.setattr(block, "api_info", lambda: pytest.fail("an entry was computed for a session"), raising=False)
+    session = SessionState(page)
+    assert session.config_values == before
+    assert copy.copy(session.blocks_config).config_for_block.__self__.built is page.default_config.built

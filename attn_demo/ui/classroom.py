@@ -22,6 +22,10 @@ POLL_S = 1.0  # how often the projector asks for the votes: a vote shows there w
 # how often a phone asks for the room (a new step, the reveal): each ask costs the server about 13 ms of CPU, so a
 # class of 60 polling every 2 s takes 0.4 of a core (benchmarks/classroom.py)
 PHONE_POLL_S = 2.0
+# The room calls decode nothing: the page sends them outside the queue, and a REST client's (which Gradio always
+# queues) run in a group of their own, ROOM_CONCURRENCY at a time, never behind a translation's decoding slots
+ROOM_CONCURRENCY = 8
+ROOM_CALLS = {"queue": False, "concurrency_id": "rooms", "concurrency_limit": ROOM_CONCURRENCY}
 PROJECTOR_ID, PHONE_ID = "class-projector", "class-phone"  # the elements classroom.js draws into
 VOTER_STORE = "attn-demo-voter"  # localStorage key of the page's random voter id (no name, nothing personal)
 LESSON_LINKS = ("explanation", "alignment")  # the sections the summary's lesson points at
@@ -181,23 +185,23 @@ class ClassroomSection:
         opened.success(self.show_room, [code, address], [self.link, self.link_note, self.qr, self.teacher,
                                                           self.teacher_timer, self.tally_json],
                        api_visibility="private", queue=False).then(None, self.tally_json, None, js=DRAW_PROJECTOR)
-        polled = self.teacher_timer.tick(self.tally, code, self.tally_json, api_name="class_tally", queue=False,
+        polled = self.teacher_timer.tick(self.tally, code, self.tally_json, api_name="class_tally", **ROOM_CALLS,
                                          show_progress="hidden")
         polled.then(None, self.tally_json, None, js=DRAW_PROJECTOR)
         polled.failure(outputs=self.teacher_timer, **stop)  # the room closed: stop asking
         for button, handler, name in ((reveal, self.reveal, "class_reveal"), (next_step, self.next_step, "class_next")):
-            button.click(handler, [code, key], self.tally_json, api_name=name, queue=False).then(
+            button.click(handler, [code, key], self.tally_json, api_name=name, **ROOM_CALLS).then(
                 None, self.tally_json, None, js=DRAW_PROJECTOR)
 
         joined = page.load(self.join, [self.voter, self.student_room],
                            [self.voter, self.student_room, self.step, self.pick, self.state_json, self.phone_note,
                             self.student, self.opener, self.student_timer],
-                           js=JOIN_JS, api_name="class_join", queue=False)
+                           js=JOIN_JS, api_name="class_join", **ROOM_CALLS)
         followed = [self.state_json, self.step, self.pick]
         joined.then(None, followed, [self.step, self.pick], js=FOLLOW_ON_PHONE)
         asked = self.student_timer.tick(self.state, self.student_room, self.state_json, api_name="class_state",
-                                        queue=False, show_progress="hidden")
+                                        **ROOM_CALLS, show_progress="hidden")
         asked.then(None, followed, [self.step, self.pick], js=FOLLOW_ON_PHONE)
         asked.failure(outputs=self.student_timer, **stop)
         self.pick.input(None, self.pick, piece, js="(j) => j").then(
-            self.vote, [self.student_room, self.voter, self.step, piece], voted, api_name="class_vote", queue=False)
+            self.vote, [self.student_room, self.voter, self.step, piece], voted, api_name="class_vote", **ROOM_CALLS)

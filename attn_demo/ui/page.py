@@ -6,6 +6,7 @@ import inspect
 from pathlib import Path
 
 import gradio as gr
+from gradio.blocks import BlocksConfig
 from gradio.components.plot import PlotData
 
 from attn_demo.figures import to_json
@@ -109,23 +110,45 @@ def cache_block_configs(page: gr.Blocks) -> None:
     """Compute the config of every block on `page` once, when the page is built, not for every new session.
 
     Gradio builds each new session's state from the config of every block on the page (SessionState, kept
-    for deep links): about 30 ms of server CPU a session on this page of 250 blocks, under load, which a class
-    of students pays together (BENCHMARKS.md). A block's config is read from its attributes, and the page's
-    blocks never change once built (an update makes a new block, for its session only), so every session
-    gets the same config: each block hands out a copy of its own, made at build time. The copy is shallow,
-    as Gradio only ever sets a session's props, never changes them in place. The blocks' classes keep their
-    constructor signatures (inspect.signature, PEP 362's __signature__), computed once too, for the blocks
-    an update makes later."""
+    for deep links), and every REST call without a session is a new session: under a class's load that was
+    about 30 ms of server CPU a session on this page of 250 blocks, then still a third of the server's time
+    for a vote (BENCHMARKS.md). A block's config is read from its attributes, and the page's blocks never
+    change once built (an update makes a new block, for its session only), so every session gets the same
+    config: each block hands out a copy of its own (get_config), and the page's BlocksConfig the block's whole
+    entry (BuiltConfig), made at build time. The copies are shallow, as Gradio only ever sets a session's
+    props, never changes them in place. The blocks' classes keep their constructor signatures
+    (inspect.signature, PEP 362's __signature__), computed once too, for the blocks an update makes later."""
     for kind in {type(block) for block in page.blocks.values()}:
         kind.__init__.__signature__ = inspect.signature(kind.__init__)
     for block in page.blocks.values():
         if hasattr(block, "get_config"):
             block.get_config = copies_of(block.get_config())
+    config = page.default_config
+    config.__class__ = BuiltConfig
+    config.built = {key: (block, BlocksConfig.config_for_block(key, [], block)) for key, block in config.blocks.items()}
 
 
 def copies_of(config: dict):
     """A block's get_config that hands out a new copy of `config` at each call."""
     return lambda cls=None: dict(config)
+
+
+class BuiltConfig(BlocksConfig):
+    """A page's BlocksConfig, and each session's copy of it, handing out the entry of a block as it was built
+    (`built`: id → (block, entry)) without computing it again; a block an update made is computed as Gradio does."""
+
+    built: dict = {}
+
+    def config_for_block(self, _id, rendered_ids, block, renderable=None) -> dict:
+        kept = self.built.get(_id)
+        if renderable is None and kept is not None and kept[0] is block:
+            return {**kept[1], "props": dict(kept[1]["props"])}
+        return BlocksConfig.config_for_block(_id, rendered_ids, block, renderable)
+
+    def __copy__(self):
+        new = super().__copy__()
+        new.__class__, new.built = BuiltConfig, self.built
+        return new
 
 
 def plot(figure: dict | None) -> PlotData | None:

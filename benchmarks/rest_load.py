@@ -1,0 +1,197 @@
+"""The light client: a class's phones calling Gradio's documented REST API at once (POST /gradio_api/call/NAME,
+then its event stream), all on one asyncio loop, so that the client costs little CPU and what is measured is the
+server.
+
+    python -m benchmarks.rest_load                          # app.py started here; 300 phones vote in one second
+    python -m benchmarks.rest_load --processes 2            # two app.py sharing a redis-server started here; then
+                                                            # one is killed (SIGKILL) and started again
+    python -m benchmarks.rest_load --url http://127.0.0.1:7860/
+
+Where this machine has two cores or more and the script starts the servers, they run on the first core and the
+client on the others. It prints the votes counted, refused and failed, the latency of a vote (p50/p95/max), the
+servers' CPU per vote, and whether the final tally holds every vote once (after the restart too).
+"""
+import argparse
+import asyncio
+import json
+import os
+import random
+import statistics
+import sys
+import time
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.server import RedisServer, Server  # noqa: E402
+
+SENTENCE = "The red car is in front of the house."
+MODEL = "bahdanau-en-fr"
+
+
+@dataclass
+class Reply:
+    seconds: float
+    status: str  # "ok", "refused" (the server would not take the call: HTTP 503…), or "error" (the call failed)
+    data: object  # the outputs, or the error's message
+
+
+async def call(url: str, name: str, *data) -> Reply:
+    """One REST call: the POST that queues it, then its event stream up to the result."""
+    started = time.perf_counter()
+    try:
+        status, body = await request(url, "POST", f"gradio_api/call/{name}", json.dumps({"data": list(data)}).encode())
+        if status != 200:
+            return Reply(time.perf_counter() - started, "refused", f"HTTP {status}: {body[:120].decode(errors='replace')}")
+        event_id = json.loads(body)["event_id"]
+        _, stream = await request(url, "GET", f"gradio_api/call/{name}/{event_id}")
+    except (OSError, ValueError, asyncio.IncompleteReadError) as error:
+        return Reply(time.perf_counter() - started, "error", f"{type(error).__name__}: {error}")
+    event = None
+    for line in stream.decode().splitlines():
+        if line.startswith("event: "):
+            event = line.removeprefix("event: ")
+        elif line.startswith("data: ") and event in ("complete", "error"):
+            data = json.loads(line.removeprefix("data: "))
+            return Reply(time.perf_counter() - started, "ok" if event == "complete" else "error", data)
+    return Reply(time.perf_counter() - started, "error", "the event stream ended without a result")
+
+
+async def request(url: str, method: str, path: str, body: bytes = b"") -> tuple[int, bytes]:
+    """One HTTP/1.1 request on a connection of its own, read to its end (an event stream ends with its result):
+    (status, body). A few lines of asyncio instead of an HTTP library, whose CPU per call would rival the server's."""
+    address = urllib.parse.urlsplit(url)
+    reader, writer = await asyncio.open_connection(address.hostname, address.port)
+    try:
+        head = (f"{method} {address.path.rstrip('/')}/{path} HTTP/1.1\r\nHost: {address.netloc}\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n")
+        writer.write(head.encode() + body)
+        status = int((await reader.readline()).split()[1])
+        headers = {}
+        while (line := await reader.readline()) not in (b"\r\n", b""):
+            field, _, value = line.decode().partition(":")
+            headers[field.strip().lower()] = value.strip()
+        if headers.get("transfer-encoding") == "chunked":
+            chunks = []
+            while size := int((await reader.readline()).strip() or b"0", 16):
+                chunks.append(await reader.readexactly(size))
+                await reader.readline()
+            return status, b"".join(chunks)
+        if "content-length" in headers:
+            return status, await reader.readexactly(int(headers["content-length"]))
+        return status, await reader.read()
+    finally:
+        writer.close()
+
+
+def quantiles(values: list[float]) -> str:
+    if not values:
+        return "none"
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return f"p50 {statistics.median(ordered):.2f} s, p95 {p95:.2f} s, max {ordered[-1]:.2f} s"
+
+
+async def vote_at_once(urls: list[str], phones: int, within_s: float, seed: int) -> dict:
+    """Open a room on the first app, then `phones` phones vote at step 1, each at a random moment of `within_s`
+    seconds, phone i on app i mod len(urls); the replies and the room's tally on every app afterwards."""
+    opened = await call(urls[0], "class_open", SENTENCE, MODEL)
+    if opened.status != "ok":
+        raise RuntimeError(f"class_open: {opened.data}")
+    code, key = opened.data
+    pieces = len((await call(urls[0], "class_state", code)).data[0]["english"])
+    rng = random.Random(seed)
+
+    async def phone(i: int) -> Reply:
+        await asyncio.sleep(rng.uniform(0, within_s))
+        return await call(urls[i % len(urls)], "class_vote", code, f"phone-{i:05d}", 1, i % pieces)
+
+    replies = await asyncio.gather(*(phone(i) for i in range(phones)))
+    tallies = [sum((await call(url, "class_tally", code)).data[0]["counts"]) for url in urls]
+    return {"code": code, "key": key, "replies": replies, "tallies": tallies}
+
+
+async def after_restart(urls: list[str], code: str, key: str) -> tuple[list[int], bool]:
+    """The tally on every app, and whether a reveal with the teacher's key on the restarted one shows on the others."""
+    tallies = [sum((await call(url, "class_tally", code)).data[0]["counts"]) for url in urls]
+    revealed = await call(urls[0], "class_reveal", code, key)
+    seen = all([(await call(url, "class_state", code)).data[0]["revealed"] for url in urls])
+    return tallies, revealed.status == "ok" and seen
+
+
+def report(result: dict, phones: int, cpu_s: float | None) -> dict:
+    replies = result["replies"]
+    by_status = {status: [r for r in replies if r.status == status] for status in ("ok", "refused", "error")}
+    summary = {"phones": phones, "counted": len(by_status["ok"]), "refused": len(by_status["refused"]),
+               "failed": len(by_status["error"]), "tallies": result["tallies"],
+               "latency": quantiles([r.seconds for r in by_status["ok"]]),
+               "server_cpu_ms_per_vote": round(1000 * cpu_s / phones, 2) if cpu_s is not None else None}
+    for status in ("refused", "error"):
+        if by_status[status]:
+            summary[f"first {status}"] = str(by_status[status][0].data)[:160]
+    return summary
+
+
+def set_cores_apart() -> tuple[set, set] | None:
+    """(the servers' core, the client's cores) where there are two cores or more to choose from."""
+    cores = sorted(os.sched_getaffinity(0))
+    return ({cores[0]}, set(cores[1:])) if len(cores) >= 2 else None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--url", help="a running app's address; without it, app.py is started here")
+    parser.add_argument("--processes", type=int, default=1, help="app processes sharing one redis-server (2 or more)")
+    parser.add_argument("--phones", type=int, default=300)
+    parser.add_argument("--within", type=float, default=1.0, help="seconds in which every phone votes")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--app", default="app.py", help="the app script to start (benchmarks/bare_rooms_app.py: the floor)")
+    parser.add_argument("--json", help="write the report here too")
+    args = parser.parse_args()
+    if args.url:
+        print(json.dumps(report(asyncio.run(vote_at_once([args.url], args.phones, args.within, args.seed)),
+                                args.phones, None), indent=1))
+        return
+    apart = set_cores_apart()
+    redis = RedisServer() if args.processes > 1 else None
+    env = {"ATTN_DEMO_ROOMS": redis.url} if redis else {}
+
+    def start() -> Server:
+        """An app process on the servers' core (a process keeps the cores it starts on), the client back on its own."""
+        if apart:
+            os.sched_setaffinity(0, apart[0])
+        server = Server(ROOT / args.app, env={**env, "PYTHONPATH": str(ROOT)})
+        if apart:
+            os.sched_setaffinity(0, apart[1])
+        return server
+
+    servers = [start() for _ in range(args.processes)]
+    try:
+        cpu, client_cpu = sum(server.cpu_seconds() for server in servers), time.process_time()
+        result = asyncio.run(vote_at_once([s.url for s in servers], args.phones, args.within, args.seed))
+        summary = report(result, args.phones, sum(server.cpu_seconds() for server in servers) - cpu)
+        summary["client_cpu_ms_per_vote"] = round(1000 * (time.process_time() - client_cpu) / args.phones, 2)
+        summary["cores"] = {"servers": sorted(apart[0]), "client": sorted(apart[1])} if apart else "shared"
+        if redis:
+            servers[0].kill()  # a crash: SIGKILL, nothing tidied up
+            servers[0] = start()
+            tallies, revealed = asyncio.run(after_restart([s.url for s in servers], result["code"], result["key"]))
+            summary["after_kill_and_restart"] = {"tallies": tallies, "reveal_seen_everywhere": revealed}
+        print(json.dumps(summary, indent=1))
+        if args.json:
+            Path(args.json).write_text(json.dumps(summary, indent=1) + "\n")
+    finally:
+        for server in servers:
+            if server.process.poll() is None:
+                server.stop()
+        if redis:
+            redis.stop()
+
+
+if __name__ == "__main__":
+    main()
