@@ -57,10 +57,11 @@ class Memory:
     mask: torch.Tensor  # (B, S) True where there is a real piece
     init_state: torch.Tensor  # s_0 (B, H)
     context: torch.Tensor | None = None  # the fixed context c (B, D) of the decoder without attention
+    heads_on: torch.Tensor | None = None  # a Transformer's cross-attention heads at work (B, L, H), 1 or 0 (turned off)
 
     def select(self, rows: torch.Tensor | slice) -> "Memory":
         """The memory of the given batch rows (beam search repeats each sentence K times)."""
-        fields = (self.annotations, self.keys, self.mask, self.init_state, self.context)
+        fields = (self.annotations, self.keys, self.mask, self.init_state, self.context, self.heads_on)
         return Memory(*(None if field is None else field[rows] for field in fields))
 
 

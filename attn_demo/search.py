@@ -83,10 +83,12 @@ NO_PENALTIES = Penalties()
 @dataclass(frozen=True)
 class Steer:
     """What a user fixed in advance, the same for every sentence of the batch: the first output
-    pieces (ids, no EOS), and α at some output steps, {t (1-based): weights (S,) summing to 1}."""
+    pieces (ids, no EOS), α at some output steps, {t (1-based): weights (S,) summing to 1}, and a
+    Transformer's cross-attention heads turned off, {(layer, head)} from 0."""
 
     prefix: tuple[int, ...] = ()
     attention: dict = field(default_factory=dict)
+    heads_off: frozenset = frozenset()
 
     def weights(self, t: int, rows: int):
         """The α fixed at output step t + 1 (0-based t) for `rows` rows (rows, S), or None."""

@@ -60,16 +60,19 @@ class MultiHeadAttention(nn.Module):
         """k_j and v_j of every head from h (B, S, D), stacked: (B, 2, H, S, d_k)."""
         return torch.stack([self.split(self.W_K(h)), self.split(self.W_V(h))], 1)
 
-    def forward(self, x, keys, mask, forced=None) -> Attended:
+    def forward(self, x, keys, mask, forced=None, heads_on=None) -> Attended:
         """x (B, T, D) the positions that ask, keys (B, 2, H, S, d_k) from project_keys, mask (B or 1, T or 1, S)
         True where a position may be attended to. forced, when given, (B, H, T, S) weights that stand in
-        for α where they are not NaN (the page's "move the attention")."""
+        for α where they are not NaN (the page's "move the attention"); heads_on (B, H), when given, 0 for a head
+        turned off: its output is zeroed before W_O (Michel et al. 2019), its α still computed."""
         queries = self.split(self.W_Q(x))  # (B, H, T, d_k)
         scores = queries @ keys[:, 0].transpose(-1, -2) / math.sqrt(self.d_k)  # (B, H, T, S)
         weights = scores.masked_fill(~mask[:, None], float("-inf")).softmax(-1)  # (B, H, T, S)
         if forced is not None:
             weights = torch.where(forced.isnan(), weights, forced)
         heads = weights @ keys[:, 1]  # (B, H, T, d_k)
+        if heads_on is not None:
+            heads = heads * heads_on[:, :, None, None]
         concatenated = heads.transpose(1, 2).reshape(x.size(0), x.size(1), -1)  # (B, T, D)
         return Attended(queries, scores, weights, heads, self.W_O(concatenated))
 
@@ -115,10 +118,10 @@ class DecoderLayer(nn.Module):
         self.norm_1, self.norm_2, self.norm_3 = (nn.LayerNorm(cfg.d_model) for _ in range(3))
         self.dropout = nn.Dropout(cfg.dropout)
 
-    def forward(self, x, past, causal, cross_keys, cross_mask, forced=None):
+    def forward(self, x, past, causal, cross_keys, cross_mask, forced=None, heads_on=None):
         """x (B, T, D) the new positions; past (B, 2, H, t₀, d_k) the keys and values of the t₀ positions before
         them (t₀ = 0 for a whole target); causal (1, T, t₀ + T) which positions each may see; cross_keys (B, 2, H,
-        S, d_k), cross_mask (B, 1, S); forced (B, H, T, S) or None (MultiHeadAttention). → x (B, T, D), the keys
+        S, d_k), cross_mask (B, 1, S); forced (B, H, T, S) and heads_on (B, H), or None (MultiHeadAttention). → x (B, T, D), the keys
         and values of all t₀ + T positions (B, 2, H, t₀ + T, d_k), the self- and the cross-attention."""
         y = self.norm_1(x)
         keys = self.self_attention.project_keys(y)  # (B, 2, H, T, d_k)
@@ -126,7 +129,7 @@ class DecoderLayer(nn.Module):
             keys = torch.cat([past, keys], 3)  # (B, 2, H, t₀ + T, d_k)
         own = self.self_attention(y, keys, causal)
         x = x + self.dropout(own.output)
-        cross = self.cross_attention(self.norm_2(x), cross_keys, cross_mask, forced)
+        cross = self.cross_attention(self.norm_2(x), cross_keys, cross_mask, forced, heads_on)
         x = x + self.dropout(cross.output)
         return x + self.dropout(self.feed_forward(self.norm_3(x))), keys, own, cross
 
@@ -230,13 +233,16 @@ class Decoder(nn.Module):
     def run(self, y_in, cache, memory, forced=None):
         """y_in (B, T) at positions t₀ … t₀ + T − 1 after the cache (B, L, 2, H, t₀, d_k) → LN(x) (B, T, D), the
         new cache (B, L, 2, H, t₀ + T, d_k), and each layer's self- and cross-attention. forced (B, T, S) α set by
-        hand (NaN rows: the model's own) for the heads of the shown grid."""
+        hand (NaN rows: the model's own) for the heads of the shown grid; memory.heads_on the cross-attention heads
+        at work."""
         start, T = cache.size(4), y_in.size(1)
         x = self.positions(self.embed(y_in), start)  # (B, T, D)
         causal = torch.ones(T, start + T, dtype=torch.bool, device=x.device).tril(start)[None]  # (1, T, t₀ + T)
         cross_mask, kept, own, cross = memory.mask[:, None, :], [], [], []
         for l, layer in enumerate(self.layers):
-            x, keys, mine, theirs = layer(x, cache[:, l], causal, memory.keys[:, l], cross_mask, self._forced(forced, l))
+            heads_on = None if memory.heads_on is None else memory.heads_on[:, l]  # (B, H)
+            x, keys, mine, theirs = layer(x, cache[:, l], causal, memory.keys[:, l], cross_mask, self._forced(forced, l),
+                                          heads_on)
             kept.append(keys)
             own.append(mine)
             cross.append(theirs)
@@ -334,10 +340,11 @@ class Transformer(nn.Module):
         readouts, weights = self.decoder.readouts_and_attention(y_in, self.encode(src, lengths))
         return self.decoder.logits(readouts), weights
 
-    def trace(self, src, lengths, y_in, forced=None) -> Trace:
+    def trace(self, src, lengths, y_in, forced=None, heads_on=None) -> Trace:
         """Every layer's and head's attention of a teacher-forced target y_in (B, T), all positions at once;
-        forced (B, T, S), NaN rows where α is the model's own, as Decoder.run."""
+        forced (B, T, S), NaN rows where α is the model's own, and heads_on (B, L, H), as Decoder.run."""
         annotations, encoder = self.encoder.run(self.encoder.embed(src), _source_mask(lengths, src.size(1)))
         memory = self.decoder.memory(annotations, None, src != self.config.pad_id)
+        memory.heads_on = heads_on
         readouts, _, decoder, cross = self.decoder.run(y_in, memory.init_state, memory, forced)
         return Trace(encoder, decoder, cross, annotations, memory.keys, self.decoder.logits(readouts))

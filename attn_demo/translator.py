@@ -38,6 +38,7 @@ class Heads:
     encoder: np.ndarray  # α of the encoder's self-attention (L_enc, H, S, S): row i, what h_i read
     decoder: np.ndarray  # α of the decoder's masked self-attention (L, H, T, T): row t reads steps ≤ t only
     shown: tuple[int, int | None]  # the layer and head (None: the mean of its heads) of Translation.attention
+    off: tuple = ()  # the (layer, head) pairs turned off: their outputs are zero, their α still shown
 
     def __post_init__(self):
         for value in self.__dict__.values():
@@ -191,7 +192,7 @@ class Translator:
 
     def translate(self, text: str, beam_size: int = 1, max_len: int | None = None, n_best: int | None = None,
                   prefix: str | list[str] | None = None, force_attention: dict | None = None,
-                  penalties: Penalties | None = None):
+                  penalties: Penalties | None = None, heads_off=()):
         """The Translation of one sentence, or with n_best the n best hypotheses of a beam search, best
         first (the first is translate(text, beam_size=k)). What if? prefix: French the translation
         must start with, as text or as pieces (a Translation's target_tokens, without </s>), after which
@@ -199,9 +200,11 @@ class Translator:
         {t: weights}, α set by hand at output step t (1-based, weights over the S source pieces,
         </s> included, summing to 1): c_t = Σ_j α_tj h_j from them, every later step the model's own.
         penalties: how a beam search ranks what it finishes (length and coverage, search.Penalties);
-        None: those the model card records (self.penalties)."""
+        None: those the model card records (self.penalties). heads_off: a Transformer's cross-attention heads
+        turned off, (layer, head) pairs from 0: each one's output is zeroed (Michel et al. 2019)."""
         ids, _ = self.read(text)
-        steer = Steer(self._prefix_ids(prefix), self._forced_attention(force_attention, len(ids)))
+        steer = Steer(self._prefix_ids(prefix), self._forced_attention(force_attention, len(ids)),
+                      self._heads_off(heads_off))
         results = self.translate_batch([text], beam_size, max_len, n_best or 1, steer, penalties)[0]
         return results if n_best else results[0]
 
@@ -233,6 +236,7 @@ class Translator:
         if not read:
             return [], None
         memory = self.encode_batch([ids for ids, _ in read])
+        memory.heads_on = self._heads_on(steer.heads_off, len(read))
         lengths = memory.mask.sum(1)  # (B,) pieces, EOS included
         limits = max_target_length(lengths) if max_len is None else torch.full_like(lengths, max_len)
         if beam_size == 1:
@@ -243,6 +247,30 @@ class Translator:
             hypotheses, weighed = beam_search_n_best(self.model, memory, limits, beam_size, n_best or 1,
                                                      self.penalties if penalties is None else penalties, steer)
         return self._translations(read, memory, hypotheses, steer), weighed
+
+    def _heads_off(self, heads_off) -> frozenset:
+        """The (layer, head) pairs of a Transformer's cross-attention to turn off, each checked."""
+        if not heads_off:
+            return frozenset()
+        if self.config.attention != "transformer":
+            raise ValueError("Only a Transformer has heads to turn off: this model attends with one score.")
+        cfg, pairs = self.config, set()
+        for pair in heads_off:
+            layer, head = (int(n) for n in pair)
+            if not (0 <= layer < cfg.dec_layers and 0 <= head < cfg.heads):
+                raise ValueError(f"There is no head {head + 1} of layer {layer + 1}: this Transformer has "
+                                 f"{cfg.dec_layers} decoder layers of {cfg.heads} heads.")
+            pairs.add((layer, head))
+        return frozenset(pairs)
+
+    def _heads_on(self, heads_off: frozenset, rows: int) -> torch.Tensor | None:
+        """(rows, L, H): 1 for a cross-attention head at work, 0 for one turned off; None where none is off."""
+        if not heads_off:
+            return None
+        heads_on = torch.ones(self.config.dec_layers, self.config.heads, device=self.device)
+        for layer, head in heads_off:
+            heads_on[layer, head] = 0.0
+        return heads_on.expand(rows, -1, -1)
 
     def _prefix_ids(self, prefix: str | list[str] | None) -> tuple[int, ...]:
         """The pieces of a French prefix the translation must start with (no EOS), from text or pieces."""
@@ -345,11 +373,13 @@ class Translator:
             for t, weights in steer.attention.items():
                 if t <= y_in.size(1):
                     forced[:, t - 1, :weights.size(0)], forced[:, t - 1, weights.size(0):] = weights, 0.0
-        trace = self.model.trace(src, torch.tensor([len(ids) for ids, _ in rows], device=self.device), y_in, forced)
-        per_row = iter(self._heads_of(trace, k, len(ids), len(tokens)) for k, (ids, tokens) in enumerate(rows))
+        trace = self.model.trace(src, torch.tensor([len(ids) for ids, _ in rows], device=self.device), y_in, forced,
+                                 self._heads_on(steer.heads_off, len(rows)))
+        off = tuple(sorted(steer.heads_off))
+        per_row = iter(self._heads_of(trace, k, len(ids), len(tokens), off) for k, (ids, tokens) in enumerate(rows))
         return [[next(per_row) for _ in hyps] for hyps in hypotheses]
 
-    def _heads_of(self, trace, row: int, S: int, T: int) -> Heads:
+    def _heads_of(self, trace, row: int, S: int, T: int, off: tuple) -> Heads:
         """Row `row` of a Transformer.trace, cut to its S source and T target pieces."""
         def stacked(layers, field, *cut):  # (L, H, …) of one row
             return torch.stack([getattr(attended, field)[row] for attended in layers])[(slice(None), slice(None), *cut)]
@@ -364,7 +394,7 @@ class Translator:
             decoder=stacked(trace.decoder, "weights", slice(T), slice(T)))
         numbers = {name: value.float().cpu().numpy() for name, value in arrays.items()}
         return Heads(**numbers, W_O=self._output_weights[0], b_O=self._output_weights[1],
-                     shown=(cfg.layer_shown, cfg.shown_head))
+                     shown=(cfg.layer_shown, cfg.shown_head), off=off)
 
     @cached_property
     def _output_weights(self) -> tuple[np.ndarray, np.ndarray]:

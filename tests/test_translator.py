@@ -75,7 +75,10 @@ def assert_heads_form_the_translation(result, config, forced_steps=()):
     for t in forced_steps:
         expected[layer, :, t - 1] = heads.cross[layer, :, t - 1]
     np.testing.assert_allclose(heads.cross, expected, atol=1e-5)
-    np.testing.assert_allclose(heads.outputs, heads.cross @ heads.values, atol=1e-5)
+    outputs = heads.cross @ heads.values
+    for layer_off, head_off in heads.off:  # a head turned off gives nothing to W_O
+        outputs[layer_off, head_off] = 0.0
+    np.testing.assert_allclose(heads.outputs, outputs, atol=1e-5)
     np.testing.assert_allclose(heads.attended, heads.concatenated @ heads.W_O.swapaxes(1, 2) + heads.b_O[:, None], atol=1e-5)
     assert (layer, head) == (config.layer_shown, config.shown_head)
     grid = heads.cross[layer].mean(0) if head is None else heads.cross[layer, head]
@@ -370,3 +373,20 @@ def test_the_choices_at_a_step_are_the_models_distribution_and_a_prefix_may_be_p
     assert edited.target_tokens[t - 1] == other and edited.target_tokens[:t - 1] == own.target_tokens[:t - 1]
     with pytest.raises(ValueError, match="Not a French piece"):
         translator.translate(SENTENCE, prefix=["▁nonsense-piece"])
+
+
+def test_a_head_turned_off_gives_nothing_and_with_every_head_off_the_source_is_not_read(translator):
+    if translator.config.attention != "transformer":
+        with pytest.raises(ValueError, match="Only a Transformer has heads"):
+            translator.translate(SENTENCE, heads_off=[(0, 0)])
+        return
+    cfg = translator.config
+    own, off = translator.translate(SENTENCE), translator.translate(SENTENCE, beam_size=3, heads_off=[(1, 2)])
+    assert off.heads.off == ((1, 2),) and not off.heads.outputs[1, 2].any()
+    assert_heads_form_the_translation(off, cfg)
+    assert own.heads.off == () and own.heads.outputs[1, 2].any()
+    every = [(layer, head) for layer in range(cfg.dec_layers) for head in range(cfg.heads)]
+    blind = [translator.translate(text, heads_off=every, max_len=12) for text in ("the red cat", "I see the white truck.")]
+    assert blind[0].target_tokens == blind[1].target_tokens and blind[0].log_prob == pytest.approx(blind[1].log_prob, abs=1e-5)
+    with pytest.raises(ValueError, match="no head 4 of layer 1: this Transformer has 2 decoder layers of 3 heads"):
+        translator.translate(SENTENCE, heads_off=[(0, 3)])
