@@ -37,6 +37,7 @@ from attn_demo.ui.first_view import FirstView, first_view_html
 from attn_demo.ui.learn import LearnSection
 from attn_demo.ui.page import CSS, PAGE_JS, THEME, ModelsOnPage, cache_block_configs, contents, section
 from attn_demo.ui.quiz import QuizSection
+from attn_demo.ui.rest_inputs import RestInputs
 from attn_demo.ui.share import ShareSection
 from attn_demo.ui.trace_files import TraceFiles
 from attn_demo.ui.translate import CONCURRENCY, TranslateSection
@@ -169,7 +170,8 @@ LAUNCH = dict(theme=THEME, css=CSS, js=PAGE_JS, max_threads=MAX_THREADS)
 def serve(page: Page):
     """Launch the page, tell the share section where it opens, print that (in place of Gradio's own lines), and wait."""
     page.demo.launch(**LAUNCH, quiet=True, prevent_thread_lock=True,
-                     app_kwargs={"middleware": [Middleware(FirstView, first_view=page.first_view)]})
+                     app_kwargs={"middleware": [Middleware(FirstView, first_view=page.first_view),
+                                                Middleware(RestInputs, blocks=page.demo)]})
     page.share.reach = reach_of(page.demo.server_name, page.demo.server_port, page.demo.share_url)
     print(start_text(page.share.reach), flush=True)
     page.demo.block_thread()
