@@ -73,6 +73,9 @@ A teaching model of attn-demo, the app that shows attention at work; not a produ
 ### General text
 {general_results}
 
+### What each head does
+{heads}
+
 ### Decoding
 {decoding}
 
@@ -136,15 +139,15 @@ def write_model_card(folder: Path, **sections) -> None:
 
 def _section_texts(card: str) -> dict:
     """Each section's text in a card that CARD_TEMPLATE wrote, by key (each runs up to the next heading); {} for a
-    card it did not write. A card written before the general-text section existed reads as one without it."""
-    texts = _texts_by(CARD_TEMPLATE, card)
-    if not texts:
-        texts = {key: text for key, text in _texts_by(CARD_TEMPLATE.replace(GENERAL_HEADING, ""), card).items()
-                 if key != "general_results"}
-    return texts
+    card it did not write. A card written before a section of NEWER_SECTIONS existed reads as one without it."""
+    template = CARD_TEMPLATE
+    for heading, key in NEWER_SECTIONS.items():
+        if heading not in card:
+            template = template.replace(f"\n{heading}\n{{{key}}}\n", "")
+    return _texts_by(template, card)
 
 
-GENERAL_HEADING = "\n### General text\n{general_results}\n"
+NEWER_SECTIONS = {"### General text": "general_results", "### What each head does": "heads"}  # older cards lack them
 
 
 def _texts_by(template: str, card: str) -> dict:
@@ -389,6 +392,18 @@ def _general_text(g: dict | None) -> str:
             "[CC-BY-SA 4.0](https://creativecommons.org/licenses/by-sa/4.0/).")
 
 
+def heads_table(h: dict | None) -> str:
+    """What each cross-attention head of a Transformer does (evaluate --heads, attn_demo.heads)."""
+    if not h:
+        return "Not measured (a GRU model attends with one score; a Transformer's heads: `evaluate --heads`)."
+    rows = "\n".join(f"| {name} | {v['confidence']:.2f} | {v['eos_share']:.2f} | {v['bleu_cost']:+.2f} |"
+                     for name, v in h["heads"].items())
+    return (f"Each cross-attention head on {h['dataset']} ({h['n']} sentences, beam {h['beam']}, BLEU {h['bleu']} with every "
+            "head): its confidence (the mean of its largest α), the share of its α on `</s>` (Voita et al. 2019) and "
+            "the BLEU lost with its output zeroed (Michel et al. 2019; negative: BLEU gained).\n\n"
+            f"| head | confidence | α on </s> | BLEU cost |\n|---|---|---|---|\n{rows}\n\n```\n{h['command']}\n```")
+
+
 def _length_text(curve: dict | None) -> str:
     if not curve:
         return "Not evaluated yet."
@@ -471,6 +486,8 @@ def _heads_text(heads: dict | None) -> str:
 #   test_results: {"bleu", "chrf", "n", "beam", "dataset", "by_length": {...}, "faults", "command"} (evaluate --card)
 #   length_curve: {"dataset", "beam", "buckets": {"1-10": {"n", "bleu", "chrf", "refused"}, …}, "command"} (--long)
 #   general_results: like test_results, on FLORES-200 devtest, general text (--general)
+#   heads: {"bleu", "n", "beam", "dataset", "heads": {grid name: {"confidence", "eos_share", "bleu_cost"}}, "command"}
+#          (--heads): a Transformer's cross-attention heads
 #   dev_results: like test_results, on the validation split's long natural sentences, with "min_words" (--dev)
 #   examples: {"beam", "translations": [{"source", "greedy", "beam"}], "command"}, the page's sentences (--examples)
 #   speed: {"median_ms", "p95_ms", "n", "words", "device", "torch_threads", "date", "timed_with", "command"} (speed)
@@ -484,6 +501,7 @@ SECTIONS = {
     "test_results": (_results_text, ("bleu", "chrf", "n", "beam", "dataset", "faults")),
     "length_curve": (_length_text, ("buckets",)),
     "general_results": (_general_text, ("bleu", "chrf", "n", "beam", "dataset", "faults")),
+    "heads": (heads_table, ("bleu", "heads")),
     "dev_results": (_dev_text, ()),
     "examples": (_examples_text, ()),
     "speed": (_speed_text, ("median_ms",)),

@@ -60,13 +60,14 @@ from attn_demo.aligner import aligner_links
 from attn_demo.alignment import (alignment_error, attention_alignments, attribution_alignments, grid_name, head_alignments,
                                  links_source, read_gold)
 from attn_demo.attribution import METHODS
-from attn_demo.card import against_text, write_model_card
+from attn_demo.card import against_text, heads_table, write_model_card
 from attn_demo.cli import HelpFormatter
 from attn_demo.coverage import unseen_words
 from attn_demo.data import DEV_MIN_WORDS, GENERAL_SET, TEST_SET, TRAIN_POOL, long_dev_set, long_test_set, read_pairs, train_valid_split
 from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
+from attn_demo.heads import corpus_statistics, every_head
 from attn_demo.marks import chosen_threshold, measure, write_marks
-from attn_demo.search import NO_PENALTIES, Penalties
+from attn_demo.search import NO_PENALTIES, NO_STEER, Penalties, Steer
 from attn_demo.translator import Translator, load_translator
 
 LENGTH_BUCKETS = ((1, 5), (6, 10), (11, 15), (16, 20), (21, 10_000))  # English words
@@ -80,11 +81,11 @@ TUNING_JOINED = ("11-20", "21-30", "31-40")  # the buckets of joined validation 
 WORD = re.compile(r"[\w'’-]+")  # a word when looking for repeats: a lowercased run of letters, digits, apostrophes, hyphens
 
 
-def translate_all(translator: Translator, sources: list[str], beam: int, penalties: Penalties | None = None
-                  ) -> tuple[list[str], int]:
+def translate_all(translator: Translator, sources: list[str], beam: int, penalties: Penalties | None = None,
+                  steer: Steer = NO_STEER) -> tuple[list[str], int]:
     """Translations in input order (length-sorted batches inside) and the number of refused inputs; the beam
     ranks as penalties say, or as the model's card records (Translator.penalties) when None."""
-    translations, refused = translate_traced(translator, sources, beam, penalties)
+    translations, refused = translate_traced(translator, sources, beam, penalties, steer=steer)
     return texts(translations), refused
 
 
@@ -94,7 +95,7 @@ def texts(translations) -> list[str]:
 
 
 def translate_traced(translator: Translator, sources: list[str], beam: int, penalties: Penalties | None = None,
-                     n_best: int | None = None) -> tuple[list, int]:
+                     n_best: int | None = None, steer: Steer = NO_STEER) -> tuple[list, int]:
     """Each input's Translation (None where refused), or with n_best the list of its n best, in input
     order, and the number refused."""
     outputs, accepted = [None] * len(sources), []
@@ -107,7 +108,8 @@ def translate_traced(translator: Translator, sources: list[str], beam: int, pena
     accepted.sort(key=lambda i: len(sources[i]))
     for start in range(0, len(accepted), BATCH_SENTENCES):
         chunk = accepted[start:start + BATCH_SENTENCES]
-        results = translator.translate_batch([sources[i] for i in chunk], beam_size=beam, n_best=n_best, penalties=penalties)
+        results = translator.translate_batch([sources[i] for i in chunk], beam_size=beam, n_best=n_best, steer=steer,
+                                             penalties=penalties)
         for i, result in zip(chunk, results):
             outputs[i] = result
     return outputs, len(sources) - len(accepted)
@@ -321,6 +323,9 @@ def main(argv=None):
                       help="measure the coverage marks (attn_demo.marks) on the test set's 16+-word sentences and the "
                            "development set: how often a word barely looked at is missing, and one looked at again "
                            "repeated; with --card, into coverage-marks.json beside the weights, which the page marks by")
+    mode.add_argument("--heads", action="store_true",
+                      help="a Transformer's cross-attention heads on --data: each one's confidence and α on </s> (attn_demo.heads) "
+                           "and the BLEU the translations lose with its output zeroed (one decoding of --data per head)")
     mode.add_argument("--alignments", type=Path,
                       help="folder of gold word alignments (test.e, test.f, test.wa.nonullalign, dev.*): report AER")
     p.add_argument("--per-bucket", type=int, default=200, help="inputs per length bucket with --long")
@@ -379,6 +384,8 @@ def main(argv=None):
         return main_tune(args, translator, command)
     if args.marks:
         return main_marks(args, translator, command, penalties)
+    if args.heads:
+        return main_heads(args, translator, command, penalties)
     pairs = read_pairs(GENERAL_SET if args.general else args.data)
     if args.dev:
         pairs = long_dev_set(read_pairs(args.train_pool), pairs, args.n_valid)
@@ -457,6 +464,24 @@ def main_marks(args, translator: Translator, command: str, penalties: Penalties)
     if args.card:
         write_marks(translator.folder, result)
         write_model_card(translator.folder, marks=result)
+
+
+def main_heads(args, translator: Translator, command: str, penalties: Penalties):
+    if translator.config.attention != "transformer":
+        raise SystemExit(f"{args.model} is no Transformer: it attends with one score, no heads")
+    pairs = read_pairs(args.data)
+    sources, references = [en for en, _ in pairs], [fr for _, fr in pairs]
+    translations, _ = translate_traced(translator, sources, args.beam, penalties)
+    bleu = sacrebleu.corpus_bleu(texts(translations), [references]).score
+    heads = corpus_statistics([t for t in translations if t is not None])
+    for layer, head in every_head(translator.config):
+        without, _ = translate_all(translator, sources, args.beam, penalties, Steer(heads_off=frozenset({(layer, head)})))
+        heads[grid_name(layer, head)]["bleu_cost"] = round(bleu - sacrebleu.corpus_bleu(without, [references]).score, 2)
+    result = {"bleu": round(bleu, 2), "n": len(pairs), "beam": args.beam, "dataset": args.data.name, "heads": heads,
+              "command": command}
+    print(json.dumps(result) if args.json else heads_table(result))
+    if args.card:
+        write_model_card(translator.folder, heads=result)
 
 
 def main_tune(args, translator: Translator, command: str):

@@ -15,7 +15,7 @@ from attn_demo.data import LONG_BUCKETS, long_dev_set, read_pairs, train_valid_s
 from attn_demo.evaluate import (TUNING_GRID, TUNING_SLACK, eos_argmax_share, faults, is_short, main, paired_bootstrap,
                                 ranking_score, repeats,
                                 score, translate_traced, tune)
-from attn_demo.search import NO_PENALTIES, Penalties
+from attn_demo.search import NO_PENALTIES, Penalties, Steer
 from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
 from attn_demo.translator import load_translator
 from attn_demo.checkpoint import save_checkpoint
@@ -80,6 +80,25 @@ def test_against_another_model_is_sacrebleu_s_paired_bootstrap_of_both_and_the_c
     assert all(0 <= compared["all"][metric]["p"] <= 1 for metric in ("bleu", "chrf"))
     assert compared["long"] == {"n": 0, "min_words": 16}  # the toy sentences are short: nothing to compare there
     assert "against other (paired bootstrap): BLEU" in (toy_checkpoint / "README.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("attention", ["transformer", "luong-general"])
+def test_heads_measure_what_each_head_costs_when_turned_off_and_the_card_shows_it(toy_checkpoint, toy_tsv, capsys):
+    if toy_checkpoint.name != "tiny-transformer":
+        with pytest.raises(SystemExit, match="no heads"):
+            main([str(toy_checkpoint), "--data", str(toy_tsv), "--heads"])
+        return
+    main([str(toy_checkpoint), "--data", str(toy_tsv), "--beam", "2", "--heads", "--json", "--card"])
+    result = json.loads(capsys.readouterr().out)
+    translator = load_translator(toy_checkpoint)
+    sources, references = (list(side) for side in zip(*read_pairs(toy_tsv)))
+    without = translator.translate_batch(sources, beam_size=2, steer=Steer(heads_off=frozenset({(1, 2)})))
+    expected = round(result["bleu"] - score(sources, [t.text for t in without], references)["bleu"], 2)
+    assert len(result["heads"]) == 6 and result["heads"]["layer 2, head 3"]["bleu_cost"] == pytest.approx(expected, abs=0.011)
+    assert all(0 <= v["eos_share"] <= 1 and 0 < v["confidence"] <= 1 for v in result["heads"].values())
+    card = (toy_checkpoint / "README.md").read_text(encoding="utf-8")
+    assert "### What each head does" in card and "| layer 2, head 3 |" in card
+    assert read_card(toy_checkpoint)["heads"]["heads"] == result["heads"]
 
 
 def test_penalties_named_on_the_command_line_decode_and_the_rest_are_the_card_s(toy_checkpoint, toy_tsv, capsys):
