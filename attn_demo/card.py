@@ -395,7 +395,8 @@ def _general_text(g: dict | None) -> str:
 def heads_table(h: dict | None) -> str:
     """What each cross-attention head of a Transformer does (evaluate --heads, attn_demo.heads)."""
     if not h:
-        return "Not measured (a GRU model attends with one score; a Transformer's heads: `evaluate --heads`)."
+        return ("Not measured: a GRU model attends with one score and has no heads; a Transformer's are measured by "
+                "`evaluate --heads`.")
     rows = "\n".join(f"| {name} | {v['confidence']:.2f} | {v['eos_share']:.2f} | {v['bleu_cost']:+.2f} |"
                      for name, v in h["heads"].items())
     return (f"Each cross-attention head on {h['dataset']} ({h['n']} sentences, beam {h['beam']}, BLEU {h['bleu']} with every "
