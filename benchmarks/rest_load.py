@@ -70,7 +70,10 @@ async def request(url: str, method: str, path: str, body: bytes = b"") -> tuple[
         head = (f"{method} {address.path.rstrip('/')}/{path} HTTP/1.1\r\nHost: {address.netloc}\r\n"
                 f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n")
         writer.write(head.encode() + body)
-        status = int((await reader.readline()).split()[1])
+        status_line = (await reader.readline()).split()
+        if len(status_line) < 2:
+            raise ConnectionError("the server closed the connection without answering")
+        status = int(status_line[1])
         headers = {}
         while (line := await reader.readline()) not in (b"\r\n", b""):
             field, _, value = line.decode().partition(":")

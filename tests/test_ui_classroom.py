@@ -1,9 +1,18 @@
-"""Predict, then reveal through the running app's endpoints, called by gradio_client as the page calls them."""
+"""Predict, then reveal through the running app's endpoints, called by gradio_client as the page calls them, and by
+the light REST client across two app processes sharing one Redis."""
+import asyncio
+import threading
+import time
+
 import pytest
 from gradio_client import Client
 
 import app
-from attn_demo.classroom import VOTE_BURST
+from attn_demo.classroom import VOTE_BURST, Room, Rooms
+from attn_demo.room_stores import RedisStore
+from benchmarks import rest_load
+from benchmarks.server import Server
+from conftest import ROOT
 
 pytestmark = pytest.mark.slow  # the app, started as a server
 
@@ -98,3 +107,49 @@ def test_a_model_without_attention_or_a_sentence_it_cannot_read_opens_no_room(sh
     assert "not in the list of choices" in refused(teacher, SENTENCE, "<img src=x>", api_name="/class_open")  # Gradio's own
     assert refused(teacher, "我喜欢咖啡", app.OPENING_PICKS[0], api_name="/class_open")
 
+
+
+def test_two_app_processes_share_rooms_through_redis_and_one_killed_mid_vote_loses_nothing(redis_url, tmp_path):
+    """Two `python app.py` on one Redis: a room opened on one takes votes on both; one killed (SIGKILL) while votes
+    arrive and started again finds every vote the room answered, and the teacher's key still works on it."""
+    env = {"ATTN_DEMO_ROOMS": redis_url}
+    servers = [None, None]
+    starting = [threading.Thread(target=lambda i=i: servers.__setitem__(i, Server(ROOT / "app.py", env=env,
+                                                                                   log=tmp_path / f"app{i}.log")))
+                for i in range(2)]
+    for thread in starting:
+        thread.start()
+    for thread in starting:
+        thread.join()
+    try:
+        first, second = servers
+        opened = asyncio.run(rest_load.call(first.url, "class_open", SENTENCE, app.OPENING_PICKS[0]))
+        code, key = opened.data
+
+        async def votes_with_a_kill() -> list:
+            async def phone(i: int, url: str):
+                await asyncio.sleep(i * 0.01)
+                return f"phone-{i:05d}", await rest_load.call(url, "class_vote", code, f"phone-{i:05d}", 1, 0)
+
+            async def kill():
+                await asyncio.sleep(0.4)
+                first.kill()
+
+            replies = await asyncio.gather(*(phone(i, (first, second)[i % 2].url) for i in range(80)), kill())
+            return replies[:-1]
+
+        replies = asyncio.run(votes_with_a_kill())
+        answered = {voter for voter, reply in replies if reply.status == "ok"}
+        assert {voter for voter, reply in replies[1::2]} <= answered  # the second's, every one
+        assert any(reply.status != "ok" for _, reply in replies[::2])  # the kill came mid-vote
+        kept = Room.from_bytes(RedisStore(redis_url).read(Rooms._code(code), time.time()))
+        assert answered <= set(kept.votes["1"]) <= {voter for voter, _ in replies}
+        servers[0] = restarted = Server(ROOT / "app.py", env=env, log=tmp_path / "app0-again.log")
+        tallies = [asyncio.run(rest_load.call(url, "class_tally", code)).data[0] for url in (restarted.url, second.url)]
+        assert tallies[0]["counts"] == tallies[1]["counts"] and sum(tallies[0]["counts"]) == len(kept.votes["1"])
+        assert asyncio.run(rest_load.call(restarted.url, "class_reveal", code, key)).status == "ok"
+        assert asyncio.run(rest_load.call(second.url, "class_state", code)).data[0]["revealed"] is True
+    finally:
+        for server in servers:
+            if server and server.process.poll() is None:
+                server.stop()
