@@ -466,11 +466,11 @@ def _alignment_text(a: dict | None) -> str:
     return (f"Gold alignments of {a['dataset']} (Hansards, HLT-NAACL 2003): {a['n']} sentences teacher-forced, "
             f"{a['skipped']} skipped; links from word-level α by `attn_demo.alignment`'s rules (`+1`: the next step's α) "
             "or from an attribution; lower AER is better.\n\n"
-            f"| links from | AER | precision | recall |\n|---|---|---|---|\n{rows}\n{aligner}{_heads_text(a.get('heads'))}"
+            f"| links from | AER | precision | recall |\n|---|---|---|---|\n{rows}\n{aligner}{_grids_text(a.get('heads'))}"
             f"\n\n```\n{a['command']}\n```")
 
 
-def _heads_text(heads: dict | None) -> str:
+def _grids_text(heads: dict | None) -> str:
     """A Transformer's argmax AER of every cross-attention grid, and the one the page shows (the lowest on trial)."""
     if not heads:
         return ""

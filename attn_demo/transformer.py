@@ -62,12 +62,13 @@ class MultiHeadAttention(nn.Module):
 
     def forward(self, x, keys, mask, forced=None, heads_on=None) -> Attended:
         """x (B, T, D) the positions that ask, keys (B, 2, H, S, d_k) from project_keys, mask (B or 1, T or 1, S)
-        True where a position may be attended to. forced, when given, (B, H, T, S) weights that stand in
+        True where a position may be attended to (None: every one). forced, when given, (B, H, T, S) weights that stand in
         for α where they are not NaN (the page's "move the attention"); heads_on (B, H), when given, 0 for a head
         turned off: its output is zeroed before W_O (Michel et al. 2019), its α still computed."""
         queries = self.split(self.W_Q(x))  # (B, H, T, d_k)
         scores = queries @ keys[:, 0].transpose(-1, -2) / math.sqrt(self.d_k)  # (B, H, T, S)
-        weights = scores.masked_fill(~mask[:, None], float("-inf")).softmax(-1)  # (B, H, T, S)
+        masked = scores if mask is None else scores.masked_fill(~mask[:, None], float("-inf"))
+        weights = masked.softmax(-1)  # (B, H, T, S)
         if forced is not None:
             weights = torch.where(forced.isnan(), weights, forced)
         heads = weights @ keys[:, 1]  # (B, H, T, d_k)
@@ -237,7 +238,8 @@ class Decoder(nn.Module):
         at work."""
         start, T = cache.size(4), y_in.size(1)
         x = self.positions(self.embed(y_in), start)  # (B, T, D)
-        causal = torch.ones(T, start + T, dtype=torch.bool, device=x.device).tril(start)[None]  # (1, T, t₀ + T)
+        # which positions each may see (1, T, t₀ + T); one new position sees them all
+        causal = None if T == 1 else torch.ones(T, start + T, dtype=torch.bool, device=x.device).tril(start)[None]
         cross_mask, kept, own, cross = memory.mask[:, None, :], [], [], []
         for l, layer in enumerate(self.layers):
             heads_on = None if memory.heads_on is None else memory.heads_on[:, l]  # (B, H)
