@@ -5,7 +5,7 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 
 import app
-from attn_demo.ui.classroom import POLL_S
+from attn_demo.ui.classroom import POLL_S, VOTE_RETRIES_S
 from test_browser import SCREENSHOT_DIR, browser, open_app  # noqa: F401  (browser: the module's Chromium fixture)
 
 pytestmark = pytest.mark.browser
@@ -114,4 +114,41 @@ def test_a_link_to_a_room_that_is_not_open_says_so_on_the_phone(browser, app_url
     phone.goto(f"{app_url}?room=ZZZZZZ#section-classroom", wait_until="load")
     phone.locator("#class-phone-note").get_by_text("There is no open room 'ZZZZZZ'").wait_for(timeout=60_000)
     assert phone.locator("#class-vote label").count() == 0
+    phone.close()
+
+
+def vote_calls_dropped(phone, fn_indices: set, dropped: int) -> list:
+    """Refuse the first `dropped` of the page's vote calls (its first and its retries) with HTTP 503, as a busy app or
+    a load balancer with no process to send them to does; the calls seen, each True where refused. (A connection
+    lost outright is Gradio's own to handle: its page checks the app and opens again.)"""
+    seen = []
+
+    def handle(route_, request):
+        body = request.post_data_json or {}
+        if body.get("fn_index") in fn_indices:
+            seen.append(len(seen) < dropped)
+            return route_.fulfill(status=503, json={"detail": "busy"}) if seen[-1] else route_.continue_()
+        return route_.continue_()
+
+    phone.route(lambda url: "/gradio_api/run/predict" in url, handle)  # the page keeps its ?room= on every call
+    return seen
+
+
+@pytest.mark.parametrize("dropped, line", [(1, "Your vote for step 1"), (1 + len(VOTE_RETRIES_S), "could not be sent")])
+def test_a_phone_sends_a_failed_vote_again_by_itself_and_says_so_when_it_never_gets_through(shipped, browser, app_url,
+                                                                                             dropped, line):
+    from gradio_client import Client
+
+    code, _ = Client(app_url, verbose=False).predict("The red car.", app.OPENING_PICKS[0], api_name="/class_open")
+    phone = browser.new_page(viewport=PHONE, has_touch=True)
+    votes = {i for i, fn in shipped.demo.fns.items() if fn.name in ("vote", "vote_again")}
+    assert len(votes) == 1 + len(VOTE_RETRIES_S)
+    seen = vote_calls_dropped(phone, votes, dropped)
+    phone.goto(f"{app_url}?room={code}#section-classroom", wait_until="load")
+    phone.locator("#class-phone .attn-class-step").wait_for(timeout=60_000)
+    phone.locator("#class-vote label").nth(0).tap()
+    phone.locator("#class-voted").get_by_text(line).wait_for(timeout=20_000)
+    state = Client(app_url, verbose=False).predict(code, api_name="/class_tally")
+    assert sum(state["counts"]) == (1 if dropped == 1 else 0)
+    assert seen == [True] * dropped + ([False] if dropped == 1 else [])  # sent again after each failed call, no more
     phone.close()

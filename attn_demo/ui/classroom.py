@@ -26,6 +26,9 @@ PHONE_POLL_S = 2.0
 # queues) run in a group of their own, ROOM_CONCURRENCY at a time, never behind a translation's decoding slots
 ROOM_CONCURRENCY = 8
 ROOM_CALLS = {"queue": False, "concurrency_id": "rooms", "concurrency_limit": ROOM_CONCURRENCY}
+VOTE_RETRIES_S = (1, 3)  # a vote that could not be sent is sent again after these waits, then given up
+WAIT_TO_RESEND = "() => new Promise((done) => setTimeout(() => done('Sending your vote again…'), {s} * 1000))"
+NOT_SENT = "⚠️ Your vote could not be sent: the app did not answer. Check your connection, then tap your piece again."
 PROJECTOR_ID, PHONE_ID = "class-projector", "class-phone"  # the elements classroom.js draws into
 VOTER_STORE = "attn-demo-voter"  # localStorage key of the page's random voter id (no name, nothing personal)
 LESSON_LINKS = ("explanation", "alignment")  # the sections the summary's lesson points at
@@ -100,6 +103,15 @@ class ClassroomSection:
     def vote(self, room: str, voter: str, step, piece) -> str:
         """class_vote: one phone's pick of an English piece (its index) for the step it was shown."""
         return html.escape(refused(self.rooms.vote, room, voter, step, piece))
+
+    def vote_again(self, room: str, voter: str, step, piece) -> str:
+        """The page's retry of a vote whose call failed (the app busy or out of reach a moment): its line, where the
+        rooms refuse it the refusal's too, so that only a failed call is tried again (a vote replaces the phone's
+        earlier one, so a vote counted before its answer was lost is counted once)."""
+        try:
+            return self.vote(room, voter, step, piece)
+        except gr.Error as error:
+            return f"⚠️ {html.escape(error.message)}"
 
     def reveal(self, room: str, key: str) -> dict:
         """class_reveal: the model's α for the step, with the teacher's key; the projector's view."""
@@ -203,5 +215,10 @@ class ClassroomSection:
                                         **ROOM_CALLS, show_progress="hidden")
         asked.then(None, followed, [self.step, self.pick], js=FOLLOW_ON_PHONE)
         asked.failure(outputs=self.student_timer, **stop)
-        self.pick.input(None, self.pick, piece, js="(j) => j").then(
-            self.vote, [self.student_room, self.voter, self.step, piece], voted, api_name="class_vote", **ROOM_CALLS)
+        ballot = [self.student_room, self.voter, self.step, piece]
+        sent = self.pick.input(None, self.pick, piece, js="(j) => j").then(
+            self.vote, ballot, voted, api_name="class_vote", **ROOM_CALLS)
+        for wait_s in VOTE_RETRIES_S:  # a vote whose call failed is sent again by the page, after a wait
+            sent = sent.failure(None, None, voted, js=WAIT_TO_RESEND.format(s=wait_s)).then(
+                self.vote_again, ballot, voted, api_visibility="private", **ROOM_CALLS)
+        sent.failure(None, None, voted, js=f"() => {NOT_SENT!r}")
