@@ -40,15 +40,17 @@ class Reply:
     data: object  # the outputs, or the error's message
 
 
-async def call(url: str, name: str, *data) -> Reply:
-    """One REST call: the POST that queues it, then its event stream up to the result."""
+async def call(url: str, name: str, *data, cookie: str = "") -> Reply:
+    """One REST call: the POST that queues it, then its event stream up to the result; both send `cookie` where
+    one is given (a load balancer may route by it)."""
     started = time.perf_counter()
     try:
-        status, body = await request(url, "POST", f"gradio_api/call/{name}", json.dumps({"data": list(data)}).encode())
+        status, body = await request(url, "POST", f"gradio_api/call/{name}", json.dumps({"data": list(data)}).encode(),
+                                     cookie)
         if status != 200:
             return Reply(time.perf_counter() - started, "refused", f"HTTP {status}: {body[:120].decode(errors='replace')}")
         event_id = json.loads(body)["event_id"]
-        _, stream = await request(url, "GET", f"gradio_api/call/{name}/{event_id}")
+        _, stream = await request(url, "GET", f"gradio_api/call/{name}/{event_id}", cookie=cookie)
     except (OSError, ValueError, asyncio.IncompleteReadError) as error:
         return Reply(time.perf_counter() - started, "error", f"{type(error).__name__}: {error}")
     event = None
@@ -61,14 +63,15 @@ async def call(url: str, name: str, *data) -> Reply:
     return Reply(time.perf_counter() - started, "error", "the event stream ended without a result")
 
 
-async def request(url: str, method: str, path: str, body: bytes = b"") -> tuple[int, bytes]:
+async def request(url: str, method: str, path: str, body: bytes = b"", cookie: str = "") -> tuple[int, bytes]:
     """One HTTP/1.1 request on a connection of its own, read to its end (an event stream ends with its result):
     (status, body). A few lines of asyncio instead of an HTTP library, whose CPU per call would rival the server's."""
     address = urllib.parse.urlsplit(url)
     reader, writer = await asyncio.open_connection(address.hostname, address.port)
     try:
         head = (f"{method} {address.path.rstrip('/')}/{path} HTTP/1.1\r\nHost: {address.netloc}\r\n"
-                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n")
+                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n"
+                + (f"Cookie: {cookie}\r\n" if cookie else "") + "\r\n")
         writer.write(head.encode() + body)
         status_line = (await reader.readline()).split()
         if len(status_line) < 2:

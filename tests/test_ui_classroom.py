@@ -1,8 +1,12 @@
 """Predict, then reveal through the running app's endpoints, called by gradio_client as the page calls them, and by
 the light REST client across two app processes sharing one Redis."""
 import asyncio
+import os
+import shutil
+import subprocess
 import threading
 import time
+import urllib.request
 
 import pytest
 from gradio_client import Client
@@ -11,7 +15,7 @@ import app
 from attn_demo.classroom import VOTE_BURST, Room, Rooms
 from attn_demo.room_stores import RedisStore
 from benchmarks import rest_load
-from benchmarks.server import Server
+from benchmarks.server import Server, free_port
 from conftest import ROOT
 
 pytestmark = pytest.mark.slow  # the app, started as a server
@@ -147,9 +151,47 @@ def test_two_app_processes_share_rooms_through_redis_and_one_killed_mid_vote_los
         servers[0] = restarted = Server(ROOT / "app.py", env=env, log=tmp_path / "app0-again.log")
         tallies = [asyncio.run(rest_load.call(url, "class_tally", code)).data[0] for url in (restarted.url, second.url)]
         assert tallies[0]["counts"] == tallies[1]["counts"] and sum(tallies[0]["counts"]) == len(kept.votes["1"])
+        behind_nginx(tmp_path, [restarted, second], code, len(kept.votes["1"]))
         assert asyncio.run(rest_load.call(restarted.url, "class_reveal", code, key)).status == "ok"
         assert asyncio.run(rest_load.call(second.url, "class_state", code)).data[0]["revealed"] is True
     finally:
         for server in servers:
             if server and server.process.poll() is None:
                 server.stop()
+
+
+def behind_nginx(folder, servers: list, code: str, votes_before: int):
+    """deploy/nginx.conf in front of the two processes: 40 phones, each with a routing cookie of its own, vote through
+    its one address (a POST and its event stream's GET on another process would fail), then a REST client with no
+    cookie; the page's first answer sets the cookie."""
+    if not shutil.which("nginx"):
+        if os.environ.get("ATTN_DEMO_REQUIRE_NGINX"):
+            pytest.fail("nginx not found (apt-get install nginx-light)")
+        return  # the rest of the test stands without it
+    port = free_port()
+    config = (ROOT / "deploy" / "nginx.conf").read_text().replace("listen 8080", f"listen 127.0.0.1:{port}")
+    for default, server in zip(("127.0.0.1:7860", "127.0.0.1:7861"), servers):
+        config = config.replace(default, f"127.0.0.1:{server.port}")
+    (folder / "nginx.conf").write_text(config)
+    nginx = subprocess.Popen(["nginx", "-c", str(folder / "nginx.conf"), "-e", str(folder / "nginx.log"),
+                              "-g", f"daemon off; pid {folder / 'nginx.pid'};"])
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        for _ in range(50):
+            try:
+                page = urllib.request.urlopen(url, timeout=5)
+                break
+            except OSError:
+                time.sleep(0.1)
+        assert page.headers["Set-Cookie"].startswith("attn_route=")
+
+        async def phones():
+            return await asyncio.gather(*(rest_load.call(url, "class_vote", code, f"nginx-phone-{i:03d}", 1, 1,
+                                                         cookie=f"attn_route=phone{i}") for i in range(40)))
+
+        assert all(reply.status == "ok" for reply in asyncio.run(phones()))
+        tally = asyncio.run(rest_load.call(url, "class_tally", code))
+        assert tally.status == "ok" and sum(tally.data[0]["counts"]) == votes_before + 40
+    finally:
+        nginx.terminate()
+        nginx.wait(timeout=10)
