@@ -101,7 +101,7 @@ def test_no_file_speaks_of_how_the_project_is_being_built():
     assert found == [], "\n".join(found)
 
 
-@pytest.mark.parametrize("name, limit", [("README.md", 15_000), ("BENCHMARKS.md", 20_000)])
+@pytest.mark.parametrize("name, limit", [("README.md", 16_000), ("BENCHMARKS.md", 20_000)])
 def test_the_front_docs_stay_short_enough_to_read(name, limit):
     assert len((ROOT / name).read_text(encoding="utf-8")) <= limit
 
