@@ -6,6 +6,8 @@ server.
     python -m benchmarks.rest_load --processes 2            # two app.py sharing a redis-server started here; then
                                                             # one is killed (SIGKILL) and started again
     python -m benchmarks.rest_load --url http://127.0.0.1:7860/
+    python -m benchmarks.rest_load --burst 60               # 60 students each translate 3 new sentences at once,
+                                                            # on the echoing bare app (the floor), then on app.py
 
 Where this machine has two cores or more and the script starts the servers, they run on the first core and the
 client on the others. It prints the votes counted, refused and failed, the latency of a vote (p50/p95/max), the
@@ -31,6 +33,7 @@ from benchmarks.server import RedisServer, Server  # noqa: E402
 
 SENTENCE = "The red car is in front of the house."
 MODEL = "bahdanau-en-fr"
+PICKS = ("bahdanau-en-fr", "luong-en-fr")  # the page's opening pair, as a student's page translates with
 
 
 @dataclass
@@ -129,6 +132,32 @@ async def after_restart(urls: list[str], code: str, key: str) -> tuple[list[int]
     return tallies, revealed.status == "ok" and seen
 
 
+async def translate_burst(url: str, sentences: list[str], students: int) -> list[tuple[str, Reply]]:
+    """`students` students at once, each translating its share of `sentences` one after another, as the page asks
+    (greedy, the opening models); (sentence, reply) for each."""
+    async def student(k: int) -> list:
+        return [(sentence, await call(url, "translate", sentence, 1, False, "pieces", *PICKS))
+                for sentence in sentences[k::students]]
+
+    return [pair for pairs in await asyncio.gather(*(student(k) for k in range(students))) for pair in pairs]
+
+
+def carries(reply: str, pieces: list[str]) -> bool:
+    """Whether a reply written as JSON holds every piece (each as JSON writes it: a quote escaped)."""
+    return all(json.dumps(piece, ensure_ascii=False)[1:-1] in reply for piece in pieces)
+
+
+def burst_report(replies: list[tuple[str, Reply]], cpu_s: float, pieces) -> dict:
+    """Latency, errors and mixed-up replies (one that lacks a piece of its own sentence, as pieces(sentence) writes
+    them: the echo returns the sentence, the app its pieces), and the server's CPU per translation."""
+    ok = [(sentence, reply) for sentence, reply in replies if reply.status == "ok"]
+    mixed = [s for s, reply in ok if not carries(json.dumps(reply.data, ensure_ascii=False), pieces(s))]
+    ordered = sorted(reply.seconds for _, reply in ok)
+    return {"translations": len(replies), "errors": len(replies) - len(ok), "mixed_up": len(mixed),
+            "latency": quantiles(ordered), "p95_s": ordered[round(0.95 * (len(ordered) - 1))] if ordered else None,
+            "server_cpu_ms_per_translation": round(1000 * cpu_s / len(replies), 2)}
+
+
 def report(result: dict, phones: int, cpu_s: float | None) -> dict:
     replies = result["replies"]
     by_status = {status: [r for r in replies if r.status == status] for status in ("ok", "refused", "error")}
@@ -157,6 +186,9 @@ def main():
     parser.add_argument("--within", type=float, default=1.0, help="seconds in which every phone votes")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--app", default="app.py", help="the app script to start (benchmarks/bare_rooms_app.py: the floor)")
+    parser.add_argument("--burst", type=int, default=0, metavar="STUDENTS",
+                        help="instead of votes: this many students each translating --each new sentences at once")
+    parser.add_argument("--each", type=int, default=3, help="new sentences each student translates in --burst")
     parser.add_argument("--json", help="write the report here too")
     args = parser.parse_args()
     if args.url:
@@ -167,15 +199,21 @@ def main():
     redis = RedisServer() if args.processes > 1 else None
     env = {"ATTN_DEMO_ROOMS": redis.url} if redis else {}
 
-    def start() -> Server:
+    def start(script: str = args.app) -> Server:
         """An app process on the servers' core (a process keeps the cores it starts on), the client back on its own."""
         if apart:
             os.sched_setaffinity(0, apart[0])
-        server = Server(ROOT / args.app, env={**env, "PYTHONPATH": str(ROOT)})
+        server = Server(ROOT / script, env={**env, "PYTHONPATH": str(ROOT)})
         if apart:
             os.sched_setaffinity(0, apart[1])
         return server
 
+    if args.burst:
+        summary = burst(start, args)
+        print(json.dumps(summary, indent=1))
+        if args.json:
+            Path(args.json).write_text(json.dumps(summary, indent=1) + "\n")
+        return
     servers = [start() for _ in range(args.processes)]
     try:
         cpu, client_cpu = sum(server.cpu_seconds() for server in servers), time.process_time()
@@ -197,6 +235,32 @@ def main():
                 server.stop()
         if redis:
             redis.stop()
+
+
+def burst(start, args) -> dict:
+    """The burst on the echoing bare app (the floor), then on app.py, each server alone on the servers' core, new
+    sentences for each (the app caches what it has translated)."""
+    from attn_demo.data import TEST_SET, read_pairs
+    from attn_demo.tokenizer import normalise_english
+    import sentencepiece
+
+    english = sentencepiece.SentencePieceProcessor(model_file=str(ROOT / "checkpoints" / PICKS[0] / "source.model"))
+    checks = {"floor": lambda sentence: [sentence],
+              "app": lambda sentence: english.encode(normalise_english(sentence), out_type=str)}
+    n = args.burst * args.each
+    pairs = read_pairs(TEST_SET)
+    sentences = [pairs[i][0] for i in random.Random(args.seed).sample(range(len(pairs)), 2 * n)]
+    summary = {"students": args.burst, "each": args.each}
+    for name, script, batch in (("floor", "benchmarks/bare_app.py", sentences[:n]), ("app", "app.py", sentences[n:])):
+        server = start(script)
+        try:
+            cpu = server.cpu_seconds()
+            replies = asyncio.run(translate_burst(server.url, batch, args.burst))
+            summary[name] = burst_report(replies, server.cpu_seconds() - cpu, checks[name])
+        finally:
+            server.stop()
+    summary["p95_app_over_floor"] = round(summary["app"]["p95_s"] / summary["floor"]["p95_s"], 2)
+    return summary
 
 
 if __name__ == "__main__":
