@@ -49,7 +49,8 @@ def test_general_scores_the_general_text_set_and_the_card_keeps_it_apart(toy_che
     result = json.loads(capsys.readouterr().out)
     assert result["n"] == len(read_pairs(toy_tsv))
     card = read_card(toy_checkpoint)
-    assert card["general_results"]["bleu"] == result["bleu"] and card["general_results"]["dataset"] == toy_tsv.name
+    assert card["general_results"]["bleu"] == result["bleu"] and card["general_results"]["chrf"] == result["chrf"]
+    assert f"(`{toy_tsv.name}`: {result['n']} sentences" in (toy_checkpoint / "README.md").read_text(encoding="utf-8")
     assert "test_results" not in card  # the Tatoeba test's scores are another section
 
 
