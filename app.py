@@ -23,7 +23,7 @@ from starlette.middleware import Middleware
 from threadpoolctl import threadpool_limits
 
 from attn_demo.catalogue import load_models, requested_models
-from attn_demo.classroom import MAX_VOTERS
+from attn_demo.classroom import MAX_VOTERS, Rooms
 from attn_demo.examples import EXAMPLES
 from attn_demo.reach import reach_of, start_text
 from attn_demo.translator import device_name
@@ -67,15 +67,17 @@ MAX_THREADS = CONCURRENCY + ROOM_CONCURRENCY + 16
 TOGGLE_LARGE_TEXT = "(large) => { document.body.classList.toggle('attn-large', large); }"
 
 
-def start() -> tuple[list, list[str]]:
-    """The catalogue and the notices of what was left out; a start nothing can rescue ends in one line."""
+def start() -> tuple[list, list[str], Rooms]:
+    """The catalogue, the notices of what was left out and the rooms in the store ATTN_DEMO_ROOMS names; a start
+    nothing can rescue ends in one line."""
     try:
+        rooms = Rooms()
         models, notices = load_models(requested=requested_models())
     except (OSError, ValueError) as error:
         raise SystemExit(f"attn-demo cannot start: {error}") from None
     for notice in notices:
         print(f"attn-demo: {notice}", flush=True)
-    return models, notices
+    return models, notices, rooms
 
 
 def opening_picks(models) -> tuple[str, str]:
@@ -113,13 +115,14 @@ def header_markdown(models, notices) -> str:
             f"Running on **{device}** · {len(models)} trained models to compare, two at a time{notices}")
 
 
-def build_demo(models, notices=()) -> Page:
-    """The page for this catalogue of models, its queue set and its opening examples translated."""
+def build_demo(models, notices=(), rooms: Rooms | None = None) -> Page:
+    """The page for this catalogue of models, its queue set and its opening examples translated; its rooms in
+    `rooms` (by default the store ATTN_DEMO_ROOMS names)."""
     picks = opening_picks(models)
     on_page, files = ModelsOnPage(models, picks), TraceFiles()
     translate, export, explore = TranslateSection(on_page, files), ExportSection(on_page, files), ExploreSection(on_page)
     share = ShareSection()
-    classroom = ClassroomSection(models, share)
+    classroom = ClassroomSection(models, share, rooms)
     attribution, why_attention, learn = AttributionSection(on_page), WhyAttentionSection(models), LearnSection(models, picks)
     alignment_check, compare, quiz = AlignmentCheckSection(models), CompareSection(models), QuizSection(models)
     with gr.Blocks(title="attn-demo: attention in neural machine translation", delete_cache=(3600, 3600)) as demo:

@@ -254,7 +254,7 @@ class Rooms:
             room = Room.from_bytes(value)
             reply = rule(room, now)
             room.active_at, room.version = now, room.version + 1
-            return room.to_bytes(), (reply,)
+            return room.to_bytes(), (reply,)  # in a 1-tuple: the store's None means no room
 
         changed = self._stored(self.store.change, code, change, now, self.idle_s) if CODE.fullmatch(code) else None
         if changed is None:
