@@ -65,12 +65,23 @@ class Model:
         """[(text, beam size)] sharing one beam size, decoded as one batch."""
         return self.run(Translator.translate_batch, [text for text, _ in requests], beam_size=requests[0][1])
 
-    def _view(self, text: str, beam_size: int) -> dict:
-        """The translation of a normalised input and the PCA projection of its encoder states. A bad
-        input fails here, alone, before it can join a batch and fail its neighbours."""
+    def _view(self, text: str, beam_size: int) -> "View":
+        """The translation of a normalised input (View). A bad input fails here, alone, before it can join a
+        batch and fail its neighbours."""
         self.translator.encode(text)
-        result = self.batcher((text, beam_size))  # the one decoding thread does nothing but decode
-        return {"result": result, "projection": pca_projection(result.encoder_states)}
+        return View(result=self.batcher((text, beam_size)))  # the one decoding thread does nothing but decode
+
+
+class View(dict):
+    """A model's view of one input: {"result": its Translation, "projection": the PCA projection of its encoder
+    states}. The projection is computed when first read: only the step views draw it, and a reply without them
+    (a REST client's /translate) never pays for it. Two first reads at once may both compute it: the same value."""
+
+    def __missing__(self, key):
+        if key != "projection":
+            raise KeyError(key)
+        self[key] = pca_projection(self["result"].encoder_states)
+        return self[key]
 
 
 def requested_models(environment: dict = os.environ) -> list[str]:

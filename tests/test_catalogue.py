@@ -1,11 +1,13 @@
 import threading
 
+import numpy as np
 import pytest
 
 from attn_demo.attention import KINDS
 from attn_demo.catalogue import load_models, requested_models, summary, training_summary
 from attn_demo.checkpoint import save_checkpoint
 from attn_demo.config import MODEL_KINDS
+from attn_demo.steps import pca_projection
 from conftest import DEVICE, in_hub_cache, tiny_model
 
 
@@ -145,3 +147,15 @@ def test_training_summary_says_where_clause_joins_began():
     second = {"minutes": 51.7, "target_tokens": 6_001_231, "clause_join_prob": 0.1, "continued_from": {"training": first}}
     third = {"minutes": 20.0, "target_tokens": 2_000_000, "clause_join_prob": 0.1, "continued_from": {"training": second}}
     assert training_summary(third) == "55.0 min from scratch → 6.0M pieces, 51.7 min, clause joins → 2.0M pieces, 20.0 min"
+
+
+def test_a_view_computes_its_projection_only_when_read_and_once(models):
+    view = models[0]._view("the red cat", 1)
+    assert "projection" not in view  # a /translate reply draws no step view: it never pays for the PCA
+    mean, basis = view["projection"]
+    expected_mean, expected_basis = pca_projection(view["result"].encoder_states)
+    np.testing.assert_allclose(mean, expected_mean)
+    np.testing.assert_allclose(basis, expected_basis)
+    assert view["projection"][0] is mean  # kept: a second read computes nothing
+    with pytest.raises(KeyError):
+        view["anything else"]
