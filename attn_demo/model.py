@@ -166,7 +166,7 @@ class BahdanauDecoder(Decoder):
     def readouts_and_attention(self, y_in, memory):
         """readouts (B, T, E) and α (B, T, S) at every step (the coverage loss reads α)."""
         y_emb = self.dropout(self.embed(y_in))  # (B, T, E)
-        state, coverage, states, contexts, alphas = memory.init_state, _no_coverage(memory), [], [], []
+        state, coverage, states, contexts, alphas = memory.init_state, no_coverage(memory), [], [], []
         for t in range(y_in.size(1)):
             state, (_, _, alpha, context) = self._recur(y_emb[:, t], state, memory, coverage=coverage)
             coverage = coverage + alpha  # C_{t+1} = C_t + α_t
@@ -182,7 +182,7 @@ class BahdanauDecoder(Decoder):
         order = steps.argsort(descending=True, stable=True)
         inputs, memory = self.dropout(self.embed(y_in[order])).unbind(1), memory.select(order)  # T × (B, E)
         reach = (steps[order][None, :] >= torch.arange(int(steps.max()) + 1, device=steps.device)[:, None]).sum(1).tolist()
-        state, coverage, ended = memory.init_state, _no_coverage(memory), []
+        state, coverage, ended = memory.init_state, no_coverage(memory), []
         for t, rows in enumerate(reach):  # rows: how many reach step t (a prefix)
             if rows <= 3 * len(state) // 4:  # cut a quarter or more at once: each cut's backward writes zeros the size of the batch it cut
                 state, coverage, memory = state[:rows], coverage[:rows], memory.select(slice(0, rows))
@@ -196,13 +196,13 @@ class BahdanauDecoder(Decoder):
         """One output step; weights (B, S), when given, replace this step's α (see Attention.forward);
         coverage (B, S) is the step before's Step.coverage, None at the first step."""
         y_emb = self.embed(y_prev)  # (B, E)
-        coverage = _no_coverage(memory) if coverage is None else coverage  # C_t
+        coverage = no_coverage(memory) if coverage is None else coverage  # C_t
         state, (query, scores, weights, context) = self._recur(y_emb, s_prev, memory, weights, coverage)
         return Step(self.logits(self._output(state, context, y_emb)), state, query, scores, weights, context,
                     coverage + weights)
 
 
-def _no_coverage(memory: Memory) -> torch.Tensor:
+def no_coverage(memory: Memory) -> torch.Tensor:
     """C_1 = 0: no piece has been attended to before the first step (B, S)."""
     return memory.annotations.new_zeros(memory.mask.shape)
 
@@ -311,7 +311,7 @@ class LuongDecoder(Decoder):
         forced = None if weights is None else weights[:, None]
         states, scores, weights, context, attentional = self._run(self.embed(y_prev)[:, None], s_prev, memory, forced)
         state, alpha = states[:, 0], weights[:, 0]
-        coverage = _no_coverage(memory) if coverage is None else coverage
+        coverage = no_coverage(memory) if coverage is None else coverage
         return Step(self.logits(attentional[:, 0]), state, state, scores[:, 0], alpha, context[:, 0], coverage + alpha)
 
 

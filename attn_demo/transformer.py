@@ -18,7 +18,7 @@ import torch.nn.functional as F
 
 from attn_demo.attention import KINDS
 from attn_demo.config import TransformerConfig
-from attn_demo.model import Memory, Step
+from attn_demo.model import Memory, Step, no_coverage
 
 
 @dataclass
@@ -293,7 +293,7 @@ class Decoder(nn.Module):
         forced = None if weights is None else weights[:, None]
         readout, cache, _, cross = self.run(y_prev[:, None], cache, memory, forced)
         alpha, context = (value[:, 0] for value in self.shown(cross))  # (B, S), (B, D)
-        coverage = memory.mask.new_zeros(memory.mask.shape, dtype=alpha.dtype) if coverage is None else coverage
+        coverage = no_coverage(memory) if coverage is None else coverage
         return Step(self.logits(readout[:, 0]), cache, None, None, alpha, context, coverage + alpha)
 
 
