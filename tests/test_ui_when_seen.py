@@ -2,6 +2,8 @@
 section's watcher when a reader comes near (the browser side: tests/test_browser.py)."""
 import pytest
 
+from attn_demo.ui.page import section_id
+
 # the figures each section draws only when seen, by section key
 DRAWN_WHEN_SEEN = {"why": ("length-chart",), "compare": ("compare-chart",), "alignment": ("left-gold-grid", "right-gold-grid")}
 
@@ -34,3 +36,11 @@ def test_each_chart_sure_to_be_drawn_keeps_its_figures_height_until_then(shipped
     assert reserved["why"] == {"length-chart": shipped.why_attention.chart(False)["layout"]["height"]}
     assert reserved["compare"]["compare-chart"] > 140  # a bar pair for each model
     assert reserved["alignment"] == {}  # its grids' heights depend on the models a link may open on
+
+
+def test_each_watcher_sits_directly_in_its_sections_column(shipped):
+    """The watcher watches the column it sits in (when_seen.js): in a row or a column of its own it would wait
+    for a reader to come near that, not near its section."""
+    blocks = blocks_by_id(shipped.demo)
+    assert {section: blocks[f"{section}-when-seen"].parent.elem_id for section in DRAWN_WHEN_SEEN} == {
+        section: section_id(section) for section in DRAWN_WHEN_SEEN}

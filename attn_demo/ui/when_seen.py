@@ -16,9 +16,10 @@ WHEN_SEEN_CSS = f""".{WHEN_SEEN_CLASS} {{ position: absolute !important; width: 
 
 
 def when_seen(section: str, reserve: dict[str, int]) -> gr.HTML:
-    """An invisible element, placed at the top of `section`, that clicks itself once when it first comes
-    within a screen of the window (the reader scrolls towards it, or a shared link opens on it): the
-    event the section's first figures are drawn on (watcher.click). `reserve`: the height in pixels of
+    """An invisible element, placed at the top of `section` (directly in its column, which it watches), that
+    clicks itself once when any part of the section first comes within a screen of the window (the reader
+    scrolls towards it or jumps to a figure deep inside it, or a shared link opens on it): the event the
+    section's first figures are drawn on (watcher.click). `reserve`: the height in pixels of
     each figure sure to be drawn then, by element id: its box keeps that room until then."""
     return gr.HTML("", elem_id=f"{section}-when-seen", elem_classes=[WHEN_SEEN_CLASS], js_on_load=WHEN_SEEN_JS,
                    apply_default_css=False, padding=False, container=False, reserve=reserve,
