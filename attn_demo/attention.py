@@ -182,6 +182,9 @@ class AttentionKind:
     context_into: str
     counts: bool = False  # whether the score reads the coverage C_tj (the network view draws C_{t-1} into it)
     heads: str | None = None  # the config field giving how many heads attend at once; None: one
+    combine: str = r"c_t = \sum_j \alpha_{tj} h_j"  # what the weights α_tj weigh, in LaTeX
+    # the kind this one grows from and, in Markdown, what changed (the page's bridge under the equations)
+    grows_from: tuple[str, str] | None = None
 
     def keys(self, config) -> int | None:
         """The size of the keys computed once per sentence from the h_j: (B, S, this)."""
@@ -222,5 +225,14 @@ KINDS = {
         r"the heads' outputs, concatenated, pass $W_O$ into the decoder's residual stream $x_t$, then a feed-forward "
         r"layer and the next layer. Attention works inside each side too: the encoder's self-attention lets every "
         r"$h_j$ read the whole sentence, and the decoder's masked self-attention lets $x_t$ read $y_{<t}$, where a GRU "
-        r"carries a state instead.", "head_size", "residual", heads="heads"),
+        r"carries a state instead.", "head_size", "residual", heads="heads",
+        combine=r"o_t = \sum_j \alpha_{tj} v_j \qquad \mathrm{MultiHead}_t = W_O [o_t^1; \dots; o_t^H] + b_O",
+        grows_from=("luong-dot", r"Written out, the score is $e_{tj} = (W_Q x_t)^\top (W_K h_j) / \sqrt{d_k}$: Luong's "
+                    r"dot product, with four changes. **Projections**: the query and the keys are learned projections "
+                    r"of $x_t$ and $h_j$, and what α weighs is a third one, $v_j = W_V h_j$. **Scaling**: the dot product "
+                    r"of two vectors of $d_k$ entries of variance 1 has variance $d_k$; dividing by $\sqrt{d_k}$ keeps "
+                    r"the softmax from saturating into one-hot α with vanishing gradients (Vaswani et al. 2017, "
+                    r"§3.2.1). **Several heads**: $H$ heads attend at once, each in its own $d_k$-sized projection, and "
+                    r"$W_O$ mixes what they read. **Attention inside each side**: the encoder and the decoder attend to "
+                    r"themselves too (self-attention), where an RNN carries a state from piece to piece.")),
 }

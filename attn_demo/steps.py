@@ -25,6 +25,11 @@ VECTOR_COLORSCALE = make_colorscale(diverging.RdBu)
 EOS_NOTE = ("attention often rests on </s> when the piece being written depends on no single English piece "
             "(a first article, punctuation): an observation across many sentences, not a rule")
 
+# What a model without heads (every GRU model) shows where a Transformer's heads and self-attention are drawn
+NO_HEADS = "One score, one grid: this model attends with a single score, so it has no heads or layers to pick."
+NO_SELF_ATTENTION = ("No self-attention: its encoder's GRUs read the sentence piece by piece, and its decoder's GRU "
+                     "carries a state from step to step; that recurrence carries what a Transformer's self-attention reads.")
+
 
 def pca_projection(encoder_states):
     """Mean and the top-2 principal directions of the annotations h_j of one sentence.
@@ -56,6 +61,8 @@ def step_payload(title: str, result, projection, forced: tuple[int, ...] = ()) -
     """One model's steps of a Translation for step_views.js: T output steps over S source pieces,
     queries of size H, annotations of size D. JSON-ready, arrays as typed arrays {dtype, bdata,
     shape}. Without attention there is no query, no e and no α (null), and every c_t is the one c.
+    A Transformer has no single query and e: its every layer and head is in "heads" (heads_payload), and
+    its h_j are not drawn in 2-D (projection None), as what its heads weigh are the v_j, not the h_j.
     forced: the steps (from 1) whose α a user set by hand (Translator.translate's force_attention),
     where α is not softmax(e) and the page must not say it is."""
     kind = KINDS[result.attention_type]
@@ -64,8 +71,8 @@ def step_payload(title: str, result, projection, forced: tuple[int, ...] = ()) -
         "forced": list(forced),
         "eos_note": EOS_NOTE if result.attention is not None else None,  # the source's last piece is </s>
         "query": symbol_parts(result.query_symbol),  # ["s", "t−1"] or ["s", "t"], or None
-        # what reads c_t, "gru" or "output": the network view's order and arrows (a key named "path" would
-        # make gradio_client read the dict as a file)
+        # what reads c_t, "gru", "output" or "residual": the network view's order and arrows (a key named "path"
+        # would make gradio_client read the dict as a file)
         "context_into": kind.context_into,
         "counts": kind.counts,  # whether the score reads the coverage C_tj (the network view draws it)
         "score": latex_parts(kind.score),  # e_tj's equation as text parts, or None
@@ -74,8 +81,31 @@ def step_payload(title: str, result, projection, forced: tuple[int, ...] = ()) -
         "weights": typed(result.attention),  # (T, S): α_tj
         "contexts": typed(result.contexts),  # (T, D): the model's c_t
         "annotations": typed(result.encoder_states),  # (S, D): h_j
-        "points": typed(project(result.encoder_states, projection)),  # (S, 2): h_j in 2-D
-        "centres": typed(project(result.contexts, projection)),  # (T, 2): c_t in 2-D, Σ_j α_tj P(h_j)
+        "points": None if projection is None else typed(project(result.encoder_states, projection)),  # (S, 2): h_j in 2-D
+        "centres": None if projection is None else typed(project(result.contexts, projection)),  # (T, 2): Σ_j α_tj P(h_j)
+        "heads": None if result.heads is None else heads_payload(result.heads),
+        "no_heads": NO_HEADS if result.heads is None else None,  # what the heads and self-attention views say instead
+        "no_self_attention": NO_SELF_ATTENTION if result.heads is None else None,
+    }
+
+
+def heads_payload(heads) -> dict:
+    """A Transformer's every decoder layer and head (translator.Heads) for the heads, self-attention and step
+    views: L layers of H heads of size d_k, L_enc encoder layers; W_O itself stays on the server (D × D a layer),
+    each layer's output W_O [o_t^1; …; o_t^H] + b_O is sent as the model computed it."""
+    layer, head = heads.shown
+    return {
+        "shown": [layer, head],  # the grid Translation.attention is (config.json's choice); head None: the mean
+        "off": [list(pair) for pair in sorted(heads.off)],  # (layer, head) turned off: outputs zero, α still shown
+        "cross": typed(heads.cross),  # (L, H, T, S): α_tj of each head
+        "scores": typed(heads.cross_scores),  # (L, H, T, S): e_tj = q_t · k_j / √d_k
+        "queries": typed(heads.queries),  # (L, H, T, d_k)
+        "keys": typed(heads.keys),  # (L, H, S, d_k)
+        "values": typed(heads.values),  # (L, H, S, d_k)
+        "outputs": typed(heads.outputs),  # (L, H, T, d_k): o_t = Σ_j α_tj v_j
+        "attended": typed(heads.attended),  # (L, T, D): W_O [o_t^1; …; o_t^H] + b_O
+        "encoder": typed(heads.encoder),  # (L_enc, H, S, S): the encoder's self-attention
+        "decoder": typed(heads.decoder),  # (L, H, T, T): the decoder's masked self-attention
     }
 
 

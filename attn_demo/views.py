@@ -3,36 +3,85 @@ file and anything else that shows a translation read it from here, so they can n
 
 A side is (model, view), view as catalogue.Model.view returns it: {"result": Translation,
 "projection": …}.
-    grid_figure(model, view, large, unit)   its alignment grid, by piece or by word (None without attention)
-    coverage_row(model, view, unit)         under the grid: the attention each English piece received in all, and
+    grid_figure(model, view, large, unit, pick)  its alignment grid, by piece or by word (None without attention);
+                                            for a Transformer, the layer and head picked (read_pick), or the shown one
+    grid_note(model, pick)                  under the grid: which of a Transformer's grids it is, and why that one
+    coverage_row(model, view, unit, pick)   under the grid: the attention each English piece received in all, and
                                             the words barely looked at, where the model's measured marks are right
     coverage_marks(model, view)             the words that row marks, for the JSON trace
     step_data(sides)                        every decoder step of the sides, for step_views.js and network_view.js
     step_views(views)                       the same payload from (title, Translation, projection, forced steps)
                                             (the explorer's hypotheses, which share one projection)
 """
+import dataclasses
 import html
 
-from plotly.colors import sample_colorscale, unlabel_rgb
+from plotly.colors import hex_to_rgb, sample_colorscale, unlabel_rgb
 
-from attn_demo.alignment import piece_words, words_view
+from attn_demo.alignment import grid_name, head_grids, piece_words, words_view
 from attn_demo.figures import ALIGNMENT_COLORSCALE, HIGHLIGHT, alignment_figure
 from attn_demo.marks import barely_looked_at
 from attn_demo.steps import VECTOR_COLORSCALE, step_payload
 
 
-def grid_figure(model, view, large: bool, unit: str = "pieces"):
+def read_pick(model, text: str | None) -> tuple[int, int | None] | None:
+    """A Transformer's grid as the page names it, "layer.head" from 1 ("2.3", or "2.mean" for the mean of the
+    layer's heads; heads_view.js writes it), as (layer, head) from 0, head None for the mean; None (the grid its
+    config shows) for a model without heads, an empty text or one that names no grid of this model."""
+    config = model.translator.config
+    if not model.kind.heads or not text:
+        return None
+    layer, _, head = str(text).partition(".")
+    if not layer.isdigit() or not (head == "mean" or head.isdigit()):
+        return None
+    layer, head = int(layer) - 1, None if head == "mean" else int(head) - 1
+    if not 0 <= layer < config.dec_layers or not (head is None or 0 <= head < config.heads):
+        return None
+    return layer, head
+
+
+def picked_attention(model, view, pick=None):
+    """The α (T, S) a side shows: Translation.attention, or a Transformer's grid `pick` (read_pick)."""
+    result = view["result"]
+    if pick is None or tuple(pick) == result.heads.shown:
+        return result.attention
+    return head_grids(result.heads)[tuple(pick)]
+
+
+def grid_figure(model, view, large: bool, unit: str = "pieces", pick=None):
     """A side's alignment grid, None for a model without attention. By word, an English word's α is
     the sum of its pieces' (the attention mass on the word), a French word's row the mean of its
-    pieces' rows."""
+    pieces' rows. A Transformer's is the grid `pick` (read_pick), or the one its config shows, named in the title."""
     if not model.has_attention:
         return None
-    result = view["result"]
+    result, attention = view["result"], picked_attention(model, view, pick)
+    which = f", {grid_name(*(pick or result.heads.shown))}" if result.heads is not None else ""
     if unit == "words":
-        source, target, attention = words_view(result.source_tokens, result.target_tokens, result.attention)
-        return alignment_figure(source, target, attention, f"{model.title}: α by word", large, unit="words")
-    return alignment_figure(result.source_tokens, result.target_tokens, result.attention,
-                            f"{model.title}: α<sub>tj</sub> by piece", large)
+        source, target, attention = words_view(result.source_tokens, result.target_tokens, attention)
+        return alignment_figure(source, target, attention, f"{model.title}: α by word{which}", large, unit="words")
+    return alignment_figure(result.source_tokens, result.target_tokens, attention,
+                            f"{model.title}: α<sub>tj</sub> by piece{which}", large)
+
+
+def grid_note(model, pick=None) -> str:
+    """Under a Transformer's grid: which of its layers' and heads' grids it is and why its config shows the one it
+    does; nothing for a GRU model (one score, one grid)."""
+    if not model.kind.heads:
+        return ""
+    config = model.translator.config
+    shown = (config.layer_shown, config.shown_head)
+    why = ("chosen by measurement: the lowest alignment error rate on the Hansards trial set (its model card)"
+           if config.shown_layer is not None else "the mean over the penultimate layer's heads, which aligns best in "
+           "Garg et al. 2019 (not yet measured for this model)")
+    count = f"one of {config.dec_layers * (config.heads + 1)} grids ({config.dec_layers} layers × {config.heads} heads and each layer's mean)"
+    if pick is not None and tuple(pick) != shown:
+        return (f"**{grid_name(*pick).capitalize()}**, picked: {count}. The model's shown grid is "
+                f"{grid_name(*shown)}, {why}.")
+    return f"**{grid_name(*shown).capitalize()}**: {count}, {why}. Pick another with Layer and Head."
+
+
+# the grids' colour scale as step_views.js's colourTable reads one, "rgb(r,g,b)" a stop
+GRID_COLOURS = [[at, "rgb(%d,%d,%d)" % hex_to_rgb(colour)] for at, colour in ALIGNMENT_COLORSCALE]
 
 
 # the coverage row's cells, on the page and in the exported file: they wrap on a phone
@@ -52,13 +101,17 @@ NOT_MARKED = ("No word is marked: for this model a word it barely looked at was 
               "counterpart in its translation (measured on long sentences; its model card).")
 
 
-def coverage_row(model, view, unit: str = "pieces") -> str:
+def coverage_row(model, view, unit: str = "pieces", pick=None) -> str:
     """A side's coverage C_j = Σ_t α_tj, the attention each English piece received over the whole
     translation, as cells on the grid's colour scale (by word: the sum over the word's pieces, as
-    the grid sums α); for a model without attention, why there is none. 1 ≈ attended once."""
+    the grid sums α); for a model without attention, why there is none. 1 ≈ attended once. A Transformer's
+    is its picked grid's (read_pick); its marks were measured on the shown grid alone."""
     if not model.has_attention:
         return f'<p class="coverage-none">{NO_COVERAGE}</p>'
     result, marks = view["result"], model.translator.marks
+    attention = picked_attention(model, view, pick)
+    if attention is not result.attention:
+        result, marks = dataclasses.replace(result, attention=attention, coverage=attention.sum(0)), None
     labels, coverage = result.source_tokens, [float(c) for c in result.coverage]
     words, spans = piece_words(result.source_tokens)
     marked = marked_words(result, marks) + [False]  # per word; </s> is never marked
@@ -125,12 +178,14 @@ def steps_of(sides) -> int:
 def step_data(sides) -> dict:
     """Every decoder step of the sides in one compact payload, in order: the browser draws any step
     from it, so scrubbing costs the server nothing."""
-    return step_views([(model.title, view["result"], view["projection"], ()) for model, view in sides])
+    return step_views([(model.title, view["result"], None if model.kind.heads else view["projection"], ())
+                       for model, view in sides])
 
 
 def step_views(views) -> dict:
     """The step payload of [(title, Translation, projection of its h_j, steps whose α was set by hand)]."""
     return {"steps": max(len(result.target_tokens) for _, result, _, _ in views), "colorscale": VECTOR_COLORSCALE,
+            "grid_colorscale": GRID_COLOURS,  # the alignment grids' α colours, for the heads' small multiples
             "views": [step_payload(title, result, projection, forced) for title, result, projection, forced in views]}
 
 

@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT))
 
 from attn_demo.attention import KINDS  # noqa: E402
 from attn_demo.checkpoint import save_checkpoint  # noqa: E402
-from attn_demo.config import ATTENTION_TYPES, MODEL_KINDS, ModelConfig, TransformerConfig  # noqa: E402
+from attn_demo.config import MODEL_KINDS, ModelConfig, TransformerConfig  # noqa: E402
 from attn_demo.checkpoint import build_model  # noqa: E402
 from attn_demo.tokenizer import train_tokenizer  # noqa: E402
 from attn_demo.translator import pick_device  # noqa: E402
@@ -122,7 +122,7 @@ def models(tmp_path_factory, toy_tokenizers) -> list:
     """The catalogue the page sections are tested over: a tiny checkpoint of every attention type
     ("tiny-<type>"), and one more Luong (general) dropped into the folder ("another")."""
     folder = tmp_path_factory.mktemp("checkpoints")
-    for attention in ATTENTION_TYPES:
+    for attention in MODEL_KINDS:
         save_checkpoint(folder / f"tiny-{attention}", tiny_model(attention), *toy_tokenizers)
     save_checkpoint(folder / "another", tiny_model("luong-general", seed=7), *toy_tokenizers)  # dropped in: no code change
     return load_models(folder, device=DEVICE)[0]

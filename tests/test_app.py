@@ -199,7 +199,7 @@ def test_a_bad_input_does_not_join_a_batch(shipped, monkeypatch):
 
 def join_queue(url: str, fn_index: int, text: str, session: str) -> tuple[int, str]:
     """Submit one translation the way the page does; (HTTP status, Gradio's detail on refusal)."""
-    body = json.dumps({"data": [text, 1, False, "pieces", *app.OPENING_PICKS], "fn_index": fn_index,
+    body = json.dumps({"data": [text, 1, False, "pieces", *app.OPENING_PICKS, "", ""], "fn_index": fn_index,
                        "session_hash": session}).encode()
     request = urllib.request.Request(f"{url}gradio_api/queue/join", body, {"Content-Type": "application/json"})
     try:

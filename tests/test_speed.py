@@ -5,7 +5,7 @@ from huggingface_hub import ModelCard
 from attn_demo.catalogue import load_models, summary
 from attn_demo.card import write_model_card
 from attn_demo.checkpoint import save_checkpoint
-from attn_demo.config import ATTENTION_TYPES
+from attn_demo.config import MODEL_KINDS
 from attn_demo.speed import main
 from conftest import DEVICE, in_hub_cache, tiny_model
 
@@ -14,7 +14,7 @@ from conftest import DEVICE, in_hub_cache, tiny_model
 def checkpoints(tmp_path, toy_tokenizers):
     """One tiny checkpoint of every attention type, its card already holding a test score."""
     folder = tmp_path / "checkpoints"
-    for attention in ATTENTION_TYPES:
+    for attention in MODEL_KINDS:
         save_checkpoint(folder / f"tiny-{attention}", tiny_model(attention), *toy_tokenizers)
         write_model_card(folder / f"tiny-{attention}", test_results={
             "bleu": 1.5, "chrf": 9.0, "n": 3, "beam": 5, "dataset": "toy.tsv", "by_length": {}, "command": "evaluate"})
@@ -25,7 +25,7 @@ def test_every_card_records_its_speed_and_the_models_timed_beside_it(checkpoints
     threads = torch.get_num_threads()  # this process's own: the test leaves it as it was
     main([*sorted(str(path) for path in checkpoints.iterdir()), "--runs", "3", "--warmup", "1", "--threads", str(threads), "--card"])
     printed = capsys.readouterr().out
-    names = {f"tiny-{attention}" for attention in ATTENTION_TYPES}
+    names = {f"tiny-{attention}" for attention in MODEL_KINDS}
     rows = {model.key: summary(model) for model in load_models(checkpoints, device=DEVICE)[0]}
     for name in names:
         card = ModelCard.load(checkpoints / name / "README.md")

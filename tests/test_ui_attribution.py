@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from attn_demo.alignment import words_view
-from attn_demo.config import ATTENTION_TYPES
+from attn_demo.config import MODEL_KINDS
 from attn_demo.figures import label
 from attn_demo.ui.attribution import AttributionSection
 from conftest import plotly_figure, untyped
@@ -12,7 +12,7 @@ from conftest import plotly_figure, untyped
 SENTENCE = "I see the red cat."
 
 
-@pytest.mark.parametrize("attention", ATTENTION_TYPES)
+@pytest.mark.parametrize("attention", MODEL_KINDS)
 def test_attribution_is_drawn_for_every_model_and_compared_with_alpha_where_there_is_one(section, attention):
     state = section.translate(SENTENCE, 2, False, "pieces", f"tiny-{attention}", "tiny-bahdanau").state
     grid, note, other_grid, other_note, bars = AttributionSection(section.models).show(state, "input-x-gradient", False, "pieces")
@@ -34,7 +34,7 @@ def test_attribution_is_drawn_for_every_model_and_compared_with_alpha_where_ther
 
 
 
-@pytest.mark.parametrize("attention", ATTENTION_TYPES)
+@pytest.mark.parametrize("attention", MODEL_KINDS)
 def test_attribution_on_screen_is_redrawn_by_word_with_the_method_it_was_drawn_with(section, attention):
     state = section.translate(SENTENCE, 1, False, "pieces", f"tiny-{attention}", "tiny-bahdanau").state
     attribution = AttributionSection(section.models)

@@ -3,7 +3,7 @@ import gradio as gr
 import numpy as np
 import pytest
 
-from attn_demo.config import ATTENTION_TYPES
+from attn_demo.config import MODEL_KINDS
 from attn_demo.figures import label
 from attn_demo.search import Penalties
 from attn_demo.ui.explore import NOT_SHOWN, ExploreSection
@@ -12,7 +12,7 @@ from conftest import plotly_figure, untyped
 SENTENCE = "I see the red cat."
 
 
-@pytest.mark.parametrize("attention", ATTENTION_TYPES)
+@pytest.mark.parametrize("attention", MODEL_KINDS)
 def test_the_explorer_shows_the_beam_and_answers_what_if_with_the_models_numbers(section, attention):
     explore, key = ExploreSection(section.models), f"tiny-{attention}"
     state = section.translate(SENTENCE, 1, False, "pieces", "tiny-bahdanau", "tiny-luong-general").state
@@ -64,7 +64,7 @@ def test_the_explorer_shows_the_beam_and_answers_what_if_with_the_models_numbers
 
 
 
-@pytest.mark.parametrize("attention", ATTENTION_TYPES)
+@pytest.mark.parametrize("attention", MODEL_KINDS)
 def test_the_explorer_forgets_its_beam_when_another_sentence_is_translated(section, attention):
     explore, key = ExploreSection(section.models), f"tiny-{attention}"
     state = section.translate(SENTENCE, 1, False, "pieces", "tiny-bahdanau", "tiny-luong-general").state

@@ -5,9 +5,10 @@ import json
 import numpy as np
 import pytest
 
-from attn_demo.config import ATTENTION_TYPES
+from attn_demo.config import MODEL_KINDS
 from attn_demo.ui.page import NO_GRID
 from attn_demo.ui.translate import client_reply, data_line, equations_markdown
+from attn_demo.views import grid_note
 from conftest import plotly_figure, untyped
 
 SENTENCE = "I see the red cat."
@@ -20,12 +21,12 @@ def sides(reply) -> dict:
 
 
 def test_the_pickers_offer_every_checkpoint_with_its_type(section, models):
-    assert [key for _, key in section.models.choices()] == [model.key for model in models] and len(models) == len(ATTENTION_TYPES) + 1
+    assert [key for _, key in section.models.choices()] == [model.key for model in models] and len(models) == len(MODEL_KINDS) + 1
     assert ("Luong (general) — another", "another") in section.models.choices()
 
 
 
-@pytest.mark.parametrize("attention", ATTENTION_TYPES)
+@pytest.mark.parametrize("attention", MODEL_KINDS)
 def test_every_view_works_for_every_attention_type_beside_bahdanau(section, attention):
     key = f"tiny-{attention}"
     outputs = section.translate(SENTENCE, 1, False, "pieces", key, "tiny-bahdanau")
@@ -41,9 +42,11 @@ def test_every_view_works_for_every_attention_type_beside_bahdanau(section, atte
     else:
         figure = shown["left"]["grid"]
         np.testing.assert_array_equal(plotly_figure(figure).data[0].z, result.attention)
-        assert shown["left"]["note"] == "" and f"(B, S, {model.kind.keys(model.translator.config)})" in shown["left"]["equations"]
+        keys = model.kind.keys(model.translator.config)
+        assert (f"(B, L, 2, H, S, {keys})" if model.kind.heads else f"(B, S, {keys})") in shown["left"]["equations"]
+        assert shown["left"]["note"] == grid_note(model)  # a Transformer's says which grid it is; a GRU's is empty
     words = section.grids(state, False, "words")
-    assert words[1] == (NO_GRID if attention == "none" else "")  # the words view leaves the baseline out, with the note
+    assert words[1] == (NO_GRID if attention == "none" else grid_note(model))  # the baseline's note says why it has none
 
     payload = untyped(json.loads(json.dumps(section.step_data(state))))  # as the page receives it
     left = payload["views"][0]

@@ -3,11 +3,13 @@ import html
 import re
 
 import numpy as np
+import pytest
 
-from attn_demo.alignment import piece_words
+from attn_demo.alignment import grid_name, piece_words
 from attn_demo.catalogue import load_models
 from attn_demo.checkpoint import save_checkpoint
-from attn_demo.views import NO_COVERAGE, NOT_MARKED, coverage_marks, coverage_row, grid_figure, step_data
+from attn_demo.views import (NO_COVERAGE, NOT_MARKED, coverage_marks, coverage_row, grid_figure, grid_note, read_pick,
+                             step_data)
 from conftest import DEVICE, plotly_figure, tiny_model
 
 
@@ -67,3 +69,52 @@ def test_the_coverage_row_marks_the_words_below_the_threshold_the_card_chose_and
     assert coverage_marks(model, view) is None
     monkeypatch.setattr(model.translator, "marks", None)  # not measured: the row alone
     assert "coverage-note" not in coverage_row(model, view) and coverage_marks(model, view) is None
+
+
+@pytest.fixture(scope="module")
+def transformer(tmp_path_factory, toy_tokenizers):
+    """A tiny Transformer served as the page serves one (2 decoder layers of 3 heads), and its view of a sentence."""
+    folder = tmp_path_factory.mktemp("transformer")
+    save_checkpoint(folder / "t", tiny_model("transformer", seed=5), *toy_tokenizers)
+    model = load_models(folder, device=DEVICE)[0][0]
+    return model, model.view("I see the red cat.", 1)
+
+
+@pytest.mark.parametrize("text, pick", [
+    ("", None), ("1.1", (0, 0)), ("2.3", (1, 2)), ("2.mean", (1, None)), ("1.mean", (0, None)),
+    ("3.1", None), ("1.4", None), ("0.1", None), ("1.0", None), ("-1.1", None), ("1", None), ("1.1.1", None),
+    ("a.b", None), ("x" * 10_000, None),
+])
+def test_a_pick_names_a_layer_and_head_of_this_model_or_none(transformer, text, pick):
+    """The page's "layer.head" from 1; anything else (a forged value, another model's layer) is the shown grid."""
+    model, _ = transformer
+    assert read_pick(model, text) == pick
+
+
+def test_a_model_without_heads_has_no_pick(tmp_path, toy_tokenizers):
+    save_checkpoint(tmp_path / "a", tiny_model("luong-dot"), *toy_tokenizers)
+    model = load_models(tmp_path, device=DEVICE)[0][0]
+    assert read_pick(model, "1.1") is None and grid_note(model) == ""
+
+
+@pytest.mark.parametrize("pick", [(0, 0), (1, 2), (0, None), (1, None)])
+def test_a_picked_grid_and_its_coverage_are_that_heads_alpha(transformer, pick):
+    model, view = transformer
+    result = view["result"]
+    alpha = result.heads.cross[pick[0]].mean(0) if pick[1] is None else result.heads.cross[pick]
+    figure = plotly_figure(grid_figure(model, view, False, pick=pick))
+    np.testing.assert_allclose(figure.data[0].z, alpha, rtol=1e-6, atol=1e-7)  # a head's exactly; a mean's to float32
+    assert grid_name(*pick) in figure.layout.title.text
+    cells = re.findall(r'title="C = ([0-9.]+)"', coverage_row(model, view, pick=pick))
+    np.testing.assert_allclose([float(c) for c in cells], alpha.sum(0), atol=5e-4)  # written with 3 decimals
+    assert grid_name(*pick).capitalize() in grid_note(model, pick)
+
+
+def test_the_shown_grid_is_the_configs_and_its_note_says_why(transformer):
+    model, view = transformer
+    result, config = view["result"], model.translator.config
+    assert result.heads.shown == (config.layer_shown, config.shown_head) == (0, None)  # 2 layers: the penultimate's mean
+    np.testing.assert_array_equal(plotly_figure(grid_figure(model, view, False)).data[0].z, result.attention)
+    np.testing.assert_array_equal(plotly_figure(grid_figure(model, view, False, pick=(0, None))).data[0].z, result.attention)
+    assert "not yet measured" in grid_note(model) and "Garg et al. 2019" in grid_note(model)
+    assert grid_note(model, (1, 2)).startswith("**Layer 2, head 3**, picked")

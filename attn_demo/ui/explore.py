@@ -58,8 +58,8 @@ def hypothesis_table(hypotheses) -> str:
 def on_one_map(views: list[tuple]) -> dict:
     """The step views of one sentence's translations [(title, Translation, steps whose α was set by
     hand)] (views.step_views); one projection for all, from their shared annotations, so their c_t
-    land on the same map."""
-    projection = pca_projection(views[0][1].encoder_states)
+    land on the same map; none for a Transformer's, whose heads weigh the v_j, not the h_j (steps.step_payload)."""
+    projection = None if views[0][1].heads is not None else pca_projection(views[0][1].encoder_states)
     return step_views([(title, result, projection, forced) for title, result, forced in views])
 
 

@@ -1,8 +1,8 @@
 """A decoder-step scrubber and the step views it drives, bound to one page element: the Python side
 of step_views.js's StepGroup. A section renders the scrubber inside its element and puts slots
-(step_slot, and network_slot for a network view) beside it; one payload (attn_demo.steps.step_payload,
-one view per slot, in order) then fills the slots, and every step is drawn in the browser, without
-asking the server again."""
+(step_slot, and network_slot for a network view; heads_slot, self_attention_slot and pick_slot for a
+Transformer's heads) beside it; one payload (attn_demo.steps.step_payload, one view per slot, in order)
+then fills the slots, and every step is drawn in the browser, without asking the server again."""
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +11,9 @@ import gradio as gr
 
 HERE = Path(__file__).parent
 # defines window.attnSteps when the page loads; network_view.js adds the network view, drawn with step_views.js's helpers
-STEP_VIEWS_JS = "() => { (%s)(); (%s)(); }" % ((HERE / "step_views.js").read_text(), (HERE / "network_view.js").read_text())
+# and heads_view.js the views of a Transformer's heads
+STEP_VIEWS_JS = "() => { (%s)(); (%s)(); (%s)(); }" % tuple((HERE / name).read_text() for name in
+                                                             ("step_views.js", "network_view.js", "heads_view.js"))
 STEP_VIEWS_CSS = (HERE / "step_views.css").read_text()
 
 
@@ -23,6 +25,23 @@ def step_slot(elem_id: str) -> gr.HTML:
 def network_slot(elem_id: str) -> gr.HTML:
     """Where network_view.js draws one model's network view."""
     return gr.HTML(elem_id=elem_id, elem_classes="attn-network-slot")
+
+
+def heads_slot(elem_id: str) -> gr.HTML:
+    """Where heads_view.js draws one model's Layer and Head controls and the cross-attention of its every head."""
+    return gr.HTML(elem_id=elem_id, elem_classes="attn-heads-slot")
+
+
+def self_attention_slot(elem_id: str) -> gr.HTML:
+    """Where heads_view.js draws one model's encoder and decoder self-attention for its picked layer and head."""
+    return gr.HTML(elem_id=elem_id, elem_classes="attn-self-slot")
+
+
+def pick_slot(elem_id: str) -> gr.Textbox:
+    """Where heads_view.js writes the grid a side's Layer and Head pick, "layer.head" from 1 (views.read_pick), for
+    the server's events that draw it; not shown (page CSS)."""
+    return gr.Textbox("", label="Layer and head picked", elem_id=elem_id, elem_classes="attn-pick-slot", container=False,
+                      max_length=20)
 
 
 @dataclass(frozen=True)

@@ -120,9 +120,6 @@
       this.attends = model.weights !== null;  // false: the no-attention baseline, one fixed c
       this.contexts = floats(model.contexts);
       this.annotations = floats(model.annotations);
-      this.points = floats(model.points);
-      this.centres = floats(model.centres);
-      const S = this.source.length, D = this.contexts[0].length;
 
       container.textContent = "";
       const root = node("div", { class: "attn-step-view" }, container);
@@ -131,8 +128,14 @@
       this.title = node("div", { class: "attn-step-title" }, root);
       this.caption = node("div", { class: "attn-step-caption" }, root);
       this.tooltip = node("div", { class: "attn-tooltip", role: "tooltip" }, root);
-      const width = Math.max(container.clientWidth, 240);
+      this.panels(root, Math.max(container.clientWidth, 240));
+    }
 
+    // The panels under the title and caption, for the container's width.
+    panels(root, width) {
+      const model = this.model, S = this.source.length, D = this.contexts[0].length;
+      this.points = floats(model.points);
+      this.centres = floats(model.centres);
       if (this.attends) {
         this.queries = floats(model.queries);
         this.scores = floats(model.scores);
@@ -485,16 +488,43 @@
       const table = colourTable(this.payload.colorscale);
       const slots = [...this.root.querySelectorAll(".attn-step-slot")];
       const networks = [...this.root.querySelectorAll(".attn-network-slot")];
+      const { HeadStepView, HeadsView, SelfAttentionView, readPick } = window.attnSteps;
+      const picks = [...this.root.querySelectorAll(".attn-pick-slot textarea, .attn-pick-slot input")];
+      const kinds = [[".attn-heads-slot", HeadsView], [".attn-self-slot", SelfAttentionView]];
+      this.picks = this.payload.views.map((model, k) => readPick(model, picks[k] ? picks[k].value : ""));
       this.payload.views.forEach((model, k) => {
-        if (slots[k]) {
-          this.views.push(new StepView(slots[k], model, table, this.large));
-          this.watch(slots[k]);
-        }
-        if (networks[k]) {
-          this.views.push(new window.attnSteps.NetworkView(networks[k], model, this.large));
-          this.watch(networks[k]);
+        const add = (view, container) => {
+          view.k = k;
+          view.pick = this.picks[k];
+          this.views.push(view);
+          this.watch(container);
+        };
+        if (slots[k]) add(new (model.heads ? HeadStepView : StepView)(slots[k], model, table, this.large), slots[k]);
+        const Network = model.heads ? window.attnSteps.LayerOrderView : window.attnSteps.NetworkView;
+        if (networks[k]) add(new Network(networks[k], model, this.large), networks[k]);
+        for (const [selector, View] of kinds) {
+          const container = this.root.querySelectorAll(selector)[k];
+          if (container) add(new View(container, model, this.payload, this.large, (pick) => this.pickGrid(k, pick)), container);
         }
       });
+    }
+
+    // A Transformer's layer and head picked on view k ({layer, head}, from 0; head null: the mean of the layer's
+    // heads): every view of that model redraws, and the page's pick slot takes it for the server's grid
+    // (ui.step_group.pick_slot), which redraws that side's alignment grid and coverage row.
+    pickGrid(k, pick) {
+      this.picks[k] = pick;
+      for (const view of this.views) {
+        if (view.k !== k) continue;
+        view.pick = pick;
+        if (view.repick) view.repick();
+        view.show(this.t);
+      }
+      const box = [...this.root.querySelectorAll(".attn-pick-slot textarea, .attn-pick-slot input")][k];
+      if (box) {
+        box.value = window.attnSteps.pickText(pick);
+        box.dispatchEvent(new Event("input", { bubbles: true }));
+      }
     }
 
     // Attributions asked for on the page, one per view ({label, source, target, scores} or null): drawn
@@ -584,7 +614,7 @@
       if (!groups.has(id) || groups.get(id).root !== root) groups.set(id, new StepGroup(root));
       return groups.get(id);
     },
-    // what network_view.js draws with (it sets window.attnSteps.NetworkView)
-    draw: { floats, node, svgNode, write, textWidth, SIZES, HIGHLIGHT, MUTED },
+    // what network_view.js and heads_view.js draw with (they set window.attnSteps.NetworkView, HeadStepView, …)
+    draw: { floats, node, svgNode, write, textWidth, colourTable, running, paint, SIZES, HIGHLIGHT, MUTED, StepView },
   };
 }

@@ -17,14 +17,15 @@ import gradio as gr
 import numpy as np
 import orjson
 
+from attn_demo.attention import KINDS
 from attn_demo.coverage import LONG_WORDS, unseen_words
 from attn_demo.examples import EXAMPLES
 from attn_demo.ui.page import HIDDEN_WHEN_EMPTY, LATEX, SIDES, ModelsOnPage, grid_values
 from attn_demo.ui.share import read_link
-from attn_demo.ui.step_group import StepGroup, network_slot, step_slot
+from attn_demo.ui.step_group import StepGroup, heads_slot, network_slot, pick_slot, self_attention_slot, step_slot
 from attn_demo.ui.trace_files import TraceFiles
 from attn_demo.tokenizer import named, normalise_english
-from attn_demo.views import coverage_marks, coverage_row, grid_figure, step_data, steps_of
+from attn_demo.views import coverage_marks, coverage_row, grid_figure, grid_note, read_pick, step_data, steps_of
 
 UNITS = ("pieces", "words")  # what the alignment grids show: SentencePiece pieces, or whole words
 CONCURRENCY = 48  # requests in /translate at once; they wait on the decoding workers (catalogue.Model)
@@ -51,7 +52,7 @@ class Side:
     equations: str
     text: str = ""
     grid: object = None  # the alignment grid as gr.Plot's value (ui.page.plot), None without one
-    note: str = ""  # under the grid: why there is none
+    note: str = ""  # under the grid: why there is none, or which of a Transformer's grids it is
     coverage: str = ""  # the coverage row (views.coverage_row)
 
 
@@ -82,15 +83,26 @@ def replying(handler: Callable) -> Callable:
 
 
 def equations_markdown(model) -> str:
-    """The picked model's attention, from its type's description, with this checkpoint's sizes."""
+    """The picked model's attention, from its type's description, with this checkpoint's sizes; for a kind that
+    grows from another (KINDS' grows_from), the bridge from that kind's score and what changed."""
     kind, config = model.kind, model.translator.config
-    sizes = f"Sizes: H = {config.dec_hidden_size}, D = {config.annotation_size}"
     if not model.has_attention:
-        return f"{kind.context}\n\n{sizes}; c has D = {config.annotation_size} numbers for a sentence of any length."
-    return (f"$${kind.score}$$\n"
-            r"$$\alpha_{tj} = \frac{\exp e_{tj}}{\sum_k \exp e_{tk}} \qquad c_t = \sum_j \alpha_{tj} h_j$$"
-            f"\n\n{kind.context}\n\n{sizes}; the keys, computed once per sentence from the $h_j$, are "
-            f"(B, S, {kind.keys(config)}).")
+        return (f"{kind.context}\n\nSizes: H = {config.dec_hidden_size}, D = {config.annotation_size}; c has "
+                f"D = {config.annotation_size} numbers for a sentence of any length.")
+    if kind.heads:
+        sizes = (f"Sizes: D = {config.d_model}, H = {config.heads} heads of d_k = {kind.keys(config)}, L = {config.dec_layers} "
+                 f"decoder layers ({config.enc_layers} encoder); each layer's keys and values, computed once per sentence "
+                 f"from the $h_j$, are (B, L, 2, H, S, {kind.keys(config)}).")
+    else:
+        sizes = (f"Sizes: H = {config.dec_hidden_size}, D = {config.annotation_size}; the keys, computed once per "
+                 f"sentence from the $h_j$, are (B, S, {kind.keys(config)}).")
+    text = (f"$${kind.score}$$\n"
+            f"$$\\alpha_{{tj}} = \\frac{{\\exp e_{{tj}}}}{{\\sum_k \\exp e_{{tk}}}} \\qquad {kind.combine}$$"
+            f"\n\n{kind.context}\n\n{sizes}")
+    if kind.grows_from:
+        before, changes = kind.grows_from
+        text += f"\n\n**From {KINDS[before].title}**, $${KINDS[before].score}$$\n{changes}"
+    return text
 
 
 def heading_markdown(model) -> str:
@@ -175,30 +187,33 @@ class TranslateSection:
             for key in set(self.models.opening.values()):
                 self.models[key].view(example, 1)
 
-    def grid(self, model, view, large, unit="pieces") -> dict:
+    def grid(self, model, view, large, unit="pieces", grid_pick: str = "") -> dict:
         """A model's alignment grid, its note and its coverage row, by GRID_FIELDS: without attention, no grid
-        and a note saying why (ui.page.grid_values)."""
-        grid, note = grid_values(grid_figure(model, view, large, unit))
-        return {"grid": grid, "note": note, "coverage": coverage_row(model, view, unit)}
+        and a note saying why (ui.page.grid_values); a Transformer's, the grid its Layer and Head pick (views.read_pick)."""
+        pick = read_pick(model, grid_pick)
+        grid, note = grid_values(grid_figure(model, view, large, unit, pick))
+        return {"grid": grid, "note": note or grid_note(model, pick), "coverage": coverage_row(model, view, unit, pick)}
 
-    def side(self, model, view, large, unit) -> Side:
+    def side(self, model, view, large, unit, grid_pick: str = "") -> Side:
         """One side of the page: the model's heading and equations, and its translation of the sentence (if any)."""
         if view is None:
             return Side(heading_markdown(model), equations_markdown(model))
-        return Side(heading_markdown(model), equations_markdown(model), view["result"].text, **self.grid(model, view, large, unit))
+        return Side(heading_markdown(model), equations_markdown(model), view["result"].text,
+                    **self.grid(model, view, large, unit, grid_pick))
 
-    def reply(self, state, picks: dict, status: str, large: bool, unit: str) -> Reply:
+    def reply(self, state, picks: dict, status: str, large: bool, unit: str, grid_picks: dict | None = None) -> Reply:
         """What a translation (or a refusal, state None) puts on the page."""
-        views = state["views"] if state else {}
-        sides = {side: self.side(self.models[picks[side]], views.get(side), large, unit) for side in SIDES}
+        views, grid_picks = (state["views"] if state else {}), grid_picks or {}
+        sides = {side: self.side(self.models[picks[side]], views.get(side), large, unit, grid_picks.get(side, ""))
+                 for side in SIDES}
         return Reply(state, status, sides, gr.update(value=1, maximum=max(2, steps_of(self.models.sides(state))) if state else 2))
 
     def translate(self, text: str, beam_size: float, large: bool, unit: str = "pieces", left: str | None = None,
-                  right: str | None = None) -> Reply:
+                  right: str | None = None, left_grid: str = "", right_grid: str = "") -> Reply:
         """Translate with the picked models: the session state, the status (a refusal, or the
         characters read as <unk>), each side's heading, equations, translation, grid and grid note,
         and the step slider. The step views follow in a chained event (step_data), so the
-        translation shows sooner."""
+        translation shows sooner. left_grid, right_grid: a Transformer's grid to show (views.read_pick)."""
         picks = {"left": left or self.models.opening["left"], "right": right or self.models.opening["right"]}
         unknown = [key for key in picks.values() if key not in self.models]
         if unknown:
@@ -210,14 +225,15 @@ class TranslateSection:
             return self.reply(None, picks, f"⚠️ {html.escape(str(error))}", large, unit)
         state = {"text": text, "beam_size": int(beam_size), "picks": picks, "views": views}
         notices = (unknown_notice(views), unseen_notice(text, [self.models[key] for key in picks.values()]))
-        return self.reply(state, picks, "\n\n".join(notice for notice in notices if notice), large, unit)
+        return self.reply(state, picks, "\n\n".join(notice for notice in notices if notice), large, unit,
+                          {"left": left_grid, "right": right_grid})
 
-    def repick(self, state, large: bool, unit: str, left: str, right: str) -> Reply:
+    def repick(self, state, large: bool, unit: str, left: str, right: str, left_grid: str = "", right_grid: str = "") -> Reply:
         """A picker changed: the session's sentence with the new pair of models. The model kept on
         the other side answers from its cache, so only the new pick decodes."""
         if not state:
             return self.translate_nothing(large, unit, left, right)
-        return self.translate(state["text"], state["beam_size"], large, unit, left, right)
+        return self.translate(state["text"], state["beam_size"], large, unit, left, right, left_grid, right_grid)
 
     def translate_nothing(self, large: bool, unit: str, left: str, right: str) -> Reply:
         """Before any translation: the picked models' headings and equations, nothing else."""
@@ -248,13 +264,24 @@ class TranslateSection:
         student waits for costs the framework more than either does (BENCHMARKS.md)."""
         return self.step_data(state), self.trace_file(state)
 
-    def grids(self, state, large, unit="pieces") -> list:
+    def grids(self, state, large, unit="pieces", left_grid: str = "", right_grid: str = "") -> list:
         """Both sides' alignment grids, notes and coverage rows (GRID_FIELDS a side), redrawn from the session;
         nothing before a translation."""
         if not state:
             return [gr.update()] * len(GRID_FIELDS) * len(SIDES)
-        redrawn = [self.grid(model, view, large, unit) for model, view in self.models.sides(state)]
+        redrawn = [self.grid(model, view, large, unit, pick)
+                   for (model, view), pick in zip(self.models.sides(state), (left_grid, right_grid))]
         return [side[field] for side in redrawn for field in GRID_FIELDS]
+
+    def side_grid(self, side: str):
+        """The handler redrawing one side's grid, note and coverage row when its Layer or Head changes (GRID_FIELDS)."""
+        def redraw(state, large, unit, grid_pick: str = "") -> list:
+            if not state:
+                return [gr.update()] * len(GRID_FIELDS)
+            model = self.models.picked(state, side)
+            drawn = self.grid(model, state["views"][side], large, unit, grid_pick)
+            return [drawn[field] for field in GRID_FIELDS]
+        return redraw
 
     def render(self, large_text: gr.Checkbox) -> "TranslateControls":
         """The section's components and events, inside the page's gr.Blocks; large_text is the page's
@@ -270,30 +297,36 @@ class TranslateSection:
         gr.Markdown(data_line(self.models), elem_id="training-data")
         status = gr.Markdown(elem_id="status")
         opening = self.translate_nothing(False, "pieces", self.models.opening["left"], self.models.opening["right"]).sides
-        pickers, sides = [], {}
-        with gr.Row():
-            for side in SIDES:
-                with gr.Column():
-                    pickers.append(gr.Dropdown(self.models.choices(), value=self.models.opening[side], label="Model",
-                                               elem_id=f"{side}-model"))
-                    sides[side] = {
-                        "heading": gr.Markdown(opening[side].heading, elem_id=f"{side}-heading"),
-                        "text": gr.Textbox(label="French", interactive=False, elem_classes="translation", elem_id=f"{side}-text"),
-                        "grid": gr.Plot(label="Alignment grid", show_label=False, elem_id=f"{side}-grid"),
-                        "note": gr.Markdown(elem_id=f"{side}-grid-note", elem_classes=HIDDEN_WHEN_EMPTY,
-                                            latex_delimiters=LATEX),
-                        "coverage": gr.HTML(elem_id=f"{side}-coverage"),
-                        "equations": opening[side].equations}
-        # under the translations, so that a phone's first screen shows one (the page opens translated)
-        unit = gr.Radio(list(UNITS), value="pieces", label="Alignment grids by", elem_id="grid-unit",
-                        info="By word: an English word's α is the sum of its pieces' α (the attention on the "
-                             "word); a French word's row is the mean of its pieces' rows, so rows still sum to 1.")
-        gr.Examples(EXAMPLES, inputs=source_box, label="Examples worth watching")
-        gr.Markdown("## Decoder steps: how each context vector $c_t$ is formed\nShapes are printed as an "
-                    "implementer sees them for this sentence: B sentences in the batch (1 here), S English pieces "
-                    "(&lt;/s&gt; included), H the size of a decoder state $s_t$, D the size of an annotation $h_j$.",
-                    latex_delimiters=LATEX)
-        with gr.Column(elem_id=STEPS.element_id):  # step_views.js binds this section's step views to this element
+        pickers, sides, grid_picks = [], {}, []
+        # step_views.js binds this section's step views, and heads_view.js its heads views, to this element
+        with gr.Column(elem_id=STEPS.element_id):
+            with gr.Row():
+                for side in SIDES:
+                    with gr.Column():
+                        pickers.append(gr.Dropdown(self.models.choices(), value=self.models.opening[side], label="Model",
+                                                   elem_id=f"{side}-model"))
+                        sides[side] = {
+                            "heading": gr.Markdown(opening[side].heading, elem_id=f"{side}-heading"),
+                            "text": gr.Textbox(label="French", interactive=False, elem_classes="translation",
+                                               elem_id=f"{side}-text"),
+                            "grid": gr.Plot(label="Alignment grid", show_label=False, elem_id=f"{side}-grid"),
+                            "note": gr.Markdown(elem_id=f"{side}-grid-note", elem_classes=HIDDEN_WHEN_EMPTY,
+                                                latex_delimiters=LATEX),
+                            "coverage": gr.HTML(elem_id=f"{side}-coverage"),
+                            "equations": opening[side].equations}
+                        heads_slot(f"{side}-heads")
+                        self_attention_slot(f"{side}-self-attention")
+                        grid_picks.append(pick_slot(f"{side}-grid-pick"))
+            # under the translations, so that a phone's first screen shows one (the page opens translated)
+            unit = gr.Radio(list(UNITS), value="pieces", label="Alignment grids by", elem_id="grid-unit",
+                            info="By word: an English word's α is the sum of its pieces' α (the attention on the "
+                                 "word); a French word's row is the mean of its pieces' rows, so rows still sum to 1.")
+            gr.Examples(EXAMPLES, inputs=source_box, label="Examples worth watching")
+            gr.Markdown("## Decoder steps: how each context vector $c_t$ is formed\nShapes are printed as an "
+                        "implementer sees them for this sentence: B sentences in the batch (1 here), S English pieces "
+                        "(&lt;/s&gt; included), H the size of a decoder state $s_t$, D the size of an annotation $h_j$; "
+                        "for a Transformer, H heads of size $d_k$ and D the size of its $x_t$ and $h_j$.",
+                        latex_delimiters=LATEX)
             step_slider = STEPS.scrubber()
             with gr.Row():
                 for side in SIDES:
@@ -324,17 +357,21 @@ class TranslateSection:
             drawn = steps.then(None, [steps_json, large_text], None, js=STEPS.load, api_name=f"{prefix}load_steps")
             return steps, drawn
 
-        translate_inputs = [source_box, beam_slider, large_text, unit, *pickers]
+        translate_inputs = [source_box, beam_slider, large_text, unit, *pickers, *grid_picks]
         with_steps(gr.on([translate_button.click, source_box.submit], replying(self.translate), translate_inputs, outputs,
                          api_name="translate", concurrency_limit=CONCURRENCY, show_progress_on=progress_on), "")
-        with_steps(gr.on([picker.input for picker in pickers], replying(self.repick), [session, large_text, unit, *pickers], outputs,
+        with_steps(gr.on([picker.input for picker in pickers], replying(self.repick), [session, large_text, unit, *pickers, *grid_picks], outputs,
                          api_name="pick_model", concurrency_limit=CONCURRENCY, show_progress_on=progress_on), "pick_")
         # a redraw from the session decodes nothing: it skips the queue, as the step data does (a class switching to
         # words together pays one HTTP request each), and shows no progress: it would draw the baseline's empty grid
-        unit.change(self.grids, [session, large_text, unit], grid_outputs, api_name="grid_unit", queue=False,
+        unit.change(self.grids, [session, large_text, unit, *grid_picks], grid_outputs, api_name="grid_unit", queue=False,
                     show_progress="hidden")
-        large_text.change(self.grids, [session, large_text, unit], grid_outputs, api_name="restyle", queue=False,
+        large_text.change(self.grids, [session, large_text, unit, *grid_picks], grid_outputs, api_name="restyle", queue=False,
                           show_progress="hidden")
+        for side, grid_pick in zip(SIDES, grid_picks):  # a Transformer's Layer or Head, picked in the browser
+            grid_pick.change(self.side_grid(side), [session, large_text, unit, grid_pick],
+                             [sides[side][field] for field in GRID_FIELDS], api_name=f"{side}_grid", queue=False,
+                             show_progress="hidden")
         large_text.change(None, large_text, None, js=STEPS.relayout, api_name="relayout_steps")
         grids_svg.click(None, None, None, js=GRIDS_AS_SVG, api_name="grids_svg")
 
