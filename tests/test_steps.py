@@ -5,9 +5,11 @@ import pytest
 
 from attn_demo.attention import KINDS
 from attn_demo.config import ATTENTION_TYPES
-from attn_demo.steps import EOS_NOTE, VECTOR_COLORSCALE, latex_parts, pca_projection, project, step_payload, symbol_parts
-from attn_demo.translator import Translation
-from conftest import untyped
+from attn_demo.steps import (EOS_NOTE, NO_HEADS, NO_SELF_ATTENTION, VECTOR_COLORSCALE, latex_parts, pca_projection, project,
+                             step_payload, symbol_parts)
+from attn_demo.checkpoint import save_checkpoint
+from attn_demo.translator import Translation, Translator
+from conftest import tiny_model, untyped
 
 SOURCE = ["▁the", "▁<img", "▁src=x", "▁the", "</s>"]  # S = 5, a repeated piece and markup
 TARGET = ["▁le", "▁<b>", "</s>"]  # T = 3
@@ -112,3 +114,23 @@ def test_pca_projection_spans_the_top_two_principal_directions(size):
     # fails for a basis that is off by a rounding of float32 (~1e-7)
     np.testing.assert_allclose(basis.T @ basis, np.diag([1.0] * rank + [0.0] * (2 - rank)), atol=1e-12)
     np.testing.assert_allclose(basis @ basis.T, vt[:rank].T @ vt[:rank], atol=1e-12)  # same subspace as the SVD
+
+
+def test_a_transformers_payload_carries_every_head_exactly_and_no_2d_map(toy_tokenizers, tmp_path):
+    """The heads, self-attention and step views draw from these numbers: the model's own, float32, every head."""
+    save_checkpoint(tmp_path / "t", tiny_model("transformer", seed=2), *toy_tokenizers)
+    result = Translator(tmp_path / "t", "cpu").translate("I see the red cat.")
+    sent = untyped(json.loads(json.dumps(step_payload("T", result, None))))
+    heads = sent["heads"]
+    for key, field in (("cross", "cross"), ("scores", "cross_scores"), ("queries", "queries"), ("keys", "keys"),
+                       ("values", "values"), ("outputs", "outputs"), ("attended", "attended"), ("encoder", "encoder"),
+                       ("decoder", "decoder")):
+        np.testing.assert_array_equal(heads[key], getattr(result.heads, field), err_msg=key)
+    assert heads["shown"] == list(result.heads.shown) and heads["off"] == []
+    assert sent["points"] is None and sent["centres"] is None  # its heads weigh the v_j: no map of the h_j
+    assert sent["no_heads"] is None and sent["no_self_attention"] is None
+
+
+def test_a_model_without_heads_says_so_in_its_payload():
+    sent = step_payload("m", translation(True), pca_projection(trace()[2]))
+    assert sent["heads"] is None and sent["no_heads"] == NO_HEADS and sent["no_self_attention"] == NO_SELF_ATTENTION

@@ -105,7 +105,7 @@
       this.model = model;
       this.onPick = onPick;
       if (!model.heads) {
-        this.root = lacks(container, payload.no_heads);
+        this.root = lacks(container, model.no_heads);
         return;
       }
       this.read = headsOf(model);
@@ -173,7 +173,7 @@
     constructor(container, model, payload, large) {
       this.model = model;
       if (!model.heads) {
-        this.root = lacks(container, payload.no_self_attention);
+        this.root = lacks(container, model.no_self_attention);
         return;
       }
       this.read = headsOf(model);

@@ -1,0 +1,97 @@
+"""A real browser (Debian's Chromium, driven by Playwright) opens a link with a Transformer on a side, as a teacher
+would, and checks what the page draws of its heads against the model's own numbers."""
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+import torch
+from axe_playwright_python.sync_playwright import Axe
+
+from attn_demo.checkpoint import build_model, save_checkpoint
+from attn_demo.tokenizer import Tokenizer
+from attn_demo.translator import load_translator
+from benchmarks.server import Server
+from conftest import ROOT, tiny_config
+from test_browser import SCREENSHOT_DIR, browser, caption_shows  # noqa: F401 (browser: the fixture)
+
+pytestmark = pytest.mark.browser
+SENTENCE = "The cat sat on the mat."
+KEY = "tiny-transformer"
+WCAG = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}}
+# what heads_view.js drew for a side: the small multiples' α, the self-attention grids, the step view's query
+DRAWN = """(side) => JSON.stringify({
+    cells: [...document.querySelectorAll(`#${side}-heads .attn-head-cell`)].map((b) => [b.getAttribute("aria-label"),
+        b.getAttribute("aria-pressed"), b.querySelector("canvas").attnValues.map((row) => [...row])]),
+    self: [...document.querySelectorAll(`#${side}-self-attention .attn-self-svg`)].map((svg) => svg.attnValues.map((row) => [...row])),
+    query: [...(document.querySelector(`#${side}-step canvas`).attnValues || [[]])[0]],  // drawn for a head, not a mean
+    grid: Array.from(document.querySelector(`#${side}-grid .js-plotly-plot`)._fullData[0].z, (row) => [...row]),
+    title: document.querySelector(`#${side}-step .attn-step-title`).textContent,
+})"""
+
+
+@pytest.fixture(scope="module")
+def transformer_app(tmp_path_factory):
+    """`python app.py` serving the shipped checkpoints and a tiny Transformer on the shipped tokenizers (named in
+    ATTN_DEMO_MODELS, as a user adds one), and that Transformer's translator, to compare the page with."""
+    folder = tmp_path_factory.mktemp("models") / KEY
+    source, target = (Tokenizer(ROOT / "checkpoints" / "luong-en-fr" / f"{side}.model") for side in ("source", "target"))
+    torch.manual_seed(0)
+    config = dataclasses.replace(tiny_config("transformer"), src_vocab_size=len(source), tgt_vocab_size=len(target))
+    save_checkpoint(folder, build_model(config).eval(), source, target)
+    server = Server(ROOT / "app.py", log=folder.parent / "app.log", env={"ATTN_DEMO_MODELS": str(folder)})
+    yield server.url, load_translator(folder, "cpu")
+    server.stop()
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_a_link_opens_a_transformers_heads_and_a_tap_picks_one(browser, transformer_app, width):  # noqa: F811
+    url, translator = transformer_app
+    heads = translator.translate(SENTENCE).heads
+    L, H = heads.cross.shape[:2]
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(f"{url}?q={SENTENCE}&left=luong-en-fr&right={KEY}", wait_until="load")
+    page.wait_for_function(caption_shows("right", "Step 1 of"), timeout=90_000)
+    page.locator("#right-grid .js-plotly-plot").wait_for(timeout=60_000)
+    drawn = json.loads(page.evaluate(DRAWN, "right"))
+    # every layer × (mean, each head) drawn from the model's α, the shown grid pressed
+    assert len(drawn["cells"]) == L * (H + 1)
+    cells = {label.split(":")[0]: (pressed, np.array(alpha)) for label, pressed, alpha in drawn["cells"]}
+    for layer in range(L):
+        np.testing.assert_allclose(cells[f"layer {layer + 1}, mean of heads"][1], heads.cross[layer].mean(0), atol=1e-6)
+        for head in range(H):
+            np.testing.assert_allclose(cells[f"layer {layer + 1}, head {head + 1}"][1], heads.cross[layer, head], atol=1e-7)
+    assert [name for name, (pressed, _) in cells.items() if pressed == "true"] == ["layer 1, mean of heads"]  # config's shown
+    np.testing.assert_allclose(drawn["grid"], heads.cross[0].mean(0), atol=1e-6)
+    assert page.locator("#left-heads").inner_text().startswith("One score, one grid")  # a GRU model says what it lacks
+    assert "No self-attention" in page.locator("#left-self-attention").inner_text()
+    page.screenshot(path=str(SCREENSHOT_DIR / f"transformer-{width}.png"), full_page=True)
+
+    # a tap on a small multiple: the grid, its note, the controls, the self-attention and the step view follow
+    page.get_by_role("button", name="layer 2, head 3", exact=False).click()
+    page.wait_for_function("() => document.querySelector('#right-grid-note').innerText.includes('Layer 2, head 3')",
+                           timeout=30_000)
+    page.wait_for_function(f"() => document.querySelector('#right-grid .js-plotly-plot')._fullData[0].z[0][0] === "
+                           f"{float(heads.cross[1, 2, 0, 0])}", timeout=30_000)
+    drawn = json.loads(page.evaluate(DRAWN, "right"))
+    np.testing.assert_allclose(drawn["grid"], heads.cross[1, 2], atol=1e-7)
+    assert page.get_by_role("combobox", name="Layer", exact=True).input_value() == "1"  # 0-based values, shown from 1
+    assert page.get_by_role("combobox", name="Head", exact=True).input_value() == "2"
+    encoder, decoder = (np.array(grid) for grid in drawn["self"])
+    np.testing.assert_allclose(encoder, heads.encoder[0, 2], atol=1e-7)  # the encoder has one layer: its last
+    np.testing.assert_allclose(decoder, heads.decoder[1, 2], atol=1e-7)
+    assert np.triu(decoder, 1).max() == 0  # masked: a step reads nothing written after it
+    np.testing.assert_allclose(drawn["query"], heads.queries[1, 2, 0], atol=1e-7)  # q_t of step 1
+    assert "layer 2, head 3" in drawn["title"]
+
+    # the Head control picks too, by keyboard: the mean of the layer's heads
+    page.get_by_role("combobox", name="Head", exact=True).select_option("mean")
+    page.wait_for_function("() => document.querySelector('#right-grid-note').innerText.includes('Layer 2, mean of heads')",
+                           timeout=30_000)
+    assert errors == []
+    for region in ("#right-grid", "#right-heads", "#right-self-attention", "#right-step"):
+        violations = Axe().run(page, context=region, options=WCAG).response["violations"]
+        assert [(v["id"], [n["target"] for n in v["nodes"]]) for v in violations if v["impact"] in ("serious", "critical")] == []
+    page.close()
