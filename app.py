@@ -135,7 +135,7 @@ def build_demo(models, notices=(), rooms: Rooms | None = None) -> Page:
             controls = translate.render(large_text)
         with section("share"):
             share.render(controls)
-            export.render(controls.session)
+            export.render(controls.session, controls.grid_picks)
         with section("classroom"):
             classroom.render(demo, controls)
         with section("explore"):

@@ -25,7 +25,8 @@ DRAWN = """(side) => JSON.stringify({
         b.getAttribute("aria-pressed"), b.querySelector("canvas").attnValues.map((row) => [...row])]),
     self: [...document.querySelectorAll(`#${side}-self-attention .attn-self-svg`)].map((svg) => svg.attnValues.map((row) => [...row])),
     query: [...(document.querySelector(`#${side}-step canvas`).attnValues || [[]])[0]],  // drawn for a head, not a mean
-    grid: Array.from(document.querySelector(`#${side}-grid .js-plotly-plot`)._fullData[0].z, (row) => [...row]),
+    grid: Array.from(document.querySelector(`#${side}-grid .js-plotly-plot, #${side}-grid.js-plotly-plot`)._fullData[0].z,
+                     (row) => [...row]),  // the page's grid, or the exported file's
     title: document.querySelector(`#${side}-step .attn-step-title`).textContent,
 })"""
 
@@ -45,7 +46,7 @@ def transformer_app(tmp_path_factory):
 
 
 @pytest.mark.parametrize("width", [1440, 390])
-def test_a_link_opens_a_transformers_heads_and_a_tap_picks_one(browser, transformer_app, width):  # noqa: F811
+def test_a_link_opens_a_transformers_heads_and_a_tap_picks_one(browser, transformer_app, width, tmp_path):  # noqa: F811
     url, translator = transformer_app
     heads = translator.translate(SENTENCE).heads
     L, H = heads.cross.shape[:2]
@@ -85,6 +86,8 @@ def test_a_link_opens_a_transformers_heads_and_a_tap_picks_one(browser, transfor
     assert np.triu(decoder, 1).max() == 0  # masked: a step reads nothing written after it
     np.testing.assert_allclose(drawn["query"], heads.queries[1, 2, 0], atol=1e-7)  # q_t of step 1
     assert "layer 2, head 3" in drawn["title"]
+    if width == 1440:
+        assert_the_export_shows_the_pick(browser, page, tmp_path, heads)
 
     # the Head control picks too, by keyboard: the mean of the layer's heads
     page.get_by_role("combobox", name="Head", exact=True).select_option("mean")
@@ -95,3 +98,21 @@ def test_a_link_opens_a_transformers_heads_and_a_tap_picks_one(browser, transfor
         violations = Axe().run(page, context=region, options=WCAG).response["violations"]
         assert [(v["id"], [n["target"] for n in v["nodes"]]) for v in violations if v["impact"] in ("serious", "critical")] == []
     page.close()
+
+
+def assert_the_export_shows_the_pick(browser, page, folder, heads):  # noqa: F811
+    """The page's exported file, opened offline, draws the layer and head picked on the page from the model's numbers."""
+    page.get_by_role("button", name="Export this translation as one interactive HTML file (works offline)").click()
+    link = page.locator("#export-file a").first
+    link.wait_for(timeout=60_000)
+    path = folder / "export.html"
+    path.write_bytes(page.request.get(link.get_attribute("href")).body())
+    offline = browser.new_page(viewport={"width": 1440, "height": 900})
+    offline.route("**/*", lambda route: route.abort() if not route.request.url.startswith("file:") else route.continue_())
+    offline.goto(f"file://{path}", wait_until="load")
+    offline.wait_for_function(caption_shows("right", "Step 1 of"), timeout=30_000)
+    drawn = json.loads(offline.evaluate(DRAWN, "right"))
+    assert "layer 2, head 3" in drawn["title"]
+    np.testing.assert_allclose(drawn["grid"], heads.cross[1, 2], atol=1e-7)
+    np.testing.assert_allclose(drawn["self"][1], heads.decoder[1, 2], atol=1e-7)
+    offline.close()

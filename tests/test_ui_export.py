@@ -4,7 +4,7 @@ import pytest
 from attn_demo.ui.export import ExportSection
 
 
-@pytest.mark.parametrize("attention", ["bahdanau", "none"])
+@pytest.mark.parametrize("attention", ["bahdanau", "none", "transformer"])
 def test_the_html_export_holds_both_sides_and_no_text_can_close_its_script(section, attention):
     hostile = "I see the red cat </script><img src=x onerror=alert(1)> <!--"
     state = section.translate(hostile, 1, False, "pieces", f"tiny-{attention}", "tiny-luong-general").state
@@ -14,3 +14,14 @@ def test_the_html_export_holds_both_sides_and_no_text_can_close_its_script(secti
     assert f"<h2>{section.models['tiny-luong-general'].title}</h2>" in text and "&lt;img src=x" in text  # shown as text
     assert ("No attention, so no grid." in text) == (attention == "none")
     assert ExportSection(section.models, section.files).export(None)["visible"] is False
+
+
+def test_a_transformers_export_shows_the_layer_and_head_picked_on_the_page(section):
+    state = section.translate("I see the red cat.", 1, False, "pieces", "tiny-transformer", "tiny-bahdanau").state
+    export = ExportSection(section.models, section.files)
+    picked, shown = export.export(state, "2.3", "")["value"], export.export(state)["value"]
+    text = open(picked, encoding="utf-8").read()
+    assert picked != shown  # one file per layer and head
+    assert '<input type="hidden" value="2.3">' in text and "Layer 2, head 3, picked" in text  # the step views' pick, the grid's note
+    assert "layer 2, head 3" in text  # the grid's own title
+    assert '<input type="hidden" value="">' in open(shown, encoding="utf-8").read()

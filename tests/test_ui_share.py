@@ -9,7 +9,7 @@ from PIL import Image
 
 from attn_demo.reach import NETWORK_SWITCH, is_loopback, reach_of
 from attn_demo.ui.page import CONTENTS
-from attn_demo.ui.share import LINK_FIELDS, NOTES, ShareSection, class_address, link, qr_code, read_link
+from attn_demo.ui.share import GRID_FIELDS, LINK_FIELDS, NOTES, ShareSection, class_address, link, qr_code, read_link
 from attn_demo.ui.translate import EXAMPLES, UNITS
 
 PICKS = {"left": "bahdanau-en-fr", "right": "luong-en-fr"}
@@ -46,11 +46,13 @@ def test_a_page_without_a_link_opens_on_the_first_example():
 
 @pytest.mark.parametrize("params, field", [({"left": "<img src=x onerror=alert(1)>"}, "left"), ({"beam": "99"}, "beam"),
                                            ({"beam": "-1"}, "beam"), ({"step": "0"}, "step"), ({"step": "1e9"}, "step"),
-                                           ({"unit": "javascript:alert(1)"}, "unit")])
+                                           ({"unit": "javascript:alert(1)"}, "unit"), ({"left_grid": "2"}, "left grid"),
+                                           ({"right_grid": "2.3<b>"}, "right grid"), ({"right_grid": "9" * 5000}, "right grid")])
 def test_values_that_are_off_fall_back_to_the_defaults_and_are_named(params, field):
     view, problems = read(params)
-    defaults = read({})[0]
-    assert view[field] == defaults[field] and len(problems) == 1 and f"link's {field}" in problems[0]
+    defaults = {**read({})[0], "left grid": None, "right grid": None}
+    assert view.get(field) == defaults[field] and len(problems) == 1 and f"link's {field}" in problems[0]
+    assert len(problems[0]) < 200  # a forged value is named, cut short
 
 
 def test_a_very_long_sentence_is_cut_to_what_the_input_box_takes():
@@ -99,3 +101,14 @@ def test_the_share_button_gives_the_network_link_its_qr_code_and_why():
     assert url["value"] == link("http://192.168.1.23:7860/", q, left, right, beam, step, unit, "quiz")
     assert code["value"] == qr_code(url["value"]) and note == NOTES["network"]
     assert ShareSection().share("http://127.0.0.1:7860/", "quiz", *view)[1] == ""  # not launched by app.py: the page's own
+
+
+def test_a_link_carries_a_transformers_layer_and_head_where_one_is_picked():
+    view = ("http://127.0.0.1:7860/", "I see.", "bahdanau-en-fr", "luong-en-fr", 1, 2, "pieces", "quiz")
+    url = link(*view, "", "2.mean")
+    params = {key: values[0] for key, values in parse_qs(urlsplit(url).query).items()}
+    assert list(params) == [*LINK_FIELDS, GRID_FIELDS[1]] and params["right_grid"] == "2.mean"
+    assert read(params)[0]["right_grid"] == "2.mean" and "left_grid" not in read(params)[0]
+    assert link(*view, "", "") == link(*view) and "grid" not in link(*view)  # a GRU model's link as it always was
+    assert ShareSection().share(*view[:1], "quiz", *view[1:2], 1, "pieces", *view[2:4], 2, "1.3", "")[0]["value"] == \
+        link(*view, "1.3", "")

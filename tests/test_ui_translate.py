@@ -1,13 +1,14 @@
 """The translate section over a catalogue of tiny checkpoints, one of every attention type: every view
 works for every type, the no-attention baseline included, and says plainly what it lacks."""
 import json
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from attn_demo.config import MODEL_KINDS
 from attn_demo.ui.page import NO_GRID
-from attn_demo.ui.translate import client_reply, data_line, equations_markdown
+from attn_demo.ui.translate import LINK_VIEW, client_reply, data_line, equations_markdown
 from attn_demo.views import grid_note
 from conftest import plotly_figure, untyped
 
@@ -114,3 +115,32 @@ def test_words_never_seen_in_training_are_named_and_what_the_models_learned_from
 def test_a_pick_that_does_not_exist_gets_a_message(section):
     outputs = section.translate(SENTENCE, 1, False, "pieces", "<script>", "tiny-bahdanau")
     assert outputs.state is None and outputs.status.startswith("⚠️") and "<script>" not in outputs.status
+
+
+def test_a_link_opens_a_transformers_layer_and_head_and_names_one_it_lacks(section):
+    request = SimpleNamespace(query_params={"q": SENTENCE, "left": "tiny-transformer", "right": "tiny-bahdanau",
+                                            "left_grid": "2.3", "right_grid": "1.1"})
+    view, reply = open_link_view(section, request)
+    model = section.models["tiny-transformer"]
+    assert view["left_grid"] == "2.3" and view["right_grid"] == ""  # a GRU model has no layer 1, head 1: its own grid
+    assert "right grid &#x27;1.1&#x27; is not a layer and head of tiny-bahdanau" in reply["status"]  # escaped
+    result = section.models["tiny-transformer"].view(SENTENCE, 1)["result"]
+    np.testing.assert_array_equal(plotly_figure(reply["left"]["grid"]).data[0].z, result.heads.cross[1, 2])
+    assert reply["left"]["note"] == grid_note(model, (1, 2))
+
+
+def test_a_sides_layer_and_head_redraw_its_grid_alone(section):
+    state = section.translate(SENTENCE, 1, False, "pieces", "tiny-transformer", "tiny-bahdanau").state
+    result = state["views"]["left"]["result"]
+    grid, note, coverage = section.side_grid("left")(state, False, "pieces", "1.2")
+    np.testing.assert_array_equal(plotly_figure(grid).data[0].z, result.heads.cross[0, 1])
+    assert note.startswith("**Layer 1, head 2**") and "coverage-row" in coverage
+    shown = section.side_grid("left")(state, False, "pieces", "<script>")  # forged: the shown grid
+    np.testing.assert_array_equal(plotly_figure(shown[0]).data[0].z, result.attention)
+    assert section.side_grid("right")(state, False, "pieces", "1.2")[1] == ""  # a GRU model: its one grid, no note
+
+
+def open_link_view(section, request) -> tuple[dict, dict]:
+    """What open_link sets on the page: the link's view (LINK_VIEW) and the translation as a client reads it."""
+    values = section.open_link(False, request)
+    return dict(zip(LINK_VIEW, values)), client_reply(values[len(LINK_VIEW) + 1:])

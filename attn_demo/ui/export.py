@@ -2,7 +2,8 @@
 from disk without a network and shows the same numbers as the page: both alignment grids (Plotly,
 its library inlined, each with its text alternative: figure_text.js) and both network and step
 views with their scrubber, drawn by the page's own renderer (step_views.js, network_view.js) from
-the same grids and payload the page receives (attn_demo.views).
+the same grids and payload the page receives (attn_demo.views). A Transformer's side shows the layer and head
+picked on the page: its grid, its coverage row, its self-attention and its step view.
 
 Everything the user typed reaches the file as JSON or escaped text, never as markup."""
 import hashlib
@@ -16,7 +17,7 @@ from attn_demo.figures import to_json
 from attn_demo.ui.page import FIGURE_TEXT_JS, PAGE_CHANGES_JS, SIDES
 from attn_demo.ui.step_group import STEP_VIEWS_CSS, STEP_VIEWS_JS
 from attn_demo.ui.trace_files import TraceFiles
-from attn_demo.views import COVERAGE_CSS, coverage_row, grid_figure, step_data
+from attn_demo.views import COVERAGE_CSS, coverage_row, grid_figure, grid_note, read_pick, step_data
 
 GROUP = "export-steps"  # the element the file's step views are bound to
 PAGE = """<!doctype html>
@@ -57,22 +58,28 @@ group.load(payload, false);
 </script></body></html>
 """
 SIDE = """<div class="side"><h2>{title}</h2><div class="translation">{text}</div><div class="grid" id="{side}-grid">{no_grid}</div>
-<div id="{side}-coverage">{coverage}</div></div>"""
-SLOT = """<div class="side"><div class="attn-network-slot" id="{side}-network"></div><div class="attn-step-slot" id="{side}-step"></div></div>"""
+<p>{note}</p><div id="{side}-coverage">{coverage}</div></div>"""
+# a side's self-attention (heads_view.js) and the layer and head it shows, then its network and step views
+SLOT = """<div class="side"><div class="attn-self-slot" id="{side}-self-attention"></div>
+<div class="attn-pick-slot"><input type="hidden" value="{grid}"></div>
+<div class="attn-network-slot" id="{side}-network"></div><div class="attn-step-slot" id="{side}-step"></div></div>"""
 
 
-def export_html(payload: dict, grids: dict, source: str, beam_size: int, texts: dict, coverages: dict) -> str:
+def export_html(payload: dict, grids: dict, source: str, beam_size: int, texts: dict, coverages: dict,
+                notes: dict | None = None, picks: dict | None = None) -> str:
     """The file's text: payload from step_data, grids {side: Plotly figure or None}, the translations {side: text},
-    the coverage rows {side: HTML from views.coverage_row}."""
-    titles = [view["title"] for view in payload["views"]]
+    the coverage rows {side: HTML from views.coverage_row}, what each grid is {side: plain text} and a Transformer's
+    layer and head {side: "layer.head" as views.read_pick reads it, "" for its shown grid}."""
+    titles, notes, picks = [view["title"] for view in payload["views"]], notes or {}, picks or {}
     sides = "".join(SIDE.format(title=html.escape(title), text=html.escape(texts[side]), side=side,
                                 no_grid="" if grids[side] is not None else "<p>No attention, so no grid.</p>",
-                                coverage=coverages[side])
+                                note=html.escape(notes.get(side, "")), coverage=coverages[side])
                     for side, title in zip(SIDES, titles))
     figures = {side: json.loads(to_json(figure)) for side, figure in grids.items() if figure is not None}
     return PAGE.format(
         title=html.escape(" | ".join(titles)), source=html.escape(source), beam=int(beam_size), css=STEP_VIEWS_CSS + COVERAGE_CSS,
-        sides=sides, slots="".join(SLOT.format(side=side) for side in SIDES), group=GROUP, group_json=json.dumps(GROUP),
+        sides=sides, slots="".join(SLOT.format(side=side, grid=html.escape(picks.get(side, ""))) for side in SIDES),
+        group=GROUP, group_json=json.dumps(GROUP),
         steps=int(payload["steps"]), payload=script_json(payload), figures=script_json(figures),
         plotly=plotly.offline.get_plotlyjs(), step_views=STEP_VIEWS_JS, figure_text=FIGURE_TEXT_JS, page_changes=PAGE_CHANGES_JS)
 
@@ -89,23 +96,29 @@ class ExportSection:
         self.models = models  # ui.page.ModelsOnPage
         self.files = files
 
-    def export(self, state) -> dict:
+    def export(self, state, left_grid: str = "", right_grid: str = "") -> dict:
+        """The file of the session's translation, a Transformer's side at the layer and head picked on the page."""
         if not state:
             return gr.update(value=None, visible=False)
         sides = self.models.sides(state)
         payload = step_data(sides)
-        grids = {side: grid_figure(model, view, False) for side, (model, view) in zip(SIDES, sides)}
+        picks = {side: read_pick(model, grid) for side, (model, _), grid in zip(SIDES, sides, (left_grid, right_grid))}
+        grids = {side: grid_figure(model, view, False, pick=picks[side]) for side, (model, view) in zip(SIDES, sides)}
         texts = {side: view["result"].text for side, (_, view) in zip(SIDES, sides)}
-        coverages = {side: coverage_row(model, view) for side, (model, view) in zip(SIDES, sides)}
+        coverages = {side: coverage_row(model, view, pick=picks[side]) for side, (model, view) in zip(SIDES, sides)}
+        notes = {side: grid_note(model, picks[side]).replace("**", "") for side, (model, _) in zip(SIDES, sides)}
+        written = {side: f"{pick[0] + 1}.{'mean' if pick[1] is None else pick[1] + 1}" if pick else ""
+                   for side, pick in picks.items()}
         fingerprints = "|".join(model.fingerprint for model, _ in sides)
         # the renderer too: a restart with new drawing code must not serve a file drawn by the old one (the folder outlives it)
         renderer = STEP_VIEWS_JS + STEP_VIEWS_CSS + PAGE_CHANGES_JS + FIGURE_TEXT_JS + COVERAGE_CSS
-        key = hashlib.sha1(f"{fingerprints}|{state['beam_size']}|{state['text']}|{renderer}".encode()).hexdigest()[:16]
+        key = hashlib.sha1(f"{fingerprints}|{state['beam_size']}|{state['text']}|{written}|{renderer}".encode()).hexdigest()[:16]
         path = self.files.write(f"attention-{key}.html", lambda: export_html(
-            payload, grids, state["text"], state["beam_size"], texts, coverages).encode("utf-8"))
+            payload, grids, state["text"], state["beam_size"], texts, coverages, notes, written).encode("utf-8"))
         return gr.update(value=path, visible=True)
 
-    def render(self, session: gr.State):
+    def render(self, session: gr.State, grid_picks: list):
+        """The button and its file; grid_picks, the translate section's layer and head of each side."""
         button = gr.Button("Export this translation as one interactive HTML file (works offline)", elem_id="export-html")
         file = gr.File(label="Interactive HTML", visible=False, elem_id="export-file")
-        button.click(self.export, session, file, api_name="export_html")
+        button.click(self.export, [session, *grid_picks], file, api_name="export_html")

@@ -1,7 +1,8 @@
 """Share: a link that opens the same view on every phone, and its QR code for a projector.
 
 The link holds what is on screen: the sentence (?q=), the model on each side, the beam size, the
-output step and the grid unit, and the section it opens on (#section-…, a teacher's link can open
+output step and the grid unit, a Transformer's layer and head (left_grid, right_grid, where picked), and the
+section it opens on (#section-…, a teacher's link can open
 the class on the alignment check or the quiz). Opening it translates that sentence with those
 models (from the cache when a room opens it at once) and shows that step. Whatever a link holds is only ever read
 as text: each value is checked here, and anything off is named in the page's status, escaped.
@@ -10,6 +11,7 @@ A page opened at this computer's own address (127.0.0.1) would share a link no p
 holds the app's public or network address instead where it has one (attn_demo.reach), and a line beside
 it says why, or how to serve the room.
 """
+import re
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 import gradio as gr
@@ -19,6 +21,8 @@ from attn_demo.reach import NETWORK_SWITCH, PUBLIC_SWITCH, Reach, is_loopback
 from attn_demo.ui.page import CONTENTS, HIDDEN_WHEN_EMPTY, section_id
 
 LINK_FIELDS = ("q", "left", "right", "beam", "step", "unit")  # the query parameters, in the order links write them
+GRID_FIELDS = ("left_grid", "right_grid")  # then a Transformer's layer and head on a side, "2.3" or "2.mean" (views.read_pick)
+GRID_PICK = re.compile(r"\d{1,3}\.(\d{1,3}|mean)")  # what one can be; whether the side's model has that layer and head is read_pick's
 MAX_BEAM = 8  # the page's beam slider goes to 8
 MAX_TEXT = 5000  # the input box's max_length
 PAGE_ADDRESS = "() => [window.location.origin + window.location.pathname]"  # the page's own address, from the browser
@@ -57,6 +61,13 @@ def read_link(params: dict, defaults: dict, keys: list[str], units: tuple[str, .
             view["unit"] = params["unit"]
         else:
             problems.append(f"The link's unit {params['unit'][:20]!r} is neither of {', '.join(units)}.")
+    for name in GRID_FIELDS:
+        if name in params:
+            if GRID_PICK.fullmatch(params[name]):
+                view[name] = params[name]
+            else:
+                problems.append(f"The link's {name.replace('_', ' ')} {params[name][:20]!r} is not a layer and head "
+                                "such as 2.3 or 2.mean.")
     return view, problems
 
 
@@ -74,10 +85,12 @@ def class_address(page: str, reach: Reach) -> tuple[str, str]:
     return page, NOTES["this computer only" if reach.this_computer_only else "no network"]
 
 
-def link(address: str, q: str, left: str, right: str, beam, step, unit: str, section: str = CONTENTS[0][0]) -> str:
-    """The page's address with the view as query parameters (spaces as %20, as browsers write them), and
-    the section to open on as the fragment where it is not the first."""
+def link(address: str, q: str, left: str, right: str, beam, step, unit: str, section: str = CONTENTS[0][0],
+         left_grid: str = "", right_grid: str = "") -> str:
+    """The page's address with the view as query parameters (spaces as %20, as browsers write them), a side's
+    layer and head where one is picked, and the section to open on as the fragment where it is not the first."""
     values = dict(zip(LINK_FIELDS, (q, left, right, int(beam), int(step), unit)))
+    values.update((name, grid) for name, grid in zip(GRID_FIELDS, (left_grid, right_grid)) if GRID_PICK.fullmatch(grid or ""))
     fragment = f"#{quote(section_id(section))}" if section != CONTENTS[0][0] else ""
     return f"{address}?{urlencode(values, quote_via=quote)}{fragment}"
 
@@ -96,9 +109,11 @@ class ShareSection:
     def __init__(self, reach: Reach | None = None):
         self.reach = reach  # where the app opens, once it listens (app.py); None: links hold the page's own address
 
-    def share(self, page: str, section: str, q: str, beam, unit: str, left: str, right: str, step) -> list:
+    def share(self, page: str, section: str, q: str, beam, unit: str, left: str, right: str, step, left_grid: str = "",
+              right_grid: str = "") -> list:
         address, note = class_address(page, self.reach) if self.reach else (page, "")
-        url = link(address, q, left, right, beam, step, unit, section if section in dict(CONTENTS) else CONTENTS[0][0])
+        url = link(address, q, left, right, beam, step, unit, section if section in dict(CONTENTS) else CONTENTS[0][0],
+                   left_grid, right_grid)
         return [gr.update(value=url, visible=True), note, gr.update(value=qr_code(url), visible=True)]
 
     def render(self, controls):
@@ -112,6 +127,7 @@ class ShareSection:
         note = gr.Markdown(elem_id="share-note", elem_classes=HIDDEN_WHEN_EMPTY)  # why the link is not the page's address
         code = gr.HTML(visible=False, elem_id="share-qr")
         button.click(None, None, address, js=PAGE_ADDRESS, api_name="page_address").then(
-            self.share, [address, section, controls.source, controls.beam, controls.unit, *controls.pickers, controls.step],
+            self.share, [address, section, controls.source, controls.beam, controls.unit, *controls.pickers, controls.step,
+                         *controls.grid_picks],
             [url, note, code],
             api_name="share")

@@ -41,7 +41,8 @@ GRIDS_AS_SVG = f"""() => {{
     if (plot && plot.offsetParent !== null) window.Plotly.downloadImage(plot, {{ format: "svg", filename: `alignment-grid-${{side}}` }});
   }}
 }}"""
-LINK_VIEW = ("q", "beam", "unit", "left", "right", "step")  # what a link sets as the page opens, before the translation
+# what a link sets as the page opens, before the translation
+LINK_VIEW = ("q", "beam", "unit", "left", "right", "step", "left_grid", "right_grid")
 
 
 @dataclass(frozen=True)
@@ -246,9 +247,16 @@ class TranslateSection:
         """The page as it opens: the view a shared link asks for (attn_demo.ui.share), or the first
         example with the opening models, translated; a link's values that are off are named in the status.
         The view's values (LINK_VIEW), then the translation's Reply."""
-        defaults = {"q": EXAMPLES[0], **self.models.opening, "beam": 1, "step": 1, "unit": UNITS[0]}
+        defaults = {"q": EXAMPLES[0], **self.models.opening, "beam": 1, "step": 1, "unit": UNITS[0], "left_grid": "",
+                    "right_grid": ""}
         view, problems = read_link(dict(request.query_params) if request else {}, defaults, list(self.models.by_key), UNITS)
-        reply = self.translate(view["q"], view["beam"], large, view["unit"], view["left"], view["right"])
+        for side in SIDES:  # a layer and head the side's model does not have: its shown grid, and a line saying so
+            model, grid = self.models[view[side]], view[f"{side}_grid"]
+            if grid and read_pick(model, grid) is None:
+                problems.append(f"The link's {side} grid {grid!r} is not a layer and head of {model.key}; showing its own.")
+                view[f"{side}_grid"] = ""
+        reply = self.translate(view["q"], view["beam"], large, view["unit"], view["left"], view["right"],
+                               view["left_grid"], view["right_grid"])
         if problems:
             status = " ".join(["⚠️", *map(html.escape, problems), reply.status.removeprefix("⚠️ ")]).strip()
             reply = dataclasses.replace(reply, status=status)
@@ -384,7 +392,7 @@ class TranslateSection:
             """When the page loads: the view of its link (or the first example), then that link's step."""
             requested_step = gr.Number(1, visible=False)  # not a State: the browser reads it (MOVE_TO_STEP)
             link_view = {"q": source_box, "beam": beam_slider, "unit": unit, "left": pickers[0], "right": pickers[1],
-                         "step": requested_step}
+                         "step": requested_step, "left_grid": grid_picks[0], "right_grid": grid_picks[1]}
             opening = page.load(self.open_link, large_text, [*(link_view[name] for name in LINK_VIEW), *outputs],
                                 api_name="open_page", show_progress_on=progress_on)
             steps, drawn = with_steps(opening, "open_page_", cancellable=True)
@@ -394,7 +402,8 @@ class TranslateSection:
             gr.on([translate_button.click, source_box.submit, *(picker.input for picker in pickers)], None, None,
                   cancels=[opening, steps], api_name="open_page_cancel")
 
-        return TranslateControls(session, source_box, beam_slider, unit, pickers, step_slider, steps_json, translate_after, open_page)
+        return TranslateControls(session, source_box, beam_slider, unit, pickers, grid_picks, step_slider, steps_json,
+                                 translate_after, open_page)
 
 
 @dataclass(frozen=True)
@@ -409,6 +418,7 @@ class TranslateControls:
     beam: gr.Slider
     unit: gr.Radio
     pickers: list
+    grid_picks: list  # each side's Transformer layer and head, "layer.head" (views.read_pick); "" for its shown grid
     step: gr.Slider
     steps: gr.JSON
     translate_after: Callable
