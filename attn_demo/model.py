@@ -3,7 +3,7 @@
 Every decoder offers the same entry points:
     forward(y_in, memory)       teacher-forced logits for a whole target (training)
     readouts(y_in, memory)      what the output layer reads at each of those steps (logits(readouts) = forward)
-    readout_at(y_in, memory, steps)   the same at one step per row only, computing no step beyond it (attribution)
+    readout_at(y_in, memory, steps)   the same at one step per row only, computing no step beyond the last asked for (attribution)
     step(y_prev, state, memory, coverage)   one output step with its trace (decoding); coverage is the
                                 the step before's Step.coverage (None at the first step)
 """
@@ -240,14 +240,37 @@ class FixedContextDecoder(BahdanauDecoder):
         return self._output(states, context, y_emb), None
 
     def readout_at(self, y_in, memory, steps):
-        """readouts(y_in, memory)[b, steps[b]] for every row b: (B, E); the whole target is cheap here."""
-        return self.readouts(y_in, memory)[torch.arange(y_in.size(0), device=y_in.device), steps]
+        """readouts(y_in, memory)[b, steps[b]] for every row b: (B, E). The GRU runs up to the furthest step
+        asked for only, and only each row's step goes through the readout: attribution asks about neighbouring
+        steps in one batch (attribution.integrate), so a sentence's T steps cost about T²/2 recurrences in
+        all and T readouts, not T² of each. The GRU's input weights read c once per row, not at every step:
+        W_ih [E y_{t−1}; c] = W_y E y_{t−1} + W_c c, and only W_c c carries the gradient to the source."""
+        reach = int(steps.max()) + 1
+        y_emb = self.dropout(self.embed(y_in[:, :reach]))  # (B, reach, E)
+        weight_y, weight_c = self.cell.weight_ih.split([y_emb.size(-1), memory.context.size(-1)], dim=1)
+        gates = F.linear(y_emb, weight_y) + F.linear(memory.context, weight_c, self.cell.bias_ih)[:, None]  # (B, reach, 3H)
+        state, states = memory.init_state, []
+        for step_gates in gates.unbind(1):  # unbind, not gates[:, t]: whose gradient would be a zeroed (B, reach, 3H) a step
+            state = _gru_cell(self.cell, step_gates, state)
+            states.append(state)
+        rows = torch.arange(y_in.size(0), device=y_in.device)
+        return self._output(torch.stack(states, 1)[rows, steps], memory.context, y_emb[rows, steps])
 
     def step(self, y_prev, s_prev, memory, weights=None, coverage=None) -> Step:
         """One output step: s_t = GRU([E y_{t−1}; c], s_{t−1}); no α, so no coverage."""
         y_emb = self.embed(y_prev)  # (B, E)
         state = self.cell(torch.cat([y_emb, memory.context], dim=-1), s_prev)  # (B, H)
         return Step(self.logits(self._output(state, memory.context, y_emb)), state, None, None, None, memory.context)
+
+
+def _gru_cell(cell: nn.GRUCell, input_gates: torch.Tensor, s_prev: torch.Tensor) -> torch.Tensor:
+    """cell's next state from its input's part of the gates, W_ih x + b_ih (B, 3H), computed beforehand: (B, H).
+    The same operations as PyTorch's own GRUCell on the CPU (gru_cell in ATen's RNN.cpp)."""
+    reset_in, update_in, new_in = input_gates.chunk(3, -1)
+    reset_h, update_h, new_h = F.linear(s_prev, cell.weight_hh, cell.bias_hh).chunk(3, -1)
+    reset, update = torch.sigmoid(reset_in + reset_h), torch.sigmoid(update_in + update_h)
+    new = torch.tanh(new_in + reset * new_h)
+    return (s_prev - new) * update + new
 
 
 def _gru_over_time(cell: nn.GRUCell, inputs: torch.Tensor, s_0: torch.Tensor) -> torch.Tensor:

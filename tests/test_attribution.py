@@ -7,7 +7,7 @@ from captum.attr import IntegratedGradients
 
 from attn_demo import attribution, load_translator
 from attn_demo.attribution import METHODS, agreement, ranks
-from attn_demo.model import gradients_through_eval_gru
+from attn_demo.model import FixedContextDecoder, gradients_through_eval_gru
 from conftest import DEVICE, ROOT
 
 SENTENCE = "I see the red cat."
@@ -61,6 +61,21 @@ def test_a_shipped_model_is_attributed_with_a_small_completeness_gap(method):
     assert np.isfinite(result.scores).all()
     if method == "integrated-gradients":
         assert (result.completeness_gap <= 0.05).all(), result.completeness_gap
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_the_baselines_attribution_is_that_of_its_whole_teacher_forced_pass(method, monkeypatch):
+    """The model without attention runs its GRU only as far as a batch's steps ask, reading c once a row
+    (FixedContextDecoder.readout_at): what it attributes is what the whole target's readouts give, to float rounding."""
+    translator = load_translator(ROOT / "checkpoints" / "no-attention-en-fr", device=DEVICE)
+    sentence = "The red car is in front of the house."
+    fast = translator.attribute(sentence, method=method)
+    monkeypatch.setattr(FixedContextDecoder, "readout_at", lambda decoder, y_in, memory, steps: decoder.readouts(
+        y_in, memory)[torch.arange(y_in.size(0), device=y_in.device), steps])
+    whole = translator.attribute(sentence, method=method)
+    np.testing.assert_allclose(fast.scores, whole.scores, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(fast.log_probs, whole.log_probs, rtol=1e-5, atol=1e-5)
+    assert fast.path_points == whole.path_points
 
 
 def test_ranks_share_ties_and_agreement_counts_steps():
