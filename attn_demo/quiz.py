@@ -3,12 +3,15 @@
 Two kinds. Conceptual questions are the same for everyone, with the sizes of the models on the
 page. Trace questions are generated from the user's own translation and answered from its trace
 (which piece got the most attention at a step, which model spreads its attention more, how big
-c_t is), so every answer can be checked against the numbers on screen.
+c_t is; for a model with heads, where one head looks and what its scores are divided by), so every
+answer can be checked against the numbers on screen.
 """
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from attn_demo.alignment import grid_name
 from attn_demo.attention import KINDS
 
 
@@ -89,18 +92,75 @@ def _piece_choice(tokens, j: int) -> str:
     return f"{tokens[j]} (piece {j + 1})"  # a piece may occur twice: its position tells them apart
 
 
-def most_attended(result, title: str, t: int, n_choices: int = 4) -> Question:
-    """Which English piece got the most attention at step t (1-based)? Choices: the pieces with
-    the highest α at that step, in sentence order."""
-    row = result.attention[t - 1]
+def _piece_question(row, tokens, prompt: str, where: str, n_choices: int) -> Question:
+    """Which English piece got the most of one row of α (prompt asks it, `where` names the row)? Choices: the
+    pieces with the highest α in that row, in sentence order."""
     options = sorted(np.argsort(-row, kind="stable")[:n_choices].tolist())
     best = int(row.argmax())
     runner_up = int(np.argsort(-row, kind="stable")[1]) if len(row) > 1 else best
     return Question(
+        prompt, tuple(_piece_choice(tokens, j) for j in options), options.index(best),
+        f"{where}: α = {row[best]:.2f} on `{tokens[best]}`"
+        + (f", then {row[runner_up]:.2f} on `{tokens[runner_up]}`." if runner_up != best else "."))
+
+
+def most_attended(result, title: str, t: int, n_choices: int = 4) -> Question:
+    """Which English piece got the most attention at step t (1-based), in the grid Translation.attention is
+    (for a model with heads, the one its config shows, named in the explanation)?"""
+    shown = f" ({grid_name(*result.heads.shown)})" if result.heads is not None else ""
+    return _piece_question(
+        result.attention[t - 1], result.source_tokens,
         f"At step {t}, {title} emitted `{result.target_tokens[t - 1]}`. Which English piece got the most attention?",
-        tuple(_piece_choice(result.source_tokens, j) for j in options), options.index(best),
-        f"Row {t} of {title}'s grid: α = {row[best]:.2f} on `{result.source_tokens[best]}`"
-        + (f", then {row[runner_up]:.2f} on `{result.source_tokens[runner_up]}`." if runner_up != best else "."))
+        f"Row {t} of {title}'s grid{shown}", n_choices)
+
+
+def head_most_attended(result, title: str, layer: int, head: int, t: int, n_choices: int = 4) -> Question:
+    """Which English piece does one head (layer, head from 0) of a model with heads attend to most at step t
+    (1-based)? The answer is the argmax of that head's cross-attention row, heads.cross[layer, head, t − 1]."""
+    return _piece_question(
+        result.heads.cross[layer, head, t - 1], result.source_tokens,
+        f"At step {t}, {title} emitted `{result.target_tokens[t - 1]}`. Which English piece does head {head + 1} "
+        f"of layer {layer + 1} attend to most?", f"Row {t} of {title}'s grid of {grid_name(layer, head)}", n_choices)
+
+
+def head_to_ask(heads, t: int, shown_best: int) -> tuple[int, int]:
+    """(layer, head) from 0 of the head to ask about at step t (1-based): the most confident (largest max_j α_tj)
+    of those whose most attended piece differs from shown_best (the shown grid's), so the answer is not the
+    grid's; the most confident of all where every head agrees with the grid."""
+    rows = heads.cross[:, :, t - 1]  # (L, H, S)
+    confidence = rows.max(-1)  # (L, H)
+    elsewhere = np.where(rows.argmax(-1) != shown_best, confidence, -np.inf)
+    pick = elsewhere if np.isfinite(elsewhere).any() else confidence
+    layer, head = np.unravel_index(int(pick.argmax()), pick.shape)
+    return int(layer), int(head)
+
+
+def _number(value: float) -> str:
+    """A size or its square root as a choice shows it: 8, 3.46."""
+    return str(round(value)) if float(value).is_integer() else f"{value:.2f}"
+
+
+def score_scale(result, title: str, layer: int, head: int, t: int) -> Question:
+    """What a head's scores are divided by: e_tj = q_t · k_j / √d_k, d_k the size of the trace's own queries. The
+    explanation divides one q_t · k_j of the trace (head `head` of layer `layer`, step t, the piece of the largest
+    |e_tj|) by its e_tj, and says why: without it the dot products grow with d_k and the softmax saturates."""
+    heads = result.heads
+    H, d_k = heads.queries.shape[1], heads.queries.shape[-1]
+    D, scale = H * d_k, math.sqrt(d_k)
+    wrong = [value for value in dict.fromkeys((d_k, math.sqrt(D), D, H)) if not math.isclose(value, scale)][:3]
+    values = sorted([scale, *wrong])
+    scores = heads.cross_scores[layer, head, t - 1]  # (S,)
+    j = int(np.abs(scores).argmax())
+    dot = float(heads.queries[layer, head, t - 1] @ heads.keys[layer, head, j])
+    return Question(
+        f"Each head of {title} compares a query q_t with every key k_j, vectors of d_k = {d_k} numbers (D = {D} "
+        f"split into H = {H} heads). Its score e_tj is q_t · k_j divided by what number?",
+        tuple(_number(value) for value in values), values.index(scale),
+        f"e_tj = q_t · k_j / √d_k, and √{d_k} = {_number(scale)}. The trace shows it: at step {t}, "
+        f"{grid_name(layer, head)}, on `{result.source_tokens[j]}`, q_t · k_j = {dot:.3f} and e_tj = {scores[j]:.3f}, and {dot:.3f} / "
+        f"{scores[j]:.3f} = {dot / scores[j]:.2f}. Without the division the dot product would grow with d_k (a sum of "
+        "d_k products of numbers of variance 1 has variance d_k): the scores would spread ever wider and the softmax "
+        "would saturate, all of α on one piece and its gradients vanishing.")
 
 
 def more_spread(results: dict, t: int) -> Question:
@@ -118,7 +178,8 @@ def more_spread(results: dict, t: int) -> Question:
 
 def context_size(result, title: str) -> Question:
     """How many numbers does c_t hold? The annotation size D, not the sentence length; without
-    attention, the one c has D numbers too."""
+    attention, the one c has D numbers too; with heads, c_t is the shown layer's cross-attention output
+    W_O [o_t^1; …; o_t^H] + b_O, of D numbers too."""
     S, D = result.encoder_states.shape
     choices = (f"{D}", f"{S}", f"{S * D:,}", "1")
     if result.attention is None:
@@ -127,6 +188,15 @@ def context_size(result, title: str) -> Question:
             choices, 0,
             f"c = [→h_S; ←h_1] joins the last state of each encoder direction: D = {D} numbers, for a sentence of "
             "any length. Everything the decoder learns of the English must fit in them: the bottleneck.")
+    if result.heads is not None:
+        H, d_k = result.heads.queries.shape[1], result.heads.queries.shape[-1]
+        return Question(
+            f"Your sentence is S = {S} English pieces. How many numbers does the cross-attention output "
+            f"W_O [o_t^1; …; o_t^H] + b_O of {title}'s layer {result.heads.shown[0] + 1} hold at each step?",
+            choices, 0,
+            f"Each of its H = {H} heads mixes the {S} values v_j, each of d_k = {d_k} numbers, into "
+            f"o_t = Σ_j α_tj v_j of {d_k}; the {H} o_t side by side hold {H * d_k}, and W_O maps them to D = {D}: "
+            "attention chooses how much of each v_j to take, it does not line them up.")
     return Question(
         f"Your sentence is S = {S} English pieces. How many numbers does each c_t of {title} hold?",
         choices, 0,
@@ -134,18 +204,36 @@ def context_size(result, title: str) -> Question:
         "attention chooses how much of each h_j to take, it does not line them up.")
 
 
+def _asked_step(result) -> int:
+    """The step (1-based) the questions about one translation ask about: the 4th, or a step before the final
+    </s> where there is one."""
+    return min(4, max(1, len(result.target_tokens) - 1))
+
+
+def head_questions(result, title: str) -> list[Question]:
+    """The questions about a model with heads (KINDS[…].heads set): where one head looks at the asked step
+    (head_to_ask: one that looks elsewhere than the shown grid, where one does), and what its scores are divided by."""
+    t = _asked_step(result)
+    layer, head = head_to_ask(result.heads, t, int(result.attention[t - 1].argmax()))
+    return [head_most_attended(result, title, layer, head, t), score_scale(result, title, layer, head, t)]
+
+
 def trace_questions(results: list) -> list[Question]:
     """Questions about one translation by the models on screen, [(title, Translation)], answered from
-    the traces. Questions about α ask only about models that have it, and comparing two needs two
-    different models (the same one may be on both sides)."""
+    the traces. Questions about α ask only about models that have it, about heads only about models that
+    have them (the first such side), and comparing two needs two different models (the same one may be on
+    both sides)."""
     attending = dict((title, result) for title, result in results if result.attention is not None)
+    with_heads = [(title, result) for title, result in results if KINDS[result.attention_type].heads]
     questions = []
     if attending:
         title, result = next(iter(attending.items()))
-        step = min(4, max(1, len(result.target_tokens) - 1))  # a step before the final </s> where there is one
-        questions.append(most_attended(result, title, step))
+        questions.append(most_attended(result, title, _asked_step(result)))
     if len(attending) > 1:
         shortest = min(len(result.target_tokens) for result in attending.values())
         questions.append(more_spread(attending, min(2, shortest)))
+    if with_heads:
+        title, result = with_heads[0]
+        questions += head_questions(result, title)
     questions.append(context_size(results[0][1], results[0][0]))
     return questions

@@ -5,7 +5,8 @@ import gradio as gr
 from attn_demo.quiz import concept_questions, trace_questions
 from attn_demo.ui.page import SIDES
 
-TRACE_SLOTS = 3  # questions generated from each translation, at most (quiz.trace_questions)
+TRACE_SLOTS = 5  # questions generated from each translation, at most (quiz.trace_questions: α, the spread,
+# a head and its √d_k where a side has heads, c_t)
 
 
 class QuizSection:
