@@ -147,7 +147,7 @@ def build_demo(models, notices=(), rooms: Rooms | None = None) -> Page:
         with section("learn"):
             learn.render(demo)
         with section("alignment"):
-            alignment_check.render(large_text, controls.pickers)
+            alignment_check.render(large_text, controls.pickers, controls.grid_picks)
         with section("compare"):
             compare.render(large_text)
         with section("quiz"):

@@ -226,11 +226,13 @@ def attribution_alignments(translator, gold: GoldAlignments, method: str, senten
     return links
 
 
-def sentence_word_attention(translator, english: list[str], french: list[str]) -> np.ndarray:
+def sentence_word_attention(translator, english: list[str], french: list[str], grid=None) -> np.ndarray:
     """Word-level α (French words, English words) of the model reading one gold pair, as
-    attention_alignments reads every pair; a ValueError when the model cannot read it as given."""
+    attention_alignments reads every pair; a ValueError when the model cannot read it as given. grid: a
+    Transformer's (layer, head) to read (head None: the layer's mean; head_grids), None for Translation.attention."""
     english, french = model_input(english), model_input(french)
     check_readable(translator, " ".join(english), " ".join(french))
     result = translator.force_decode(" ".join(english), " ".join(french))
-    return word_attention(result.attention, word_spans(result.source_tokens[:-1], english),
+    attention = result.attention if grid is None else head_grids(result.heads)[tuple(grid)]
+    return word_attention(attention, word_spans(result.source_tokens[:-1], english),
                           word_spans(result.target_tokens[:-1], french))

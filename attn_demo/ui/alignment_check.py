@@ -2,17 +2,19 @@
 translate section each read a Hansards sentence and its human French translation (teacher
 forcing); a model's word-level α is drawn with the human links outlined, beside that sentence's
 alignment error rate, and every model's AER on the whole test set is tabled next to a word
-aligner's (from the model cards, measured by evaluate --alignments). A model without attention has
-no α to check: its side says so."""
+aligner's (from the model cards, measured by evaluate --alignments). A Transformer's side checks the layer and
+head picked in the translate section. A model without attention has no α to check: its side says so."""
 from pathlib import Path
 
 import gradio as gr
 
-from attn_demo.alignment import GOLD_DIR, alignment_error, argmax_links, links_source, read_gold, sentence_word_attention
+from attn_demo.alignment import (GOLD_DIR, alignment_error, argmax_links, grid_name, links_source, read_gold,
+                                 sentence_word_attention)
 from attn_demo.computed_once import ComputedOnce
 from attn_demo.figures import gold_check_figure
 from attn_demo.ui.page import SIDES, plot
 from attn_demo.ui.when_seen import when_seen
+from attn_demo.views import read_pick
 
 EXAMPLES = (28, 22, 110, 76)  # 1-based sentence numbers worth checking first: one-to-one, many-to-one, paraphrases
 EXPLANATION = """## Alignment check: does attention align words?
@@ -46,31 +48,36 @@ class AlignmentCheckSection:
         numbers = [*examples, *(n for n in range(1, count + 1) if n not in examples)]
         return [(f"{n}. {' '.join(self.gold.english[n - 1])}", n) for n in numbers]
 
-    def _word_alpha(self, key: str, number: int):
-        alpha = self.models[key].run(sentence_word_attention, self.gold.english[number - 1], self.gold.french[number - 1])
+    def _word_alpha(self, key: str, number: int, grid=None):
+        alpha = self.models[key].run(sentence_word_attention, self.gold.english[number - 1], self.gold.french[number - 1],
+                                     grid)
         alpha.flags.writeable = False  # cached and shared between sessions
         return alpha
 
-    def show(self, number: int, large: bool, *picks: str) -> list:
-        """For each picked model: its grid of the sentence with the human links, and the sentence's AER."""
-        return [output for key in picks for output in self.side(int(number), large, self.models[key])]
+    def show(self, number: int, large: bool, left: str, right: str, left_grid: str = "", right_grid: str = "") -> list:
+        """For each picked model: its grid of the sentence with the human links, and the sentence's AER; a Transformer's
+        at the layer and head picked on its side (views.read_pick)."""
+        sides = ((self.models[left], left_grid), (self.models[right], right_grid))
+        return [output for model, grid in sides for output in self.side(int(number), large, model, read_pick(model, grid))]
 
-    def side(self, number: int, large: bool, model) -> list:
-        """One model's grid (None without one: an empty plot takes no room, ui.page.CSS) and its line on the sentence."""
+    def side(self, number: int, large: bool, model, grid=None) -> list:
+        """One model's grid (None without one: an empty plot takes no room, ui.page.CSS) and its line on the sentence;
+        grid: a Transformer's (layer, head) picked, None for its shown grid."""
         english, french = self.gold.english[number - 1], self.gold.french[number - 1]
         sure, possible = self.gold.sure[number - 1], self.gold.possible[number - 1]
         if not model.has_attention:
             return [None, f"**{model.title}**: no attention, so no α to compare with the human links."]
         try:
-            alpha = self.word_alpha(model.key, number)
+            alpha = self.word_alpha(model.key, number, grid)
         except ValueError as error:  # e.g. characters the model never saw
             return [None, f"{model.title} cannot read this sentence: {error}"]
         links = argmax_links(alpha)
         score = alignment_error([links], [sure], [possible])
+        which = f", {grid_name(*grid)}" if grid else ""
         figure = gold_check_figure(english, french, alpha, sure, possible, links,
-                                   f"{model.title}: word-level α and the human links", large)
+                                   f"{model.title}{which}: word-level α and the human links", large)
         return [plot(figure),
-                f"**{model.title}**, this sentence: AER **{score['aer']:.2f}** (argmax), precision "
+                f"**{model.title}**{which}, this sentence: AER **{score['aer']:.2f}** (argmax), precision "
                 f"{score['precision']:.2f}, recall {score['recall']:.2f}"]
 
     def table_markdown(self) -> str:
@@ -92,8 +99,9 @@ class AlignmentCheckSection:
                 "to the English word that raised its probability most (`evaluate --alignments --attribution`); the "
                 "no-attention baseline, which has no α, has only those.")
 
-    def render(self, large_text: gr.Checkbox, pickers: list):
-        """The section; pickers are the translate section's: the check follows the models picked there."""
+    def render(self, large_text: gr.Checkbox, pickers: list, grid_picks: list):
+        """The section; pickers and grid_picks are the translate section's: the check follows the models, and a
+        Transformer's layer and head, picked there."""
         gr.Markdown(EXPLANATION, latex_delimiters=[])
         if self.gold is None:
             gr.Markdown(f"The human alignments are not on this machine (looked in `{GOLD_DIR}`), so no sentence can be "
@@ -109,6 +117,6 @@ class AlignmentCheckSection:
                         score = gr.Markdown(elem_id=f"{side}-gold-score")
                         grid = gr.Plot(show_label=False, elem_id=f"{side}-gold-grid")
                         outputs += [grid, score]
-            gr.on([watcher.click, sentence.change, large_text.change, *(picker.change for picker in pickers)], self.show,
-                  [sentence, large_text, *pickers], outputs, api_name="alignment_check")
+            gr.on([watcher.click, sentence.change, large_text.change, *(picker.change for picker in [*pickers, *grid_picks])],
+                  self.show, [sentence, large_text, *pickers, *grid_picks], outputs, api_name="alignment_check")
         gr.Markdown(self.table_markdown())
