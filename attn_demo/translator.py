@@ -217,15 +217,16 @@ class Translator:
         return Beam(results[0], weighed[0], self.target_tokenizer.pieces([c.token for c in weighed[0]]))
 
     def translate_batch(self, texts, beam_size: int = 1, max_len: int | None = None, n_best: int | None = None,
-                        steer: Steer = NO_STEER, penalties: Penalties | None = None) -> list:
+                        steer: Steer = NO_STEER, penalties: Penalties | None = None, heads: bool = True) -> list:
         """Translate many sentences in one batch: a Translation each, or with n_best a list of the n
-        best each; a ValueError names the first bad input."""
-        results, _ = self._search(texts, beam_size, max_len, n_best, steer, penalties)
+        best each; a ValueError names the first bad input. heads=False leaves a Transformer's Translation.heads
+        out (None): a second pass of every layer, which a score of the translations alone (BLEU) never reads."""
+        results, _ = self._search(texts, beam_size, max_len, n_best, steer, penalties, heads)
         return results if n_best else [best[0] for best in results]
 
     @torch.inference_mode()
     def _search(self, texts, beam_size: int, max_len: int | None, n_best: int | None, steer: Steer,
-                penalties: Penalties | None = None):
+                penalties: Penalties | None = None, heads: bool = True):
         """Each sentence's n best Translations (a list each), and for a beam search what it weighed
         (a list of search.Candidate per sentence; None for greedy search)."""
         if not 1 <= beam_size <= 16:
@@ -246,7 +247,7 @@ class Translator:
         else:
             hypotheses, weighed = beam_search_n_best(self.model, memory, limits, beam_size, n_best or 1,
                                                      self.penalties if penalties is None else penalties, steer)
-        return self._translations(read, memory, hypotheses, steer), weighed
+        return self._translations(read, memory, hypotheses, steer, heads), weighed
 
     def _heads_off(self, heads_off) -> frozenset:
         """The (layer, head) pairs of a Transformer's cross-attention to turn off, each checked."""
@@ -353,10 +354,11 @@ class Translator:
         src = pad(sources, self.config.pad_id).to(self.device)  # (B, S)
         return self.model.encode(src, torch.tensor([len(s) for s in sources], device=self.device))
 
-    def _translations(self, read, memory, hypotheses, steer: Steer = NO_STEER) -> list[list["Translation"]]:
-        """The Translations of each sentence's hypotheses (a list per sentence, as searched)."""
+    def _translations(self, read, memory, hypotheses, steer: Steer = NO_STEER, with_heads: bool = True) -> list[list["Translation"]]:
+        """The Translations of each sentence's hypotheses (a list per sentence, as searched); a Transformer's with
+        every layer and head (Translation.heads) unless with_heads is False."""
         annotations = memory.annotations.float().cpu().numpy()  # (B, S, D)
-        heads = self._heads(read, hypotheses, steer) if isinstance(self.model, Transformer) else None
+        heads = self._heads(read, hypotheses, steer) if with_heads and isinstance(self.model, Transformer) else None
         return [[self._translation(ids, unknown, hyp, annotations[b, :len(ids)], None if heads is None else heads[b][k])
                  for k, hyp in enumerate(hyps)]
                 for b, ((ids, unknown), hyps) in enumerate(zip(read, hypotheses))]

@@ -390,3 +390,16 @@ def test_a_head_turned_off_gives_nothing_and_with_every_head_off_the_source_is_n
     assert blind[0].target_tokens == blind[1].target_tokens and blind[0].log_prob == pytest.approx(blind[1].log_prob, abs=1e-5)
     with pytest.raises(ValueError, match="no head 4 of layer 1: this Transformer has 2 decoder layers of 3 heads"):
         translator.translate(SENTENCE, heads_off=[(0, 3)])
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_a_batch_without_heads_is_the_same_translation_without_the_second_pass(translator, monkeypatch, beam_size):
+    """A score of the translations alone (evaluate's BLEU) asks for no heads: the same pieces, α and log p, and no pass
+    of every layer (Translator._heads) for a Transformer."""
+    texts = [SENTENCE, "the red cat"]
+    full = translator.translate_batch(texts, beam_size)
+    monkeypatch.setattr(translator, "_heads", lambda *args: pytest.fail("heads computed though not asked for"))
+    bare = translator.translate_batch(texts, beam_size, heads=False)
+    for a, b in zip(full, bare):
+        assert a.target_tokens == b.target_tokens and a.log_prob == b.log_prob and b.heads is None
+        np.testing.assert_array_equal(a.attention, b.attention)
