@@ -1,10 +1,12 @@
 """What each head of a Transformer's cross-attention does, in numbers: how sure it is and how much of its α rests
-on </s> (Voita et al. 2019), and what the translations lose without it (Michel et al. 2019).
+on </s> (Voita et al. 2019), what the translations lose without it (Michel et al. 2019; evaluate --heads decodes
+them), and how far α moves in each layer when it is turned off.
 
-    confidence   the mean over output steps of max_j α_tj: 1 for a head that always looks at one piece
-    on </s>      the mean over output steps of α_t,</s>: a head resting on the end of the sentence reads nothing
-                 in particular there (its output is then roughly one fixed vector)
-    BLEU cost    BLEU of the translations with every head at work, less BLEU with this head's output zeroed
+    confidence       the mean over output steps of max_j α_tj: 1 for a head that always looks at one piece
+    on </s>          the mean over output steps of α_t,</s>: a head resting on the end of the sentence reads nothing
+                     in particular there (its output is then roughly one fixed vector)
+    BLEU without it  corpus BLEU of the translations with this head's output zeroed; its drop: BLEU with every
+                     head at work, less that
 """
 import numpy as np
 
@@ -33,3 +35,16 @@ def corpus_statistics(translations) -> dict:
 def every_head(config) -> list[tuple[int, int]]:
     """(layer, head) of every cross-attention head, layer by layer."""
     return [(layer, head) for layer in range(config.dec_layers) for head in range(config.heads)]
+
+
+def same_reading(pieces: list, other: list) -> int:
+    """How many first output steps of two translations of one sentence read the same French so far (step t reads
+    the pieces before it): one more than their common beginning, within both."""
+    common = next((t for t, (a, b) in enumerate(zip(pieces, other)) if a != b), min(len(pieces), len(other)))
+    return min(common + 1, len(pieces), len(other))
+
+
+def alpha_moved(heads, other, steps: int) -> np.ndarray:
+    """The largest change of any head's α in each decoder layer (L,) over the first `steps` output steps, between
+    two Heads of one sentence (say, with every head at work and with one turned off)."""
+    return np.abs(heads.cross[:, :, :steps] - other.cross[:, :, :steps]).max(axis=(1, 2, 3))

@@ -3,7 +3,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from attn_demo.heads import corpus_statistics, every_head, head_statistics
+from attn_demo.heads import alpha_moved, corpus_statistics, every_head, head_statistics, same_reading
 from conftest import tiny_config
 
 
@@ -27,3 +27,18 @@ def test_every_head_is_each_layer_s_heads_in_order():
     assert every_head(tiny_config("transformer")) == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
     with pytest.raises(AttributeError):
         every_head(tiny_config("bahdanau"))  # a GRU model has no heads
+
+
+def test_two_translations_read_the_same_french_up_to_the_step_where_they_part():
+    assert same_reading(["▁a", "▁b", "▁c", "</s>"], ["▁a", "▁b", "▁d", "</s>"]) == 3  # step 3 still reads ▁a ▁b
+    assert same_reading(["▁a", "</s>"], ["▁a", "</s>"]) == 2  # the same French: every step
+    assert same_reading(["▁a", "</s>"], ["▁a", "▁b", "</s>"]) == 2  # one ends where the other goes on
+    assert same_reading(["▁x", "</s>"], ["▁a", "</s>"]) == 1  # the first step reads no French yet
+
+
+def test_alpha_moved_is_each_layer_s_largest_change_over_the_steps_given():
+    cross = np.zeros((2, 2, 3, 4))  # (L, H, T, S)
+    other = cross.copy()
+    other[0, 1, 0, 3], other[1, 0, 2, 1], other[1, 1, 1, 0] = 0.2, 0.5, -0.1
+    moved = [alpha_moved(SimpleNamespace(cross=cross), SimpleNamespace(cross=other), steps) for steps in (2, 3)]
+    np.testing.assert_allclose(moved, [[0.2, 0.1], [0.2, 0.5]])  # layer 2's largest change is at step 3

@@ -1,12 +1,21 @@
 """Explore the decoding: the beam laid open and what-if answered with the model's numbers, for every type."""
+import dataclasses
+
 import gradio as gr
 import numpy as np
 import pytest
+from gradio_client import Client
+from gradio_client.exceptions import AppError
 
 from attn_demo.config import MODEL_KINDS
 from attn_demo.figures import label
+from attn_demo.heads import same_reading
 from attn_demo.search import Penalties
-from attn_demo.ui.explore import NOT_SHOWN, ExploreSection
+from attn_demo.ui.explore import NOT_SHOWN, SHOW_FIRST, ExploreSection
+from attn_demo.ui.page import ModelsOnPage
+from attn_demo.ui.trace_files import TraceFiles
+from attn_demo.ui.translate import TranslateSection
+from benchmarks.server import free_port
 from conftest import plotly_figure, untyped
 
 SENTENCE = "I see the red cat."
@@ -79,3 +88,68 @@ def test_the_explorer_forgets_its_beam_when_another_sentence_is_translated(secti
         assert result_grid is None and result_note == ""
         assert explore.pick(gone, rank["value"], False)[4] is None  # ... its step view too
     assert explore.forget(other, None) == [gr.skip()] * 8  # nothing explored: nothing to clear
+
+
+@pytest.mark.parametrize("attention", MODEL_KINDS)
+def test_a_head_turned_off_searches_again_without_it_and_a_model_without_heads_says_it_has_none(section, attention):
+    explore, key = ExploreSection(section.models), f"tiny-{attention}"
+    model = section.models[key]
+    assert explore.turn_off(None, "1.2", False).summary == SHOW_FIRST and explore.heads(None)["choices"] == [("none", "none")]
+    state = section.translate(SENTENCE, 1, False, "pieces", "tiny-bahdanau", "tiny-luong-general").state
+    explored = explore.beam(state, key, 4, 3, False, coverage=0.5)[0]  # ranked with a coverage penalty: kept
+    picker = explore.heads(explored)
+    if attention != "transformer":
+        assert picker["choices"] == [("none", "none")] and picker["info"].endswith("has no heads to turn off: " + (
+            "it attends with one score, one α per step." if attention != "none" else "it has no attention at all, one fixed c."))
+        reply = explore.turn_off(explored, "1.1", False)
+        assert reply == (picker["info"], None, "", gr.skip(), gr.skip())  # it says so, and does nothing
+        return
+    assert [label for label, _ in picker["choices"]] == ["none", *(f"layer {layer}, head {head}" for layer in (1, 2)
+                                                                   for head in (1, 2, 3))]
+    translator, ranking = model.translator, dataclasses.replace(model.translator.penalties, coverage=0.5)
+    original = explored["hypotheses"][0]
+    assert translator.translate(SENTENCE, beam_size=4, penalties=ranking).target_tokens == original.target_tokens
+    for layer, head in ((0, 1), (1, 2)):  # a head with a layer above it, and one of the top layer
+        reply = explore.turn_off(explored, f"{layer + 1}.{head + 1}", False)
+        off = translator.translate(SENTENCE, beam_size=4, penalties=ranking, heads_off=[(layer, head)])
+        assert f"What if layer {layer + 1}, head {head + 1} were off?** {off.text}" in reply.summary
+        assert f"log p {original.log_prob:.2f} → {off.log_prob:.2f}" in reply.summary
+        np.testing.assert_array_equal(plotly_figure(reply.grid).data[0].z, off.attention)  # its α, in its own grid
+        views = reply.steps["views"]  # hypothesis 1 with every head at work beside it, step by step
+        assert [view["target"] for view in views] == [original.target_tokens, off.target_tokens]
+        assert [view["heads"]["off"] for view in views] == [[], [[layer, head]]]
+        assert reply.slider["maximum"] == max(2, reply.steps["steps"])
+        every, without = (untyped(view["heads"]["cross"]) for view in views)
+        np.testing.assert_array_equal(without, off.heads.cross)
+        assert not untyped(views[1]["heads"]["outputs"])[layer, head].any()  # the head's output: zero at every step
+        steps = same_reading(original.target_tokens, off.target_tokens)
+        # while both read the same French, the layers up to the head's compute alike; those above it read its absence
+        np.testing.assert_array_equal(every[:layer + 1, :, :steps], without[:layer + 1, :, :steps])
+        assert (layer + 1 == translator.config.dec_layers) == np.allclose(every[layer + 1:, :, :steps], without[layer + 1:, :, :steps])
+    for forged in ("3.1", "1.4", "0.1", "2.mean", "layer 2, head 3", "x", 7, 2.5):  # no such head, or not a head
+        reply = explore.turn_off(explored, forged, False)
+        assert f"is not a head of {model.title}: it has 2 decoder layers of 3 heads" in reply.summary
+        assert reply[1:] == (None, "", gr.skip(), gr.skip())
+    for nothing in ("none", "", None):
+        assert explore.turn_off(explored, nothing, False).summary == "Every head is at work: pick one to turn off."
+
+
+@pytest.mark.slow  # a page served
+def test_turning_a_head_off_through_the_rest_api_answers_with_a_message(models, tmp_path):
+    section = TranslateSection(ModelsOnPage(models, ("tiny-transformer", "tiny-bahdanau")), TraceFiles(tmp_path))
+    with gr.Blocks() as demo:
+        large_text = gr.Checkbox(False)
+        ExploreSection(section.models).render(section.render(large_text), large_text)
+    demo.queue().launch(prevent_thread_lock=True, server_port=free_port(), quiet=True)
+    try:
+        client = Client(demo.local_url, verbose=False)
+        assert client.predict("none", False, api_name="/explore_head_off")[0] == SHOW_FIRST  # nothing explored yet
+        with pytest.raises(AppError, match="not in the list of choices"):  # a forged head, refused by Gradio
+            client.predict("9.9", False, api_name="/explore_head_off")
+        client.predict(api_name="/translate")  # the first example, with the Transformer on the left
+        client.predict(api_name="/explore_beam")  # which the explorer opens on
+        assert client.predict(api_name="/explore_heads")["choices"][-1] == ["layer 2, head 3", "2.3"]
+        summary = client.predict("2.3", False, api_name="/explore_head_off")[0]
+        assert summary.startswith("**What if layer 2, head 3 were off?**")
+    finally:
+        demo.close()

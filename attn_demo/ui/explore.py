@@ -2,29 +2,36 @@
 it kept and pruned at every step), and "what if?" on the hypothesis picked: change the piece at a
 step (the model keeps the prefix and goes on) or move the attention at a step onto one English
 piece (c_t = that h_j, and the model goes on from there), with what it changed and what it cost in
-log-probability. The hypothesis and the what-if each get their grid, network view and step view, side by side.
+log-probability; or, in a model with heads, turn one head of its cross-attention off (its output zeroed,
+Michel et al. 2019) and search again. The hypothesis and the what-if each get their grid, network view and step
+view, side by side.
 
 Every number is the model's: the searches are Translator.beam's and Translator.translate's (prefix,
-force_attention), and the choices at a step are its own probabilities (Translator.choices)."""
+force_attention, heads_off), and the choices at a step are its own probabilities (Translator.choices)."""
 import dataclasses
 import html
+from typing import NamedTuple
 
 import gradio as gr
 import numpy as np
 
+from attn_demo.alignment import grid_name
 from attn_demo.computed_once import ComputedOnce
 from attn_demo.figures import alignment_figure, beam_search_figure
+from attn_demo.heads import alpha_moved, every_head, same_reading
+from attn_demo.search import Penalties
 from attn_demo.steps import pca_projection
 from attn_demo.translator import Translator
 from attn_demo.ui.page import HIDDEN_WHEN_EMPTY, LATEX, SIDES, grid_values, plot
 from attn_demo.ui.step_group import StepGroup, network_slot, step_slot
-from attn_demo.views import step_views
+from attn_demo.views import read_pick, step_views
 
 EXPLANATION = """## Explore the decoding
 Beam search keeps the k most probable beginnings at every step. Here are the best finished ones, ranked by
 log p / length, and the tree of the beginnings they share. Pick one, then ask **what if?**: choose another
 piece at a step (the model keeps everything before it and goes on by itself), or put all the attention of a
-step on one English piece ($\\alpha_t$ one-hot, so $c_t = h_j$) and see what the model writes from there."""
+step on one English piece ($\\alpha_t$ one-hot, so $c_t = h_j$) and see what the model writes from there. A
+Transformer's heads can be turned off one at a time: the search runs again without that head's output."""
 SEARCH_CAPTION = ("Each column is an output step $t$. The search extends each of its $k$ kept beginnings by every "
                   "French piece and weighs the $2k$ most probable extensions (drawn most probable on top): the $k$ best "
                   "that do not end are kept (blue), an ending among the $k$ best is a finished hypothesis (◆), the "
@@ -37,6 +44,8 @@ NO_MOVE = ("This model has no attention: there is no α to move (it reads one fi
 TOP_CHOICES = 5
 NOT_SHOWN = "Press **Show the beam** to lay open the beam search of the sentence on screen."  # in place of a table
 BEAMS_KEPT = 64  # searches kept (model, sentence, k, n), shared by every session
+EVERY_HEAD = "none"  # the head picker's value with no head turned off
+SHOW_FIRST = "Press Show the beam first: the head is turned off in that search."
 
 
 PENALTY_NOTE = ("The search ranks what it finishes by its **score**: log p over a length penalty, plus the coverage "
@@ -67,15 +76,71 @@ def slider_for(payload: dict) -> dict:
     return gr.update(value=1, maximum=max(2, payload["steps"]))
 
 
+class WhatIf(NamedTuple):
+    """What a what-if puts on the page, in the order of its outputs."""
+
+    summary: str  # what changed and what it cost, or why nothing was done
+    grid: object  # the what-if's alignment grid (gr.Plot's value), None without one
+    note: str  # under the grid: why there is none
+    steps: object  # the step views' payload of the hypothesis and the what-if (on_one_map), or gr.skip()
+    slider: object  # the step slider's update, or gr.skip()
+
+
+def refused(summary: str) -> WhatIf:
+    """A what-if not done: the reason, the grid cleared, the step views left as they are."""
+    return WhatIf(summary, None, "", gr.skip(), gr.skip())
+
+
+def head_choices(model) -> list[tuple[str, str]]:
+    """The head picker's choices for a model: "none", then each cross-attention head as "layer 2, head 3" with the
+    value "2.3" (views.read_pick's, from 1); "none" alone for a model without heads."""
+    heads = every_head(model.translator.config) if model.kind.heads else []
+    return [(EVERY_HEAD, EVERY_HEAD), *((grid_name(layer, head), f"{layer + 1}.{head + 1}") for layer, head in heads)]
+
+
+def head_picker(model) -> dict:
+    """The head picker's choices, value and line for a model explored (None: none yet): its heads
+    (head_choices), or a line saying it has none."""
+    if model is None:
+        return {"choices": [(EVERY_HEAD, EVERY_HEAD)], "value": EVERY_HEAD, "info": SHOW_FIRST}
+    config = model.translator.config
+    info = (f"{config.dec_layers} layers of {config.heads} heads: the search runs again without the one picked"
+            if model.kind.heads else no_heads(model))
+    return {"choices": head_choices(model), "value": EVERY_HEAD, "info": info}
+
+
+def no_heads(model) -> str:
+    """Why a model has no head to turn off."""
+    how = "it attends with one score, one α per step" if model.has_attention else "it has no attention at all, one fixed c"
+    return f"{model.title} has no heads to turn off: {how}."
+
+
+def head_off_summary(name: str, original, result) -> str:
+    """What turning head `name` off changed: the French beside hypothesis 1's, the log p each model gives its own,
+    and how far each layer's α moved while both read the same French."""
+    steps = same_reading(original.target_tokens, result.target_tokens)
+    shifts = alpha_moved(original.heads, result.heads, steps)
+    moved = ", ".join(f"layer {layer} by {shift:.2f}" for layer, shift in enumerate(shifts, start=1))
+    french = ("the same French" if original.target_tokens == result.target_tokens else
+              f"French that parts from hypothesis 1's at step {steps}")
+    return (f"**What if {name} were off?** {html.escape(result.text)}\n\nWith every head at work (hypothesis 1): "
+            f"{html.escape(original.text)}\n\nWithout it, {french}; log p {original.log_prob:.2f} → {result.log_prob:.2f}, "
+            f"each by the model that wrote it. The head still computes its α, but its output is zero at every step. "
+            f"The largest change of a head's α over the {steps} steps that read the same French: {moved}; a layer "
+            "at or below the head turned off cannot change there.")
+
+
 class ExploreSection:
     def __init__(self, models):
         self.models = models  # ui.page.ModelsOnPage
         self.searched = ComputedOnce(self._beam, BEAMS_KEPT)  # a class exploring one sentence searches it once
 
     def _beam(self, key: str, text: str, k: int, n: int, coverage: float, repeat: float, stepwise: bool):
-        model = self.model(key)
-        penalties = dataclasses.replace(model.translator.penalties, coverage=coverage, repeat=repeat, stepwise=stepwise)
-        return model.run(Translator.beam, text, k, n, penalties)
+        return self.model(key).run(Translator.beam, text, k, n, self.ranking(key, coverage, repeat, stepwise))
+
+    def ranking(self, key: str, coverage: float, repeat: float, stepwise: bool) -> Penalties:
+        """The model's own ranking (its card's) with the coverage penalties the sliders ask for."""
+        return dataclasses.replace(self.model(key).translator.penalties, coverage=coverage, repeat=repeat, stepwise=stepwise)
 
     def model(self, key: str):
         return self.models[key]
@@ -98,7 +163,8 @@ class ExploreSection:
             coverage, repeat, stepwise = 0.0, 0.0, False  # no α, no coverage: only the length penalty ranks
         beam = self.searched(key, state["text"], k, n, float(coverage), float(repeat), bool(stepwise))
         hypotheses = beam.translations
-        explored = {"key": key, "text": state["text"], "beam_size": k, "hypotheses": hypotheses}
+        explored = {"key": key, "text": state["text"], "beam_size": k, "hypotheses": hypotheses,
+                    "penalties": self.ranking(key, float(coverage), float(repeat), bool(stepwise))}
         figure = beam_search_figure(beam.weighed, beam.pieces, [h.target_tokens for h in hypotheses], large)
         return [explored, hypothesis_table(hypotheses), plot(figure), gr.update(choices=[(f"{i}. {h.text}", i - 1)
                 for i, h in enumerate(hypotheses, start=1)], value=0)]
@@ -138,19 +204,18 @@ class ExploreSection:
             return [gr.skip()] * 8
         return [None, NOT_SHOWN, None, gr.update(choices=[], value=None), gr.update(choices=[], value=None), "", None, ""]
 
-    def what_if(self, explored, rank, t, piece: str | None, typed: str, source_piece, how: str, large: bool) -> list:
+    def what_if(self, explored, rank, t, piece: str | None, typed: str, source_piece, how: str, large: bool) -> WhatIf:
         """Change the piece at step t (a choice, or typed French that replaces it), or move step t's α
         onto one English piece; the model goes on with the same beam size. Its text and cost, its grid
         with the change outlined, and the step views of the hypothesis and the what-if."""
-        nothing = [None, "", gr.skip(), gr.skip()]
         if not explored or rank is None or t is None:
-            return ["Pick a hypothesis first.", *nothing]
+            return refused("Pick a hypothesis first.")
         model, original = self.model(explored["key"]), explored["hypotheses"][int(rank)]
         t, k = int(t), explored["beam_size"]
         try:
             if how == "move":
                 if not model.has_attention:
-                    return [NO_MOVE, *nothing]
+                    return refused(NO_MOVE)
                 j = int(source_piece)
                 weights = np.eye(len(original.source_tokens), dtype=np.float32)[j]
                 # the steps before t as the hypothesis took them, then α_t one-hot, then the model's own steps
@@ -166,7 +231,7 @@ class ExploreSection:
                 result = model.run(Translator.translate, explored["text"], beam_size=k, prefix=prefix)
                 change, marked, forced = f"step {t} written as `{html.escape(typed.strip() or piece or '')}`", (t - 1, None), ()
         except ValueError as error:
-            return [f"⚠️ {html.escape(str(error))}", *nothing]
+            return refused(f"⚠️ {html.escape(str(error))}")
         title = f"{model.title}, what if: {change.replace('`', '')}"
         grid, note = self.grid(result, title, large, marked)
         cost = result.log_prob - original.log_prob
@@ -174,7 +239,39 @@ class ExploreSection:
                    f"({cost:+.2f}): the model finds the new translation e^{cost:+.2f} = {np.exp(cost):.3g} times as likely. "
                    "Outlined in red in its grid: what was changed.")
         steps = on_one_map([(f"{model.title}, hypothesis {int(rank) + 1}", original, ()), (title, result, forced)])
-        return [summary, grid, note, steps, slider_for(steps)]
+        return WhatIf(summary, grid, note, steps, slider_for(steps))
+
+    def heads(self, explored) -> dict:
+        """The head picker for the model explored (head_picker)."""
+        return gr.update(**head_picker(self.model(explored["key"]) if explored else None))
+
+    def turn_off(self, explored, head, large: bool) -> WhatIf:
+        """Turn one cross-attention head off (head: "layer.head" from 1, views.read_pick) and search the sentence
+        again with the explored beam's size and ranking: the best found, its grid, and the step views of
+        hypothesis 1 (every head at work) and of it; a model without heads does nothing and says why."""
+        if not explored:
+            return refused(SHOW_FIRST)
+        model = self.model(explored["key"])
+        if not model.kind.heads:
+            return refused(no_heads(model))
+        if head in (None, "", EVERY_HEAD):
+            return refused("Every head is at work: pick one to turn off.")
+        pick = read_pick(model, head)
+        if pick is None or pick[1] is None:  # a REST call's, or a mean of heads
+            config = model.translator.config
+            return refused(f"⚠️ “{html.escape(str(head)[:40])}” is not a head of {model.title}: it has {config.dec_layers} "
+                           f"decoder layers of {config.heads} heads, named layer.head from 1 (2.3: layer 2, head 3).")
+        original = explored["hypotheses"][0]
+        try:
+            result = model.run(Translator.translate, explored["text"], beam_size=explored["beam_size"],
+                               penalties=explored["penalties"], heads_off=[pick])
+        except ValueError as error:
+            return refused(f"⚠️ {html.escape(str(error))}")
+        name = grid_name(*pick)
+        title = f"{model.title}, what if: {name} off"
+        grid, note = self.grid(result, f"{title}: α of {grid_name(*result.heads.shown)}", large)
+        steps = on_one_map([(f"{model.title}, hypothesis 1", original, ()), (title, result, ())])
+        return WhatIf(head_off_summary(name, original, result), grid, note, steps, slider_for(steps))
 
     def render(self, controls, large_text: gr.Checkbox):
         gr.Markdown(EXPLANATION, latex_delimiters=LATEX)
@@ -210,6 +307,7 @@ class ExploreSection:
         with gr.Row():
             source_piece = gr.Dropdown([], label="Put all of step t's attention on", elem_id="explore-source")
             move_button = gr.Button("Move the attention and go on", elem_id="explore-move")
+        head = gr.Dropdown(**head_picker(None), label="Turn a head off", elem_id="explore-head-off")
         result = gr.Markdown(elem_id="explore-result")
         result_grid = gr.Plot(show_label=False, elem_id="explore-result-grid")
         result_note = gr.Markdown(latex_delimiters=LATEX, elem_classes=HIDDEN_WHEN_EMPTY)
@@ -227,7 +325,8 @@ class ExploreSection:
             event.then(None, [steps_json, large_text], None, js=STEPS.load, api_name=f"{name}_load_steps")
 
         show.click(self.beam, [controls.session, key, beam_size, n_best, large_text, coverage, repeat, stepwise],
-                   [explored, table, search, rank], api_name="explore_beam")
+                   [explored, table, search, rank], api_name="explore_beam").then(
+            self.heads, explored, head, queue=False, show_progress="hidden", api_name="explore_heads")
         then_load(rank.change(self.pick, [explored, rank, large_text], [grid, note, step, source_piece, steps_json, slider],
                               api_name="explore_pick"), "explore_pick")
         # after every translation shown; off the queue and without a spinner: it decodes nothing, and a full class
@@ -240,6 +339,8 @@ class ExploreSection:
         outputs = [result, result_grid, result_note, steps_json, slider]
         then_load(change_button.click(self.change, [*inputs, large_text], outputs, api_name="explore_change"), "explore_change")
         then_load(move_button.click(self.move, [*inputs, large_text], outputs, api_name="explore_move"), "explore_move")
+        then_load(head.input(self.turn_off, [explored, head, large_text], outputs, api_name="explore_head_off"),
+                  "explore_head_off")
         large_text.change(None, large_text, None, js=STEPS.relayout, api_name="explore_relayout_steps")
         # the model explored follows the left side's pick, a link's included; in the browser, with no request
         controls.pickers[0].change(None, controls.pickers[0], key, js="(left) => left", api_name="explore_follow_left")
