@@ -395,12 +395,21 @@ def heads_table(h: dict | None) -> str:
     """What each cross-attention head of a Transformer does (evaluate --heads, attn_demo.heads)."""
     if not h:
         return "None: a GRU model attends with one score."
-    rows = "\n".join(f"| {name} | {v['confidence']:.2f} | {v['eos_share']:.2f} | {v['bleu_cost']:+.2f} |"
-                     for name, v in h["heads"].items())
-    return (f"Each cross-attention head on {h['dataset']} ({h['n']} sentences, beam {h['beam']}, BLEU {h['bleu']} with every "
-            "head): its confidence (the mean of its largest α), the share of its α on `</s>` (Voita et al. 2019) and "
-            "the BLEU lost with its output zeroed (Michel et al. 2019; negative: BLEU gained).\n\n"
-            f"| head | confidence | α on </s> | BLEU cost |\n|---|---|---|---|\n{rows}\n\n```\n{h['command']}\n```")
+    rows = "\n".join(f"| {name} | {v['confidence']:.2f} | {v['eos_share']:.2f} | {v['bleu_without']:.2f} | "
+                     f"{v['bleu_cost']:+.2f} |" for name, v in h["heads"].items())
+    return (f"Each cross-attention head on {_sentences_text(h)}, beam {h['beam']}{_ranked_text(h)}, **BLEU {h['bleu']} "
+            f"with every head**{_refused_text(h)}: its confidence (the mean of its largest α), the share of its α on "
+            "`</s>` (Voita et al. 2019), the BLEU of the same sentences translated with its output zeroed (Michel et al. "
+            "2019) and the drop from BLEU with every head (negative: BLEU gained).\n\n"
+            f"| head | confidence | α on </s> | BLEU without it | drop |\n|---|---|---|---|---|\n{rows}"
+            f"\n\n```\n{h['command']}\n```")
+
+
+def _sentences_text(h: dict) -> str:
+    """Which sentences of a set were measured: "tatoeba-test.tsv (10000 sentences)", or "the first 2000 of …"."""
+    if h.get("of", h["n"]) == h["n"]:
+        return f"{h['dataset']} ({h['n']} sentences)"
+    return f"the first {h['n']} of the {h['of']} sentences of {h['dataset']}"
 
 
 def _length_text(curve: dict | None) -> str:
@@ -485,8 +494,9 @@ def _grids_text(heads: dict | None) -> str:
 #   test_results: {"bleu", "chrf", "n", "beam", "dataset", "by_length": {...}, "faults", "command"} (evaluate --card)
 #   length_curve: {"dataset", "beam", "buckets": {"1-10": {"n", "bleu", "chrf", "refused"}, …}, "command"} (--long)
 #   general_results: like test_results, on FLORES-200 devtest, general text (--general)
-#   heads: {"bleu", "n", "beam", "dataset", "heads": {grid name: {"confidence", "eos_share", "bleu_cost"}}, "command"}
-#          (--heads): a Transformer's cross-attention heads
+#   heads: {"bleu", "n", "of", "refused", "beam", "penalties", "dataset", "heads": {grid name: {"confidence",
+#          "eos_share", "bleu_without", "bleu_cost"}}, "command"} (--heads): a Transformer's cross-attention heads, on
+#          the first n of the set's `of` sentences
 #   dev_results: like test_results, on the validation split's long natural sentences, with "min_words" (--dev)
 #   examples: {"beam", "translations": [{"source", "greedy", "beam"}], "command"}, the page's sentences (--examples)
 #   speed: {"median_ms", "p95_ms", "n", "words", "device", "torch_threads", "date", "timed_with", "command"} (speed)
@@ -500,7 +510,7 @@ SECTIONS = {
     "test_results": (_results_text, ("bleu", "chrf", "n", "beam", "dataset", "faults")),
     "length_curve": (_length_text, ("buckets",)),
     "general_results": (_general_text, ("bleu", "chrf", "faults")),
-    "heads": (heads_table, ("bleu", "heads")),
+    "heads": (heads_table, ("bleu", "n", "heads")),
     "dev_results": (_dev_text, ()),
     "examples": (_examples_text, ()),
     "speed": (_speed_text, ("median_ms",)),

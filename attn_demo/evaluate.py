@@ -8,6 +8,7 @@ alignment against gold links.
     python -m attn_demo.evaluate checkpoints/luong-en-fr --examples --card
     python -m attn_demo.evaluate checkpoints/luong-en-fr --alignments ../shared/data/hansards-wpt03
     python -m attn_demo.evaluate checkpoints/luong-en-fr --tune --card
+    python -m attn_demo.evaluate runs/transformer-en-fr --heads --limit 2000 --card
 
 BLEU and chrF are corpus-level, default tokeniser, on detokenised output. An input is read as
 the app reads it (a few characters the model never saw become its unknown piece); one the model
@@ -19,6 +20,10 @@ sentences of 11 or more English words, never trained on). --general scores FLORE
 general text (Wikinews, Wikijunior, Wikivoyage sentences of 21.6 words on average), which the models
 never see in training or tuning. --examples translates the sentences the
 page offers (attn_demo.examples), greedy as the page opens and with --beam, for a reader to judge.
+--heads measures a Transformer's cross-attention heads on --data (with --limit N, its first N pairs; the
+Tatoeba test set is in random order): each head's confidence and α on </s> (attn_demo.heads), and the
+corpus BLEU with that head's output zeroed (Michel et al. 2019), decoded as the rest (--beam, the card's
+ranking) in batches, one decoding of the sentences per head, beside the BLEU of the same sentences with every head.
 
 Every translation is checked for the usual failures of attention models on long sentences: an
 output that repeats a phrase (some word pair more often than the reference has it) or is short
@@ -84,8 +89,9 @@ WORD = re.compile(r"[\w'’-]+")  # a word when looking for repeats: a lowercase
 def translate_all(translator: Translator, sources: list[str], beam: int, penalties: Penalties | None = None,
                   steer: Steer = NO_STEER) -> tuple[list[str], int]:
     """Translations in input order (length-sorted batches inside) and the number of refused inputs; the beam
-    ranks as penalties say, or as the model's card records (Translator.penalties) when None."""
-    translations, refused = translate_traced(translator, sources, beam, penalties, steer=steer)
+    ranks as penalties say, or as the model's card records (Translator.penalties) when None. The text alone: a
+    Transformer's every-layer trace is left out."""
+    translations, refused = translate_traced(translator, sources, beam, penalties, steer=steer, heads=False)
     return texts(translations), refused
 
 
@@ -95,9 +101,9 @@ def texts(translations) -> list[str]:
 
 
 def translate_traced(translator: Translator, sources: list[str], beam: int, penalties: Penalties | None = None,
-                     n_best: int | None = None, steer: Steer = NO_STEER) -> tuple[list, int]:
+                     n_best: int | None = None, steer: Steer = NO_STEER, heads: bool = True) -> tuple[list, int]:
     """Each input's Translation (None where refused), or with n_best the list of its n best, in input
-    order, and the number refused."""
+    order, and the number refused; heads=False leaves a Transformer's Translation.heads out."""
     outputs, accepted = [None] * len(sources), []
     for i, text in enumerate(sources):
         try:
@@ -109,7 +115,7 @@ def translate_traced(translator: Translator, sources: list[str], beam: int, pena
     for start in range(0, len(accepted), BATCH_SENTENCES):
         chunk = accepted[start:start + BATCH_SENTENCES]
         results = translator.translate_batch([sources[i] for i in chunk], beam_size=beam, n_best=n_best, steer=steer,
-                                             penalties=penalties)
+                                             penalties=penalties, heads=heads)
         for i, result in zip(chunk, results):
             outputs[i] = result
     return outputs, len(sources) - len(accepted)
@@ -325,10 +331,12 @@ def main(argv=None):
                            "repeated; with --card, into coverage-marks.json beside the weights, which the page marks by")
     mode.add_argument("--heads", action="store_true",
                       help="a Transformer's cross-attention heads on --data: each one's confidence and α on </s> (attn_demo.heads) "
-                           "and the BLEU the translations lose with its output zeroed (one decoding of --data per head)")
+                           "and the BLEU of the translations with its output zeroed (one decoding of --data per head)")
     mode.add_argument("--alignments", type=Path,
                       help="folder of gold word alignments (test.e, test.f, test.wa.nonullalign, dev.*): report AER")
     p.add_argument("--per-bucket", type=int, default=200, help="inputs per length bucket with --long")
+    p.add_argument("--limit", type=int, metavar="N",
+                   help="with --heads: only the first N pairs of --data (each head costs a decoding of them)")
     p.add_argument("--train-pool", type=Path, default=TRAIN_POOL,
                    help="with --dev: the pairs the models were trained on, split as train splits them (--data is the test set it excluded)")
     p.add_argument("--n-valid", type=int, default=2000, help="with --dev: the size of the validation split, as train made it")
@@ -355,6 +363,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     if args.hyps and (args.long or args.examples or args.tune or args.marks or args.alignments):
         p.error("--hyps writes the translations of one set (the test set, --data or --dev), to compare two models")
+    if args.limit is not None and (not args.heads or args.limit < 1):
+        p.error("--limit N takes the first N pairs (N ≥ 1) of --data for --heads, whose every head costs a decoding of them")
     translator = load_translator(args.model)
     command = "python -m attn_demo.evaluate " + " ".join(sys.argv[1:] if argv is None else argv)
     penalties = chosen_penalties(args, NO_PENALTIES if args.untuned else translator.penalties)
@@ -468,20 +478,32 @@ def main_marks(args, translator: Translator, command: str, penalties: Penalties)
 
 def main_heads(args, translator: Translator, command: str, penalties: Penalties):
     if translator.config.attention != "transformer":
-        raise SystemExit(f"{args.model} is no Transformer: it attends with one score, no heads")
-    pairs = read_pairs(args.data)
+        raise SystemExit(f"{args.model} is no Transformer: it has no heads to measure")
+    every = read_pairs(args.data)
+    pairs = every[:args.limit]
     sources, references = [en for en, _ in pairs], [fr for _, fr in pairs]
-    translations, _ = translate_traced(translator, sources, args.beam, penalties)
-    bleu = sacrebleu.corpus_bleu(texts(translations), [references]).score
+    start = time.time()
+    translations, refused = translate_traced(translator, sources, args.beam, penalties)
+    bleu = round(sacrebleu.corpus_bleu(texts(translations), [references]).score, 2)
     heads = corpus_statistics([t for t in translations if t is not None])
     for layer, head in every_head(translator.config):
-        without, _ = translate_all(translator, sources, args.beam, penalties, Steer(heads_off=frozenset({(layer, head)})))
-        heads[grid_name(layer, head)]["bleu_cost"] = round(bleu - sacrebleu.corpus_bleu(without, [references]).score, 2)
-    result = {"bleu": round(bleu, 2), "n": len(pairs), "beam": args.beam, "dataset": args.data.name, "heads": heads,
-              "command": command}
+        without = head_off_bleu(translator, sources, references, args.beam, penalties, (layer, head))
+        heads[grid_name(layer, head)].update(bleu_without=without, bleu_cost=round(bleu - without, 2))
+        if not args.json:  # a long measurement says how far it is
+            print(f"{grid_name(layer, head)}: BLEU {without} without it, {time.time() - start:.0f} s", file=sys.stderr)
+    result = {"bleu": bleu, "n": len(pairs), "of": len(every), "refused": refused, "beam": args.beam,
+              "dataset": args.data.name, "heads": heads, "command": command}
+    if args.beam > 1:
+        result["penalties"] = dataclasses.asdict(penalties)
     print(json.dumps(result) if args.json else heads_table(result))
     if args.card:
         write_model_card(translator.folder, heads=result)
+
+
+def head_off_bleu(translator: Translator, sources, references, beam: int, penalties: Penalties, head: tuple[int, int]) -> float:
+    """Corpus BLEU of the sources translated with one cross-attention head (layer, head) turned off, in batches."""
+    hypotheses, _ = translate_all(translator, sources, beam, penalties, Steer(heads_off=frozenset({head})))
+    return round(sacrebleu.corpus_bleu(hypotheses, [references]).score, 2)
 
 
 def main_tune(args, translator: Translator, command: str):

@@ -17,6 +17,7 @@ from attn_demo.evaluate import (TUNING_GRID, TUNING_SLACK, eos_argmax_share, fau
                                 score, translate_traced, tune)
 from attn_demo.search import NO_PENALTIES, Penalties, Steer
 from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
+from attn_demo.heads import every_head
 from attn_demo.translator import load_translator
 from attn_demo.checkpoint import save_checkpoint
 from conftest import DEVICE, tiny_model
@@ -83,23 +84,40 @@ def test_against_another_model_is_sacrebleu_s_paired_bootstrap_of_both_and_the_c
     assert "against other (paired bootstrap): BLEU" in (toy_checkpoint / "README.md").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("attention", ["transformer", "luong-general"])
-def test_heads_measure_what_each_head_costs_when_turned_off_and_the_card_shows_it(toy_checkpoint, toy_tsv, capsys):
+@pytest.mark.parametrize("attention", ["transformer", "luong-general", "none"])
+def test_heads_measure_the_bleu_of_each_head_turned_off_on_the_first_sentences_and_the_card_shows_it(
+        toy_checkpoint, toy_tsv, tmp_path, capsys):
     if toy_checkpoint.name != "tiny-transformer":
-        with pytest.raises(SystemExit, match="no heads"):
+        with pytest.raises(SystemExit, match="is no Transformer: it has no heads"):
             main([str(toy_checkpoint), "--data", str(toy_tsv), "--heads"])
         return
-    main([str(toy_checkpoint), "--data", str(toy_tsv), "--beam", "2", "--heads", "--json", "--card"])
-    result = json.loads(capsys.readouterr().out)
     translator = load_translator(toy_checkpoint)
-    sources, references = (list(side) for side in zip(*read_pairs(toy_tsv)))
-    without = translator.translate_batch(sources, beam_size=2, steer=Steer(heads_off=frozenset({(1, 2)})))
-    expected = round(result["bleu"] - score(sources, [t.text for t in without], references)["bleu"], 2)
-    assert len(result["heads"]) == 6 and result["heads"]["layer 2, head 3"]["bleu_cost"] == pytest.approx(expected, abs=0.011)
-    assert all(0 <= v["eos_share"] <= 1 and 0 < v["confidence"] <= 1 for v in result["heads"].values())
+    sources = [en for en, _ in read_pairs(toy_tsv)]
+    own = [t.text for t in translator.translate_batch(sources, beam_size=2)]
+    data = tmp_path / "own.tsv"  # its own translations as references: BLEU 100 with every head, less where one matters
+    data.write_text("".join(f"{en}\t{fr}\n" for en, fr in zip(sources, own)), encoding="utf-8")
+    main([str(toy_checkpoint), "--data", str(data), "--beam", "2", "--heads", "--limit", "12", "--json", "--card"])
+    result = json.loads(capsys.readouterr().out)
+    assert (result["bleu"], result["n"], result["of"], result["refused"]) == (100.0, 12, len(sources), 0)
+    assert len(result["heads"]) == 6 and all(0 <= v["eos_share"] <= 1 and 0 < v["confidence"] <= 1
+                                             for v in result["heads"].values())
+    for layer, head in every_head(translator.config):
+        without = translator.translate_batch(sources[:12], beam_size=2, steer=Steer(heads_off=frozenset({(layer, head)})))
+        measured = result["heads"][grid_name(layer, head)]
+        assert measured["bleu_without"] == pytest.approx(score(sources[:12], [t.text for t in without], own[:12])["bleu"],
+                                                         abs=0.011)
+        assert measured["bleu_cost"] == pytest.approx(100.0 - measured["bleu_without"], abs=1e-9)
+    assert max(v["bleu_cost"] for v in result["heads"].values()) > 10  # some head matters to this model
     card = (toy_checkpoint / "README.md").read_text(encoding="utf-8")
-    assert "### What each head does" in card and "| layer 2, head 3 |" in card
-    assert read_card(toy_checkpoint)["heads"]["heads"] == result["heads"]
+    row = result["heads"]["layer 1, head 2"]
+    assert "### What each head does" in card and f"the first 12 of the {len(sources)} sentences of own.tsv" in card
+    assert f"| layer 1, head 2 | {row['confidence']:.2f} | {row['eos_share']:.2f} | {row['bleu_without']:.2f} | " \
+           f"{row['bleu_cost']:+.2f} |" in card and "--heads --limit 12 --card" in card
+    assert read_card(toy_checkpoint)["heads"]["heads"] == result["heads"] and read_card(toy_checkpoint)["heads"]["n"] == 12
+    for limit in (["--limit", "0", "--heads"], ["--limit", "5"]):  # no sentence, or a limit for a mode without one
+        with pytest.raises(SystemExit):
+            main([str(toy_checkpoint), "--data", str(data), *limit])
+    assert "--limit N takes the first N pairs" in capsys.readouterr().err
 
 
 def test_penalties_named_on_the_command_line_decode_and_the_rest_are_the_card_s(toy_checkpoint, toy_tsv, capsys):
@@ -254,6 +272,16 @@ def test_the_share_of_steps_resting_on_eos_counts_every_step_of_every_translatio
     resting = [[row.argmax() == len(row) - 1 for row in alpha] for alpha in alphas]  # by hand, step by step
     assert eos_argmax_share(translations) == sum(map(sum, resting)) / sum(map(len, resting))
     assert eos_argmax_share([None, *translations]) == eos_argmax_share(translations)  # a refused input has no steps
+
+
+@pytest.mark.parametrize("attention", ["transformer"])
+def test_translations_scored_by_their_text_alone_leave_a_transformer_s_heads_out(toy_checkpoint, toy_tsv):
+    translator = load_translator(str(toy_checkpoint))
+    sources = [en for en, _ in read_pairs(toy_tsv)][:12]
+    traced, _ = translate_traced(translator, sources, 2)
+    bare, _ = translate_traced(translator, sources, 2, heads=False)
+    assert all(t.heads is not None for t in traced) and all(t.heads is None for t in bare)
+    assert [t.text for t in bare] == [t.text for t in traced] == evaluate.translate_all(translator, sources, 2)[0]
 
 
 def test_an_output_repeats_when_a_word_pair_comes_back_more_often_than_in_the_reference():
