@@ -188,6 +188,12 @@ def grid_name(layer: int, head: int | None) -> str:
     return f"layer {layer + 1}, " + ("mean of heads" if head is None else f"head {head + 1}")
 
 
+def grid_title(model_title: str, unit: str = "pieces", grid: str = "") -> str:
+    """An alignment grid's title: the model's, what a cell is, and for a Transformer which of its grids (grid_name)."""
+    cells = "α by word" if unit == "words" else "α<sub>tj</sub> by piece"
+    return f"{model_title}: {cells}{', ' + grid if grid else ''}"
+
+
 def _forced_gold(translator, gold: GoldAlignments, batch_size: int):
     """(index, Translation, English word spans, French word spans) of every gold pair the model reads as given,
     teacher-forced in batches."""

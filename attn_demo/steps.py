@@ -15,6 +15,7 @@ import re
 import numpy as np
 from plotly.colors import diverging, make_colorscale
 
+from attn_demo.alignment import grid_name, grid_title
 from attn_demo.attention import KINDS
 
 # signed vector entries, centred on 0 (red < 0 < blue); ColorBrewer's RdBu, whose middle is white
@@ -83,19 +84,24 @@ def step_payload(title: str, result, projection, forced: tuple[int, ...] = ()) -
         "annotations": typed(result.encoder_states),  # (S, D): h_j
         "points": None if projection is None else typed(project(result.encoder_states, projection)),  # (S, 2): h_j in 2-D
         "centres": None if projection is None else typed(project(result.contexts, projection)),  # (T, 2): Σ_j α_tj P(h_j)
-        "heads": None if result.heads is None else heads_payload(result.heads),
+        "heads": None if result.heads is None else heads_payload(result.heads, title),
         "no_heads": NO_HEADS if result.heads is None else None,  # what the heads and self-attention views say instead
         "no_self_attention": NO_SELF_ATTENTION if result.heads is None else None,
     }
 
 
-def heads_payload(heads) -> dict:
+def heads_payload(heads, title: str) -> dict:
     """A Transformer's every decoder layer and head (translator.Heads) for the heads, self-attention and step
     views: L layers of H heads of size d_k, L_enc encoder layers; W_O itself stays on the server (D × D a layer),
-    each layer's output W_O [o_t^1; …; o_t^H] + b_O is sent as the model computed it."""
+    each layer's output W_O [o_t^1; …; o_t^H] + b_O is sent as the model computed it. title: the model's, for the
+    grid's title at each layer and head, by piece (figures.grid_title), keyed as heads_view.js writes a pick."""
     layer, head = heads.shown
+    L, H = heads.cross.shape[:2]
+    picks = [(l, h) for l in range(L) for h in (None, *range(H))]
     return {
         "shown": [layer, head],  # the grid Translation.attention is (config.json's choice); head None: the mean
+        "grid_titles": {f"{l + 1}.{'mean' if h is None else h + 1}": grid_title(title, "pieces", grid_name(l, h))
+                        for l, h in picks},
         "off": [list(pair) for pair in sorted(heads.off)],  # (layer, head) turned off: outputs zero, α still shown
         "cross": typed(heads.cross),  # (L, H, T, S): α_tj of each head
         "scores": typed(heads.cross_scores),  # (L, H, T, S): e_tj = q_t · k_j / √d_k

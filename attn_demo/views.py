@@ -18,7 +18,7 @@ import html
 
 from plotly.colors import hex_to_rgb, sample_colorscale, unlabel_rgb
 
-from attn_demo.alignment import grid_name, head_grids, piece_words, words_view
+from attn_demo.alignment import grid_name, grid_title, head_grids, piece_words, words_view
 from attn_demo.figures import ALIGNMENT_COLORSCALE, HIGHLIGHT, alignment_figure
 from attn_demo.marks import barely_looked_at
 from attn_demo.steps import VECTOR_COLORSCALE, step_payload
@@ -55,12 +55,11 @@ def grid_figure(model, view, large: bool, unit: str = "pieces", pick=None):
     if not model.has_attention:
         return None
     result, attention = view["result"], picked_attention(model, view, pick)
-    which = f", {grid_name(*(pick or result.heads.shown))}" if result.heads is not None else ""
+    title = grid_title(model.title, unit, grid_name(*(pick or result.heads.shown)) if result.heads is not None else "")
     if unit == "words":
         source, target, attention = words_view(result.source_tokens, result.target_tokens, attention)
-        return alignment_figure(source, target, attention, f"{model.title}: α by word{which}", large, unit="words")
-    return alignment_figure(result.source_tokens, result.target_tokens, attention,
-                            f"{model.title}: α<sub>tj</sub> by piece{which}", large)
+        return alignment_figure(source, target, attention, title, large, unit="words")
+    return alignment_figure(result.source_tokens, result.target_tokens, attention, title, large)
 
 
 def grid_note(model, pick=None) -> str:

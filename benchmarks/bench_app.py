@@ -179,8 +179,9 @@ def soak(url: str, sentences: list[str], requests: int, picks) -> int:
 ARM_STEP_TIMER = """([k, slots]) => {
   window.attnStepMs = null;
   const text = (selector) => document.querySelector(selector).textContent.replaceAll("\u200b", "");  // Plotly's spacers
-  const shows = (slot) => ["how c" + k + " is", "step " + k + " reads"].some((t) => text(`#${slot} .attn-step-title`).includes(t))
-    && text(`#${slot} .attn-step-caption`).includes(`Step ${k} of`);
+  const title = (slot) => text(`#${slot} .attn-step-title`);  // a GRU model's, the baseline's, or a Transformer head's
+  const shows = (slot) => (["how c" + k + " is", "step " + k + " reads"].some((t) => title(slot).includes(t))
+                           || title(slot).endsWith("at step " + k)) && text(`#${slot} .attn-step-caption`).includes(`Step ${k} of`);
   document.addEventListener("keydown", () => {
     const start = performance.now();
     const check = () => slots.every(shows)
@@ -247,6 +248,7 @@ def step_change_ms(url: str, presses: int, picks, words: int = 15) -> list[dict]
                                f".includes({json.dumps(word)})", timeout=60_000)
         page.wait_for_function(shows_step_one(TRANSLATE_SLOTS), timeout=60_000)
         translate = time_presses(page, "translate-steps-slider", TRANSLATE_SLOTS, presses)
+        heads = time_head_changes(page, presses)
         page.get_by_role("button", name="Show the beam").click()
         page.locator("#explore-hypothesis-step .attn-step-view").wait_for(timeout=60_000)
         page.get_by_role("button", name="The model's choices at this step").click()
@@ -257,7 +259,44 @@ def step_change_ms(url: str, presses: int, picks, words: int = 15) -> list[dict]
         learn = time_learn_presses(page, presses)
         browser.close()
     return [{"where": where, "words": words, "presses": presses, **percentiles(samples)}
-            for where, samples in (("translate", translate), ("explorer", explore), ("watch it learn", learn)) if samples]
+            for where, samples in (("translate", translate), *heads, ("explorer", explore), ("watch it learn", learn))
+            if samples]
+
+
+# A head picked with a side's Head control (heads_view.js): from the change to the frame after its step view and its
+# grid show it (both drawn in the browser), and to the frame after the grid's note does (the server's redraw, side_grid)
+TIME_HEAD_CHANGE = """async ([side, value, name]) => {
+  const frame = () => new Promise(requestAnimationFrame);
+  const text = (selector) => (document.querySelector(selector)?.textContent || "").replaceAll("\u200b", "").toLowerCase();
+  const select = document.getElementById(`${side}-heads-head`);
+  const start = performance.now();
+  select.value = value;
+  select.dispatchEvent(new Event("change"));
+  while (!text(`#${side}-step .attn-step-title`).includes(name) || !text(`#${side}-grid .gtitle`).includes(name)) await frame();
+  await frame();
+  const drawn = performance.now() - start;
+  while (!text(`#${side}-grid-note`).includes(name)) await frame();
+  await frame();
+  return [drawn, performance.now() - start];
+}"""
+
+
+def time_head_changes(page, presses: int) -> list[tuple[str, list[float]]]:
+    """For each side with a Transformer, its Head control moved head by head (layer as shown): the times to its grid
+    and views, and to the server's note, as (where, samples) rows; none for a page of GRU models."""
+    rows = []
+    for side in ("left", "right"):
+        select = page.locator(f"#{side}-heads-head")
+        if not select.count():
+            continue
+        layer = int(page.locator(f"#{side}-heads-layer").input_value()) + 1
+        heads = [value for value in select.evaluate("(s) => [...s.options].map((o) => o.value)") if value != "mean"]
+        samples = [page.evaluate(TIME_HEAD_CHANGE, [side, heads[k % len(heads)],
+                                                    f"layer {layer}, head {int(heads[k % len(heads)]) + 1}"])
+                   for k in range(presses)]
+        rows += [(f"{side}: head change, its grid and views", [drawn for drawn, _ in samples]),
+                 (f"{side}: head change, the server's note and coverage", [note for _, note in samples])]
+    return rows
 
 
 def time_learn_presses(page, presses: int) -> list[float]:

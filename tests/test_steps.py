@@ -127,6 +127,9 @@ def test_a_transformers_payload_carries_every_head_exactly_and_no_2d_map(toy_tok
                        ("decoder", "decoder")):
         np.testing.assert_array_equal(heads[key], getattr(result.heads, field), err_msg=key)
     assert heads["shown"] == list(result.heads.shown) and heads["off"] == []
+    # every grid's title by piece, as the server's grid has it, for the page to redraw the grid at once
+    assert len(heads["grid_titles"]) == 2 * (3 + 1) and heads["grid_titles"]["2.3"] == "T: α<sub>tj</sub> by piece, layer 2, head 3"
+    assert heads["grid_titles"]["1.mean"].endswith("layer 1, mean of heads")
     assert sent["points"] is None and sent["centres"] is None  # its heads weigh the v_j: no map of the h_j
     assert sent["no_heads"] is None and sent["no_self_attention"] is None
 

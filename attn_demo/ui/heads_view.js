@@ -392,5 +392,16 @@
     }
   }
 
-  Object.assign(window.attnSteps, { HeadsView, SelfAttentionView, HeadStepView, LayerOrderView, readPick, pickText });
+  // The side's alignment grid (the Plotly figure in the pick slot's column) redrawn at once with the picked α and
+  // its title, by piece, from the payload; the server's redraw that follows (ui.translate side_grid) brings the
+  // note, the coverage row and the text alternative, and the grid by word, which it alone draws.
+  function drawPick(slot, model, pick) {
+    const plot = slot.closest(".column")?.querySelector(".js-plotly-plot");
+    if (!plot || !model.heads || !window.Plotly || !plot._fullData?.length) return;
+    const rows = crossOf(headsOf(model), pick), drawn = plot._fullData[0].z;
+    if (!drawn || drawn.length !== rows.length || drawn[0].length !== rows[0].length) return;  // a grid by word
+    window.Plotly.update(plot, { z: [rows.map((row) => [...row])] }, { "title.text": model.heads.grid_titles[pickText(pick)] });
+  }
+
+  Object.assign(window.attnSteps, { HeadsView, SelfAttentionView, HeadStepView, LayerOrderView, readPick, pickText, drawPick });
 }

@@ -522,6 +522,7 @@
       }
       const box = [...this.root.querySelectorAll(".attn-pick-slot textarea, .attn-pick-slot input")][k];
       if (box) {
+        window.attnSteps.drawPick(box, this.payload.views[k], pick);
         box.value = window.attnSteps.pickText(pick);
         box.dispatchEvent(new Event("input", { bubbles: true }));
       }
