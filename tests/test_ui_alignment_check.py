@@ -8,13 +8,18 @@ from attn_demo.ui.alignment_check import AlignmentCheckSection
 from conftest import plotly_figure
 
 
-def test_the_alignment_check_leaves_the_baseline_out_with_a_note(models, tmp_path, monkeypatch):
-    gold = tmp_path / "gold"
+def gold_sentence(folder):
+    """A Hansards-style gold folder of one sentence, "the red cat" / "le chat rouge", with its human links."""
+    gold = folder / "gold"
     gold.mkdir()
     (gold / "test.e").write_text("the red cat\n")
     (gold / "test.f").write_text("le chat rouge\n")
     (gold / "test.wa.nonullalign").write_text("1 1 1 S\n1 2 3 S\n1 3 2 P\n")
-    check = AlignmentCheckSection(models, gold)
+    return gold
+
+
+def test_the_alignment_check_leaves_the_baseline_out_with_a_note(models, tmp_path, monkeypatch):
+    check = AlignmentCheckSection(models, gold_sentence(tmp_path))
     alpha = np.array([[0.8, 0.1, 0.1], [0.1, 0.1, 0.8], [0.2, 0.7, 0.1]], dtype=np.float32)  # French words × English
     monkeypatch.setattr(check, "word_alpha", lambda key, number, grid=None: alpha)  # the toy vocabulary has no capitals
     grid, note, other_grid, other_note = check.show(1, False, "tiny-none", "tiny-bahdanau")
@@ -27,12 +32,7 @@ def test_the_alignment_check_leaves_the_baseline_out_with_a_note(models, tmp_pat
 
 
 def test_a_transformers_check_reads_the_layer_and_head_picked_on_its_side(models, tmp_path, monkeypatch):
-    gold = tmp_path / "gold"
-    gold.mkdir()
-    (gold / "test.e").write_text("the red cat\n")
-    (gold / "test.f").write_text("le chat rouge\n")
-    (gold / "test.wa.nonullalign").write_text("1 1 1 S\n1 2 3 S\n1 3 2 P\n")
-    check = AlignmentCheckSection(models, gold)
+    check = AlignmentCheckSection(models, gold_sentence(tmp_path))
     monkeypatch.setattr(alignment, "model_input", lambda words: words)  # the toy vocabulary has no capitals
     model = next(model for model in models if model.key == "tiny-transformer")
     result = model.translator.force_decode("the red cat", "le chat rouge")
