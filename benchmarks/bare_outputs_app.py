@@ -26,7 +26,7 @@ class ReplayedSection(TranslateSection):
         self.replayed = super().translate(EXAMPLES[0], 1, False)
         self.steps = super().steps_and_trace(self.replayed.state)
 
-    def translate(self, text, beam_size, large, unit="pieces", left=None, right=None):
+    def translate(self, text, beam_size, large, unit="pieces", left=None, right=None, left_grid="", right_grid=""):
         return self.replayed
 
     def steps_and_trace(self, state):

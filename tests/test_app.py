@@ -295,7 +295,7 @@ def test_alignment_check_scores_a_hansards_sentence_against_its_human_links(ship
 def test_alignment_check_without_the_gold_data_says_so(shipped, tmp_path):
     section = AlignmentCheckSection(shipped.models, tmp_path)
     with gr.Blocks() as page:
-        section.render(gr.Checkbox(), [])
+        section.render(gr.Checkbox(), [], [])
     texts = [block.value for block in page.blocks.values() if isinstance(block, gr.Markdown)]
     assert section.gold is None and any("not on this machine" in text for text in texts)
     assert not any(isinstance(block, (gr.Dropdown, gr.Plot)) for block in page.blocks.values())

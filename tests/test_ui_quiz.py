@@ -36,3 +36,16 @@ def test_every_question_beside_a_model_with_heads_has_a_slot_and_is_checked_righ
     assert all(text.startswith("**Right.**") for text in feedback)
     wrong = quiz.check(state, *[q.choices[q.answer - 1] for q in quiz.questions_for(state)])
     assert all(text.startswith("**Not quite:**") for text in wrong)
+
+
+@pytest.mark.parametrize("attention", MODEL_KINDS)
+def test_the_check_answers_every_slot_the_page_has_whatever_the_translation_asks(models, section, attention):
+    """Gradio takes one feedback a slot: a translation that asks fewer questions than there are slots leaves the
+    rest empty, answered or not."""
+    quiz = QuizSection(models)
+    state = section.translate(SENTENCE, 1, False, "pieces", f"tiny-{attention}", f"tiny-{attention}").state
+    questions = quiz.questions_for(state)
+    slots = len(quiz.concepts) + TRACE_SLOTS
+    feedback = quiz.check(state, *[q.choices[q.answer] for q in questions], *["stale"] * (slots - len(questions)))
+    assert len(feedback) == slots and feedback[len(questions):] == [""] * (slots - len(questions))
+    assert all(text.startswith("**Right.**") for text in feedback[:len(questions)])

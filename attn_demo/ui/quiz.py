@@ -35,9 +35,10 @@ class QuizSection:
         return updates
 
     def check(self, state, *choices) -> list[str]:
-        """Feedback for every answered question; the answers come from this session's translation."""
-        return [question.check(choice)[1] if choice else ""
-                for question, choice in zip(self.questions_for(state), choices)]
+        """Feedback for every answered question, one a slot ("" for a slot this translation asks nothing in); the
+        answers come from this session's translation."""
+        questions = self.questions_for(state)
+        return [questions[i].check(choice)[1] if choice and i < len(questions) else "" for i, choice in enumerate(choices)]
 
     def render(self, session: gr.State):
         """The section, under the translate section whose session state (session) it asks about."""
