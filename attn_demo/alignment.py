@@ -232,13 +232,23 @@ def attribution_alignments(translator, gold: GoldAlignments, method: str, senten
     return links
 
 
-def sentence_word_attention(translator, english: list[str], french: list[str], grid=None) -> np.ndarray:
-    """Word-level α (French words, English words) of the model reading one gold pair, as
-    attention_alignments reads every pair; a ValueError when the model cannot read it as given. grid: a
-    Transformer's (layer, head) to read (head None: the layer's mean; head_grids), None for Translation.attention."""
+def sentence_reading(translator, english: list[str], french: list[str]) -> tuple:
+    """The model reading one gold pair as attention_alignments reads every pair: its Translation (teacher forced)
+    and each English and French word's pieces; a ValueError when the model cannot read it as given."""
     english, french = model_input(english), model_input(french)
     check_readable(translator, " ".join(english), " ".join(french))
     result = translator.force_decode(" ".join(english), " ".join(french))
+    return result, word_spans(result.source_tokens[:-1], english), word_spans(result.target_tokens[:-1], french)
+
+
+def reading_word_attention(reading: tuple, grid=None) -> np.ndarray:
+    """Word-level α (French words, English words) of a sentence_reading; grid: a Transformer's (layer, head) to
+    read (head None: the layer's mean; head_grids), None for Translation.attention."""
+    result, source_spans, target_spans = reading
     attention = result.attention if grid is None else head_grids(result.heads)[tuple(grid)]
-    return word_attention(attention, word_spans(result.source_tokens[:-1], english),
-                          word_spans(result.target_tokens[:-1], french))
+    return word_attention(attention, source_spans, target_spans)
+
+
+def sentence_word_attention(translator, english: list[str], french: list[str], grid=None) -> np.ndarray:
+    """Word-level α of the model reading one gold pair (sentence_reading, then reading_word_attention)."""
+    return reading_word_attention(sentence_reading(translator, english, french), grid)

@@ -44,3 +44,7 @@ def test_a_transformers_check_reads_the_layer_and_head_picked_on_its_side(models
     np.testing.assert_allclose(plotly_figure(picked).data[0].z, expected, atol=1e-6)
     np.testing.assert_allclose(plotly_figure(shown).data[0].z, word_attention(result.attention, english, french), atol=1e-6)
     assert "layer 2, head 3" in plotly_figure(picked).layout.title.text
+    read = []  # every model call goes through Model.run: another head of a sentence read decodes nothing
+    monkeypatch.setattr(model, "run", lambda *args: read.append(args))
+    check.show(1, False, "tiny-transformer", "tiny-transformer", "1.1", "2.mean")
+    assert read == []

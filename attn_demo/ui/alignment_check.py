@@ -9,7 +9,7 @@ from pathlib import Path
 import gradio as gr
 
 from attn_demo.alignment import (GOLD_DIR, alignment_error, argmax_links, grid_name, links_source, read_gold,
-                                 sentence_word_attention)
+                                 reading_word_attention, sentence_reading)
 from attn_demo.computed_once import ComputedOnce
 from attn_demo.figures import gold_check_figure
 from attn_demo.ui.page import SIDES, plot
@@ -39,7 +39,7 @@ class AlignmentCheckSection:
     def __init__(self, models: list, gold_dir: Path = GOLD_DIR):
         self.models = {model.key: model for model in models}
         self.gold = read_gold(gold_dir) if (Path(gold_dir) / "test.wa.nonullalign").is_file() else None
-        self.word_alpha = ComputedOnce(self._word_alpha, 256)
+        self.reading = ComputedOnce(self._reading, 256)  # a model's reading of a sentence, whichever grid is then read
 
     def sentence_choices(self) -> list[tuple[str, int]]:
         """(label, 1-based number) of every test sentence, the examples first."""
@@ -48,11 +48,13 @@ class AlignmentCheckSection:
         numbers = [*examples, *(n for n in range(1, count + 1) if n not in examples)]
         return [(f"{n}. {' '.join(self.gold.english[n - 1])}", n) for n in numbers]
 
-    def _word_alpha(self, key: str, number: int, grid=None):
-        alpha = self.models[key].run(sentence_word_attention, self.gold.english[number - 1], self.gold.french[number - 1],
-                                     grid)
-        alpha.flags.writeable = False  # cached and shared between sessions
-        return alpha
+    def _reading(self, key: str, number: int) -> tuple:
+        return self.models[key].run(sentence_reading, self.gold.english[number - 1], self.gold.french[number - 1])
+
+    def word_alpha(self, key: str, number: int, grid=None):
+        """A model's word-level α of sentence `number`: its shown grid, or a Transformer's (layer, head) `grid`, read
+        from the one reading of the sentence (a pick of another head decodes nothing)."""
+        return reading_word_attention(self.reading(key, number), grid)
 
     def show(self, number: int, large: bool, left: str, right: str, left_grid: str = "", right_grid: str = "") -> list:
         """For each picked model: its grid of the sentence with the human links, and the sentence's AER; a Transformer's
