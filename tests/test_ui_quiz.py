@@ -1,4 +1,4 @@
-"""The quiz section asks about the session's translation, about α only where a model has it, and about
+"""The quiz section asks about the translation on the page, about α only where a model has it, and about
 heads only where a model has them."""
 import pytest
 

@@ -97,7 +97,7 @@ class ExportSection:
         self.files = files
 
     def export(self, state, left_grid: str = "", right_grid: str = "") -> dict:
-        """The file of the session's translation, a Transformer's side at the layer and head picked on the page."""
+        """The file of the translation on the page, a Transformer's side at the layer and head picked there."""
         if not state:
             return gr.update(value=None, visible=False)
         sides = self.models.sides(state)

@@ -36,7 +36,7 @@ class QuizSection:
 
     def check(self, state, *choices) -> list[str]:
         """Feedback for every answered question, one a slot ("" for a slot this translation asks nothing in); the
-        answers come from this session's translation."""
+        answers come from the translation on the page (the session state)."""
         questions = self.questions_for(state)
         return [questions[i].check(choice)[1] if choice and i < len(questions) else "" for i, choice in enumerate(choices)]
 
