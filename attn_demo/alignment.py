@@ -5,6 +5,7 @@ Gold links: the HLT-NAACL 2003 shared task (Mihalcea & Pedersen 2003), Englishâ€
 `test.e` / `test.f` one tokenised sentence per line and `test.wa.nonullalign` with lines
 `sentID engPos frPos S|P` (1-based). A link is (English word, French word), 0-based here.
 """
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -186,6 +187,16 @@ def head_grids(heads) -> dict:
 def grid_name(layer: int, head: int | None) -> str:
     """A cross-attention grid as a person counts it, from 1: "layer 2, mean of heads", "layer 2, head 3"."""
     return f"layer {layer + 1}, " + ("mean of heads" if head is None else f"head {head + 1}")
+
+
+# A grid as links, exports, the page's pick slots and the step payload name it: "layer.head" from 1, "2.3", or
+# "2.mean" for the mean of layer 2's heads (pick_key writes it, views.read_pick reads it)
+PICK_KEY = re.compile(r"(\d{1,3})\.(\d{1,3}|mean)")
+
+
+def pick_key(layer: int, head: int | None) -> str:
+    """A grid's key (PICK_KEY) from its layer and head, from 0 (head None: the layer's mean)."""
+    return f"{layer + 1}.{'mean' if head is None else head + 1}"
 
 
 def grid_title(model_title: str, unit: str = "pieces", grid: str = "") -> str:

@@ -166,9 +166,18 @@ def alignment_figure(source_tokens, target_tokens, attention, title: str, large:
         t, j = marked
         x0, x1 = (-0.5, S - 0.5) if j is None else (j - 0.5, j + 0.5)
         layout["shapes"] = [dict(type="rect", x0=x0, x1=x1, y0=t - 0.5, y1=t + 0.5, line=dict(color=HIGHLIGHT, width=3))]
-    text = (f"{_plain(title)}: a grid of α, {T} French {unit} (rows) by {S} English {unit} (columns), each row summing "
-            f"to 1. The English {unit[:-1]} each French {unit[:-1]} attends to most: {_strongest(attention, src, tgt, 'α')}.")
-    return _figure([heatmap], layout, text)
+    figure = _figure([heatmap], layout, alignment_text(source_tokens, target_tokens, attention, title, unit))
+    figure["layout"]["meta"]["unit"] = unit  # heads_view.js redraws a grid by piece from its payload
+    return figure
+
+
+def alignment_text(source_tokens, target_tokens, attention, title: str, unit: str = "pieces") -> str:
+    """What a screen reader says for an alignment grid (alignment_figure): its size and each row's strongest link."""
+    T, S = np.shape(attention)
+    src, tgt = [label(p) for p in source_tokens], [label(p) for p in target_tokens]
+    return (f"{_plain(title)}: a grid of α, {T} French {unit} (rows) by {S} English {unit} (columns), each row summing "
+            f"to 1. The English {unit[:-1]} each French {unit[:-1]} attends to most: "
+            f"{_strongest(np.asarray(attention, dtype=np.float32), src, tgt, 'α')}.")
 
 
 def gold_check_figure(english, french, alpha, sure, possible, links, title: str, large: bool = False) -> dict:

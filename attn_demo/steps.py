@@ -15,7 +15,7 @@ import re
 import numpy as np
 from plotly.colors import diverging, make_colorscale
 
-from attn_demo.alignment import grid_name, grid_title
+from attn_demo.alignment import grid_name, grid_title, pick_key
 from attn_demo.attention import KINDS
 
 # signed vector entries, centred on 0 (red < 0 < blue); ColorBrewer's RdBu, whose middle is white
@@ -93,15 +93,15 @@ def step_payload(title: str, result, projection, forced: tuple[int, ...] = ()) -
 def heads_payload(heads, title: str) -> dict:
     """A Transformer's every decoder layer and head (translator.Heads) for the heads, self-attention and step
     views: L layers of H heads of size d_k, L_enc encoder layers; W_O itself stays on the server (D × D a layer),
-    each layer's output W_O [o_t^1; …; o_t^H] + b_O is sent as the model computed it. title: the model's, for the
-    grid's title at each layer and head, by piece (figures.grid_title), keyed as heads_view.js writes a pick."""
-    layer, head = heads.shown
+    each layer's output W_O [o_t^1; …; o_t^H] + b_O is sent as the model computed it. Its grids are listed as the
+    page lists them, each with its key (alignment.PICK_KEY: what the page's pick slot takes), its name and its
+    title by piece (title: the model's)."""
     L, H = heads.cross.shape[:2]
-    picks = [(l, h) for l in range(L) for h in (None, *range(H))]
+    grids = [{"key": pick_key(l, h), "layer": l, "head": h, "name": grid_name(l, h),
+              "title": grid_title(title, "pieces", grid_name(l, h))} for l in range(L) for h in (None, *range(H))]
     return {
-        "shown": [layer, head],  # the grid Translation.attention is (config.json's choice); head None: the mean
-        "grid_titles": {f"{l + 1}.{'mean' if h is None else h + 1}": grid_title(title, "pieces", grid_name(l, h))
-                        for l, h in picks},
+        "shown": pick_key(*heads.shown),  # the grid Translation.attention is (config.json's choice)
+        "grids": grids,
         "off": [list(pair) for pair in sorted(heads.off)],  # (layer, head) turned off: outputs zero, α still shown
         "cross": typed(heads.cross),  # (L, H, T, S): α_tj of each head
         "scores": typed(heads.cross_scores),  # (L, H, T, S): e_tj = q_t · k_j / √d_k

@@ -18,23 +18,21 @@ import html
 
 from plotly.colors import hex_to_rgb, sample_colorscale, unlabel_rgb
 
-from attn_demo.alignment import grid_name, grid_title, head_grids, piece_words, words_view
-from attn_demo.figures import ALIGNMENT_COLORSCALE, HIGHLIGHT, alignment_figure
+from attn_demo.alignment import PICK_KEY, grid_name, grid_title, head_grids, piece_words, words_view
+from attn_demo.figures import ALIGNMENT_COLORSCALE, HIGHLIGHT, alignment_figure, alignment_text
 from attn_demo.marks import barely_looked_at
 from attn_demo.steps import VECTOR_COLORSCALE, step_payload
 
 
 def read_pick(model, text: str | None) -> tuple[int, int | None] | None:
-    """A Transformer's grid as the page names it, "layer.head" from 1 ("2.3", or "2.mean" for the mean of the
-    layer's heads; heads_view.js writes it), as (layer, head) from 0, head None for the mean; None (the grid its
-    config shows) for a model without heads, an empty text or one that names no grid of this model."""
+    """A Transformer's grid as the page names it (alignment.PICK_KEY: "2.3", or "2.mean" for the mean of the
+    layer's heads), as (layer, head) from 0, head None for the mean; None (the grid its config shows) for a model
+    without heads, an empty text or one that names no grid of this model."""
     config = model.translator.config
-    if not model.kind.heads or not text:
+    match = PICK_KEY.fullmatch(str(text or ""))
+    if not model.kind.heads or not match:
         return None
-    layer, _, head = str(text).partition(".")
-    if not layer.isdigit() or not (head == "mean" or head.isdigit()):
-        return None
-    layer, head = int(layer) - 1, None if head == "mean" else int(head) - 1
+    layer, head = int(match[1]) - 1, None if match[2] == "mean" else int(match[2]) - 1
     if not 0 <= layer < config.dec_layers or not (head is None or 0 <= head < config.heads):
         return None
     return layer, head
@@ -185,7 +183,19 @@ def step_views(views) -> dict:
     """The step payload of [(title, Translation, projection of its h_j, steps whose α was set by hand)]."""
     return {"steps": max(len(result.target_tokens) for _, result, _, _ in views), "colorscale": VECTOR_COLORSCALE,
             "grid_colorscale": GRID_COLOURS,  # the alignment grids' α colours, for the heads' small multiples
-            "views": [step_payload(title, result, projection, forced) for title, result, projection, forced in views]}
+            "views": [described(step_payload(title, result, projection, forced), result)
+                      for title, result, projection, forced in views]}
+
+
+def described(payload: dict, result) -> dict:
+    """A step payload whose Transformer grids each carry what a screen reader says for it (figures.alignment_text),
+    so that the page redraws a picked grid whole, without the server."""
+    if payload["heads"] is not None:
+        alphas = head_grids(result.heads)
+        for grid in payload["heads"]["grids"]:
+            grid["text"] = alignment_text(result.source_tokens, result.target_tokens, alphas[(grid["layer"], grid["head"])],
+                                          grid["title"])
+    return payload
 
 
 def _luminance(rgb) -> float:

@@ -1,6 +1,7 @@
 """A real browser (Debian's Chromium, driven by Playwright) opens a link with a Transformer on a side, as a teacher
 would, and checks what the page draws of its heads against the model's own numbers."""
 import dataclasses
+import html
 import json
 
 import numpy as np
@@ -8,7 +9,10 @@ import pytest
 import torch
 from axe_playwright_python.sync_playwright import Axe
 
+from attn_demo.alignment import grid_title
+from attn_demo.attention import KINDS
 from attn_demo.checkpoint import build_model, save_checkpoint
+from attn_demo.figures import alignment_text
 from attn_demo.tokenizer import Tokenizer
 from attn_demo.translator import load_translator
 from benchmarks.server import Server
@@ -78,6 +82,12 @@ def test_a_link_opens_a_transformers_heads_and_a_tap_picks_one(browser, transfor
                            f"{float(heads.cross[1, 2, 0, 0])}", timeout=30_000)
     drawn = json.loads(page.evaluate(DRAWN, "right"))
     np.testing.assert_allclose(drawn["grid"], heads.cross[1, 2], atol=1e-7)
+    # drawn in the browser alone, it says what the server's grid of that head would: its title and what a reader hears
+    result = translator.translate(SENTENCE)
+    title = grid_title(KINDS["transformer"].title, "pieces", "layer 2, head 3")  # the page's only Transformer
+    page.wait_for_function("(text) => document.querySelector('#right-grid .js-plotly-plot').getAttribute('aria-label') === text",
+                           arg=html.unescape(alignment_text(result.source_tokens, result.target_tokens, heads.cross[1, 2], title)),
+                           timeout=10_000)
     assert page.get_by_role("combobox", name="Layer", exact=True).input_value() == "1"  # 0-based values, shown from 1
     assert page.get_by_role("combobox", name="Head", exact=True).input_value() == "2"
     encoder, decoder = (np.array(grid) for grid in drawn["self"])

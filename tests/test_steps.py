@@ -3,6 +3,7 @@ import json
 import numpy as np
 import pytest
 
+from attn_demo.alignment import PICK_KEY, pick_key
 from attn_demo.attention import KINDS
 from attn_demo.config import ATTENTION_TYPES
 from attn_demo.steps import (EOS_NOTE, NO_HEADS, NO_SELF_ATTENTION, VECTOR_COLORSCALE, latex_parts, pca_projection, project,
@@ -126,12 +127,20 @@ def test_a_transformers_payload_carries_every_head_exactly_and_no_2d_map(toy_tok
                        ("values", "values"), ("outputs", "outputs"), ("attended", "attended"), ("encoder", "encoder"),
                        ("decoder", "decoder")):
         np.testing.assert_array_equal(heads[key], getattr(result.heads, field), err_msg=key)
-    assert heads["shown"] == list(result.heads.shown) and heads["off"] == []
-    # every grid's title by piece, as the server's grid has it, for the page to redraw the grid at once
-    assert len(heads["grid_titles"]) == 2 * (3 + 1) and heads["grid_titles"]["2.3"] == "T: α<sub>tj</sub> by piece, layer 2, head 3"
-    assert heads["grid_titles"]["1.mean"].endswith("layer 1, mean of heads")
+    assert heads["shown"] == pick_key(*result.heads.shown) and heads["off"] == []
+    # every grid, layer by layer, its mean first, with the key the server reads back and its title by piece
+    assert [grid["key"] for grid in heads["grids"]] == ["1.mean", "1.1", "1.2", "1.3", "2.mean", "2.1", "2.2", "2.3"]
+    assert all(read_key(grid["key"]) == (grid["layer"], grid["head"]) for grid in heads["grids"])
+    assert heads["grids"][-1] | {"text": None} == {"key": "2.3", "layer": 1, "head": 2, "name": "layer 2, head 3",
+                                                   "title": "T: α<sub>tj</sub> by piece, layer 2, head 3", "text": None}
     assert sent["points"] is None and sent["centres"] is None  # its heads weigh the v_j: no map of the h_j
     assert sent["no_heads"] is None and sent["no_self_attention"] is None
+
+
+def read_key(key: str) -> tuple[int, int | None]:
+    """A grid key read back by alignment.PICK_KEY, from 0."""
+    layer, head = PICK_KEY.fullmatch(key).groups()
+    return int(layer) - 1, None if head == "mean" else int(head) - 1
 
 
 def test_a_model_without_heads_says_so_in_its_payload():

@@ -110,6 +110,17 @@ def test_a_picked_grid_and_its_coverage_are_that_heads_alpha(transformer, pick):
     assert grid_name(*pick).capitalize() in grid_note(model, pick)
 
 
+def test_the_payloads_grids_say_what_the_servers_grids_say(transformer):
+    """The page redraws a picked grid by piece from the payload: its title and screen-reader text are the server's."""
+    model, view = transformer
+    grids = step_data([(model, view)])["views"][0]["heads"]["grids"]
+    assert len(grids) == 2 * (3 + 1)
+    for grid in grids:
+        layout = plotly_figure(grid_figure(model, view, False, pick=read_pick(model, grid["key"]))).layout
+        assert (grid["title"], grid["text"]) == (layout.title.text, layout.meta["text"]) and layout.meta["unit"] == "pieces"
+    assert plotly_figure(grid_figure(model, view, False, unit="words")).layout.meta["unit"] == "words"
+
+
 def test_the_shown_grid_is_the_configs_and_its_note_says_why(transformer):
     model, view = transformer
     result, config = view["result"], model.translator.config

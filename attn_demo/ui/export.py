@@ -13,6 +13,7 @@ import json
 import gradio as gr
 import plotly.offline
 
+from attn_demo.alignment import pick_key
 from attn_demo.figures import to_json
 from attn_demo.ui.page import FIGURE_TEXT_JS, PAGE_CHANGES_JS, SIDES
 from attn_demo.ui.step_group import STEP_VIEWS_CSS, STEP_VIEWS_JS
@@ -107,8 +108,7 @@ class ExportSection:
         texts = {side: view["result"].text for side, (_, view) in zip(SIDES, sides)}
         coverages = {side: coverage_row(model, view, pick=picks[side]) for side, (model, view) in zip(SIDES, sides)}
         notes = {side: grid_note(model, picks[side]).replace("**", "") for side, (model, _) in zip(SIDES, sides)}
-        written = {side: f"{pick[0] + 1}.{'mean' if pick[1] is None else pick[1] + 1}" if pick else ""
-                   for side, pick in picks.items()}
+        written = {side: pick_key(*pick) if pick else "" for side, pick in picks.items()}
         fingerprints = "|".join(model.fingerprint for model, _ in sides)
         # the renderer too: a restart with new drawing code must not serve a file drawn by the old one (the folder outlives it)
         renderer = STEP_VIEWS_JS + STEP_VIEWS_CSS + PAGE_CHANGES_JS + FIGURE_TEXT_JS + COVERAGE_CSS

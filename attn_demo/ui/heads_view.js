@@ -7,9 +7,9 @@
   //   HeadStepView       the step view of the picked head: q_t, the k_j, e_tj = q_t·k_j/√d_k, α_tj, the rows
   //                      α_tj·v_j and o_t, then the heads concatenated and W_O;
   //   LayerOrderView     the network view: a decoder layer in the order it computes, with the step's values.
-  // A model without heads gets the payload's sentence saying what it lacks. The pick ({layer, head} from 0, head
-  // null: the mean of the layer's heads) is the step group's (pickGrid): a pick here redraws every view of that
-  // model and the side's grid on the server. Every number drawn is one the model computed; a mean of heads is
+  // A model without heads gets the payload's sentence saying what it lacks. The pick is one of the payload's grids
+  // ({key, layer, head, name, title, text}, layer and head from 0, head null: the mean of the layer's heads) and is
+  // the step group's (pickGrid): a pick here redraws every view of that model and the side's grid. Every number drawn is one the model computed; a mean of heads is
   // computed here in float32, as the server's numpy computes the shown grid.
   // Pieces are user text: they are written with textContent, never as markup.
   const { floats, node, svgNode, write, textWidth, colourTable, running, paint, SIZES, HIGHLIGHT, StepView } =
@@ -34,20 +34,15 @@
     return grids[0].map((row, t) => row.map((_, j) => Math.fround(grids.reduce((sum, g) => sum + g[t][j], 0) / grids.length)));
   }
 
-  // "layer.head" from 1, as the server reads it (views.read_pick): "2.3", "2.mean".
-  const pickText = (pick) => (pick ? `${pick.layer + 1}.${pick.head === null ? "mean" : pick.head + 1}` : "");
-  const pickName = (pick) => `layer ${pick.layer + 1}, ${pick.head === null ? "mean of heads" : `head ${pick.head + 1}`}`;
-
-  // The pick a pick slot's text names for this model, or the grid its config shows (views.read_pick's rule).
-  function readPick(model, text) {
+  // The grid a pick slot's key names for this model (the server wrote the keys), or the one its config shows.
+  function readPick(model, key) {
     if (!model.heads) return null;
-    const [L, H] = model.heads.cross.shape.split(",").map(Number);
-    const shown = { layer: model.heads.shown[0], head: model.heads.shown[1] };
-    const match = /^(\d+)\.(mean|\d+)$/.exec(text || "");
-    if (!match) return shown;
-    const layer = Number(match[1]) - 1, head = match[2] === "mean" ? null : Number(match[2]) - 1;
-    return layer < L && (head === null || head < H) ? { layer, head } : shown;
+    const grids = model.heads.grids;
+    return grids.find((grid) => grid.key === key) || grids.find((grid) => grid.key === model.heads.shown);
   }
+
+  // The grid of a layer and head (from 0; head null: the mean of the layer's heads).
+  const gridOf = (model, layer, head) => model.heads.grids.find((grid) => grid.layer === layer && grid.head === head);
 
   // Every number of a model's heads, read once per model payload and kept on it.
   function headsOf(model) {
@@ -117,7 +112,7 @@
       this.layer = this.select(controls, `${id}-layer`, "Layer", Array.from({ length: L }, (_, l) => [l, String(l + 1)]));
       this.head = this.select(controls, `${id}-head`, "Head",
                               [["mean", "mean of heads"], ...Array.from({ length: H }, (_, h) => [h, String(h + 1)])]);
-      const pick = () => this.onPick({ layer: Number(this.layer.value), head: this.head.value === "mean" ? null : Number(this.head.value) });
+      const pick = () => this.onPick(gridOf(model, Number(this.layer.value), this.head.value === "mean" ? null : Number(this.head.value)));
       this.layer.addEventListener("change", pick);
       this.head.addEventListener("change", pick);
       node("p", { class: "attn-heads-caption" }, this.root).textContent = "Every layer's and head's cross-attention for "
@@ -131,21 +126,19 @@
       });
       const table = colourTable(payload.grid_colorscale), off = new Set(model.heads.off.map((p) => p.join(".")));
       this.cells = [];
-      for (let l = 0; l < L; l++) {
-        node("span", { class: "attn-heads-row" }, grid).textContent = `layer ${l + 1}`;
-        [null, ...Array.from({ length: H }, (_, h) => h)].forEach((h) => {
-          const cellPick = { layer: l, head: h }, rows = crossOf(this.read, cellPick), { confidence, eos } = statistics(rows);
-          const turnedOff = h !== null && off.has(`${l}.${h}`);
-          const label = `${pickName(cellPick)}: confidence ${confidence.toFixed(2)}, α on </s> ${eos.toFixed(2)}`
-            + (turnedOff ? ", turned off" : "");
-          const button = node("button", { type: "button", class: "attn-head-cell", "aria-label": label, title: label,
-                                          "aria-pressed": "false" }, grid);
-          if (turnedOff) button.classList.add("attn-head-off");
-          const canvas = node("canvas", { width: rows[0].length, height: rows.length }, button);
-          paintGrid(canvas, rows, table);
-          button.addEventListener("click", () => this.onPick(cellPick));
-          this.cells.push({ button, pick: cellPick });
-        });
+      for (const cellPick of model.heads.grids) {  // layer by layer, its mean then its heads
+        if (cellPick.head === null) node("span", { class: "attn-heads-row" }, grid).textContent = `layer ${cellPick.layer + 1}`;
+        const rows = crossOf(this.read, cellPick), { confidence, eos } = statistics(rows);
+        const turnedOff = cellPick.head !== null && off.has(`${cellPick.layer}.${cellPick.head}`);
+        const label = `${cellPick.name}: confidence ${confidence.toFixed(2)}, α on </s> ${eos.toFixed(2)}`
+          + (turnedOff ? ", turned off" : "");
+        const button = node("button", { type: "button", class: "attn-head-cell", "aria-label": label, title: label,
+                                        "aria-pressed": "false" }, grid);
+        if (turnedOff) button.classList.add("attn-head-off");
+        const canvas = node("canvas", { width: rows[0].length, height: rows.length }, button);
+        paintGrid(canvas, rows, table);
+        button.addEventListener("click", () => this.onPick(cellPick));
+        this.cells.push({ button, pick: cellPick });
       }
     }
 
@@ -163,7 +156,7 @@
       this.layer.value = String(this.pick.layer);
       this.head.value = this.pick.head === null ? "mean" : String(this.pick.head);
       for (const { button, pick } of this.cells) {
-        button.setAttribute("aria-pressed", String(pick.layer === this.pick.layer && pick.head === this.pick.head));
+        button.setAttribute("aria-pressed", String(pick.key === this.pick.key));
       }
     }
   }
@@ -222,7 +215,7 @@
       if (!this.model.heads) return;
       const { layer, head } = this.pick, read = this.read, encoderLayer = Math.min(layer, read.encoder.length - 1);
       const pickOf = (grids) => (head === null ? meanOf(grids) : grids[head]);
-      write(this.title, `${this.model.title}: self-attention, ${pickName(this.pick)}`);
+      write(this.title, `${this.model.title}: self-attention, ${this.pick.name}`);
       const encoderNote = encoderLayer === layer ? "" : ` (the encoder has ${read.encoder.length}: its last)`;
       this.draw(this.encoder, pickOf(read.encoder[encoderLayer]), `Encoder layer ${encoderLayer + 1}${encoderNote}: `
                 + `(S, S) = (${this.model.source.length}, ${this.model.source.length})`);
@@ -319,7 +312,7 @@
       const alpha = weights[i], S = this.source.length;
       let best = 0;
       alpha.forEach((w, j) => { if (w > alpha[best]) best = j; });
-      write(this.title, `${this.model.title}: how ${pickName(this.pick)} reads the `, ["h", "j"], " at step ", String(i + 1));
+      write(this.title, `${this.model.title}: how ${this.pick.name} reads the `, ["h", "j"], " at step ", String(i + 1));
       const resting = best === S - 1 && this.model.eos_note;
       this.writeCaption(i, T, t, ["; most attention on ", this.source[best], ` (α = ${alpha[best].toFixed(2)})`
                                   + (resting ? `: ${this.model.eos_note}` : "")]);
@@ -382,7 +375,7 @@
         `x_t: the embedding of the previous piece ${previous}, plus its position t = ${i + 1} (sinusoids)`,
         `masked self-attention over <s> … ${previous} (its ${read.H} heads' mean reads ${most(self, written)} most), `
           + "added to x_t (residual), then layer norm",
-        `cross-attention, ${read.H} heads over the h_j (${pickName(this.pick)} reads ${most(cross, this.model.source)} most), `
+        `cross-attention, ${read.H} heads over the h_j (${this.pick.name} reads ${most(cross, this.model.source)} most), `
           + "W_O, added to x_t (residual), then layer norm",
         "feed-forward, two linear maps with a ReLU between, added to x_t (residual), then layer norm",
         `× ${read.L} layers; then the output softmax writes ${this.model.target[i]}`,
@@ -392,16 +385,15 @@
     }
   }
 
-  // The side's alignment grid (the Plotly figure in the pick slot's column) redrawn at once with the picked α and
-  // its title, by piece, from the payload; the server's redraw that follows (ui.translate side_grid) brings the
-  // note, the coverage row and the text alternative, and the grid by word, which it alone draws.
+  // The side's alignment grid (the Plotly figure in the pick slot's column) redrawn at once by piece with the picked
+  // α, its title and what a screen reader says for it, all from the payload. The server draws the grid by word
+  // (ui.translate side_grid), and the note and coverage row under it.
   function drawPick(slot, model, pick) {
     const plot = slot.closest(".column")?.querySelector(".js-plotly-plot");
-    if (!plot || !model.heads || !window.Plotly || !plot._fullData?.length) return;
-    const rows = crossOf(headsOf(model), pick), drawn = plot._fullData[0].z;
-    if (!drawn || drawn.length !== rows.length || drawn[0].length !== rows[0].length) return;  // a grid by word
-    window.Plotly.update(plot, { z: [rows.map((row) => [...row])] }, { "title.text": model.heads.grid_titles[pickText(pick)] });
+    if (!plot || !model.heads || !window.Plotly || plot.layout?.meta?.unit !== "pieces") return;
+    const rows = crossOf(headsOf(model), pick);
+    window.Plotly.update(plot, { z: [rows.map((row) => [...row])] }, { "title.text": pick.title, "meta.text": pick.text });
   }
 
-  Object.assign(window.attnSteps, { HeadsView, SelfAttentionView, HeadStepView, LayerOrderView, readPick, pickText, drawPick });
+  Object.assign(window.attnSteps, { HeadsView, SelfAttentionView, HeadStepView, LayerOrderView, readPick, drawPick });
 }

@@ -11,18 +11,17 @@ A page opened at this computer's own address (127.0.0.1) would share a link no p
 holds the app's public or network address instead where it has one (attn_demo.reach), and a line beside
 it says why, or how to serve the room.
 """
-import re
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 import gradio as gr
 import segno
 
+from attn_demo.alignment import PICK_KEY
 from attn_demo.reach import NETWORK_SWITCH, PUBLIC_SWITCH, Reach, is_loopback
 from attn_demo.ui.page import CONTENTS, HIDDEN_WHEN_EMPTY, section_id
 
 LINK_FIELDS = ("q", "left", "right", "beam", "step", "unit")  # the query parameters, in the order links write them
 GRID_FIELDS = ("left_grid", "right_grid")  # then a Transformer's layer and head on a side, "2.3" or "2.mean" (views.read_pick)
-GRID_PICK = re.compile(r"\d{1,3}\.(\d{1,3}|mean)")  # what one can be; whether the side's model has that layer and head is read_pick's
 MAX_BEAM = 8  # the page's beam slider goes to 8
 MAX_TEXT = 5000  # the input box's max_length
 PAGE_ADDRESS = "() => [window.location.origin + window.location.pathname]"  # the page's own address, from the browser
@@ -63,7 +62,7 @@ def read_link(params: dict, defaults: dict, keys: list[str], units: tuple[str, .
             problems.append(f"The link's unit {params['unit'][:20]!r} is neither of {', '.join(units)}.")
     for name in GRID_FIELDS:
         if name in params:
-            if GRID_PICK.fullmatch(params[name]):
+            if PICK_KEY.fullmatch(params[name]):
                 view[name] = params[name]
             else:
                 problems.append(f"The link's {name.replace('_', ' ')} {params[name][:20]!r} is not a layer and head "
@@ -90,7 +89,7 @@ def link(address: str, q: str, left: str, right: str, beam, step, unit: str, sec
     """The page's address with the view as query parameters (spaces as %20, as browsers write them), a side's
     layer and head where one is picked, and the section to open on as the fragment where it is not the first."""
     values = dict(zip(LINK_FIELDS, (q, left, right, int(beam), int(step), unit)))
-    values.update((name, grid) for name, grid in zip(GRID_FIELDS, (left_grid, right_grid)) if GRID_PICK.fullmatch(grid or ""))
+    values.update((name, grid) for name, grid in zip(GRID_FIELDS, (left_grid, right_grid)) if PICK_KEY.fullmatch(grid or ""))
     fragment = f"#{quote(section_id(section))}" if section != CONTENTS[0][0] else ""
     return f"{address}?{urlencode(values, quote_via=quote)}{fragment}"
 

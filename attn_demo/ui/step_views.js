@@ -509,9 +509,9 @@
       });
     }
 
-    // A Transformer's layer and head picked on view k ({layer, head}, from 0; head null: the mean of the layer's
-    // heads): every view of that model redraws, and the page's pick slot takes it for the server's grid
-    // (ui.step_group.pick_slot), which redraws that side's alignment grid and coverage row.
+    // A Transformer's grid picked on view k (one of its payload's heads.grids): every view of that model and the
+    // side's alignment grid redraw, and the page's pick slot takes its key for the server (ui.step_group.pick_slot),
+    // which redraws that side's note and coverage row, and its grid by word.
     pickGrid(k, pick) {
       this.picks[k] = pick;
       for (const view of this.views) {
@@ -523,7 +523,7 @@
       const box = [...this.root.querySelectorAll(".attn-pick-slot textarea, .attn-pick-slot input")][k];
       if (box) {
         window.attnSteps.drawPick(box, this.payload.views[k], pick);
-        box.value = window.attnSteps.pickText(pick);
+        box.value = pick.key;
         box.dispatchEvent(new Event("input", { bubbles: true }));
       }
     }

@@ -282,12 +282,16 @@ class TranslateSection:
         return [side[field] for side in redrawn for field in GRID_FIELDS]
 
     def side_grid(self, side: str):
-        """The handler redrawing one side's grid, note and coverage row when its Layer or Head changes (GRID_FIELDS)."""
+        """The handler redrawing one side's note and coverage row when its Layer or Head changes (GRID_FIELDS), and
+        its grid by word: the browser has drawn the grid by piece (heads_view.js's drawPick), and sending it again
+        would cost a phone a second redraw of the same grid."""
         def redraw(state, large, unit, grid_pick: str = "") -> list:
             if not state:
                 return [gr.update()] * len(GRID_FIELDS)
             model = self.models.picked(state, side)
             drawn = self.grid(model, state["views"][side], large, unit, grid_pick)
+            if unit == "pieces":
+                drawn["grid"] = gr.skip()
             return [drawn[field] for field in GRID_FIELDS]
         return redraw
 
