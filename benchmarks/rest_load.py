@@ -5,6 +5,7 @@ server.
     python -m benchmarks.rest_load                          # app.py started here; 300 phones vote in one second
     python -m benchmarks.rest_load --processes 2            # two app.py sharing a redis-server started here; then
                                                             # one is killed (SIGKILL) and started again
+    python -m benchmarks.rest_load --as-page                # the phones vote as the page's browser calls
     python -m benchmarks.rest_load --url http://127.0.0.1:7860/
     python -m benchmarks.rest_load --burst 60               # 60 students each translate 3 new sentences at once,
                                                             # on the echoing bare app (the floor), then on app.py
@@ -66,6 +67,21 @@ async def call(url: str, name: str, *data, cookie: str = "") -> Reply:
     return Reply(time.perf_counter() - started, "error", "the event stream ended without a result")
 
 
+async def page_vote(url: str, code: str, voter: str, step: int, piece: int) -> Reply:
+    """One vote as the page's browser sends it: a POST to the room routes (attn_demo.ui.room_routes), outside
+    Gradio's events."""
+    started = time.perf_counter()
+    body = json.dumps({"voter": voter, "step": step, "piece": piece}).encode()
+    try:
+        status, answer = await request(url, "POST", f"rooms/{code}/votes", body)
+        reply = json.loads(answer)
+    except (OSError, ValueError, asyncio.IncompleteReadError) as error:
+        return Reply(time.perf_counter() - started, "error", f"{type(error).__name__}: {error}")
+    if status != 200:
+        return Reply(time.perf_counter() - started, "refused" if status == 503 else "error", reply.get("error", status))
+    return Reply(time.perf_counter() - started, "ok", reply["line"])
+
+
 async def request(url: str, method: str, path: str, body: bytes = b"", cookie: str = "") -> tuple[int, bytes]:
     """One HTTP/1.1 request on a connection of its own, read to its end (an event stream ends with its result):
     (status, body). A few lines of asyncio instead of an HTTP library, whose CPU per call would rival the server's."""
@@ -105,9 +121,10 @@ def quantiles(values: list[float]) -> str:
     return f"p50 {statistics.median(ordered):.2f} s, p95 {p95:.2f} s, max {ordered[-1]:.2f} s"
 
 
-async def vote_at_once(urls: list[str], phones: int, within_s: float, seed: int) -> dict:
+async def vote_at_once(urls: list[str], phones: int, within_s: float, seed: int, as_page: bool = False) -> dict:
     """Open a room on the first app, then `phones` phones vote at step 1, each at a random moment of `within_s`
-    seconds, phone i on app i mod len(urls); the replies and the room's tally on every app afterwards."""
+    seconds, phone i on app i mod len(urls), through the REST API or, as_page, as the page's browser calls; the
+    replies and the room's tally on every app afterwards."""
     opened = await call(urls[0], "class_open", SENTENCE, MODEL)
     if opened.status != "ok":
         raise RuntimeError(f"class_open: {opened.data}")
@@ -117,7 +134,9 @@ async def vote_at_once(urls: list[str], phones: int, within_s: float, seed: int)
 
     async def phone(i: int) -> Reply:
         await asyncio.sleep(rng.uniform(0, within_s))
-        return await call(urls[i % len(urls)], "class_vote", code, f"phone-{i:05d}", 1, i % pieces)
+        ballot = (code, f"phone-{i:05d}", 1, i % pieces)
+        url = urls[i % len(urls)]
+        return await (page_vote(url, *ballot) if as_page else call(url, "class_vote", *ballot))
 
     replies = await asyncio.gather(*(phone(i) for i in range(phones)))
     tallies = [sum((await call(url, "class_tally", code)).data[0]["counts"]) for url in urls]
@@ -185,6 +204,8 @@ def main():
     parser.add_argument("--phones", type=int, default=300)
     parser.add_argument("--within", type=float, default=1.0, help="seconds in which every phone votes")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--as-page", action="store_true",
+                        help="the phones vote as the page's browser does (POST /rooms/CODE/votes), not through /call/")
     parser.add_argument("--app", default="app.py", help="the app script to start (benchmarks/bare_rooms_app.py: the floor)")
     parser.add_argument("--burst", type=int, default=0, metavar="STUDENTS",
                         help="instead of votes: this many students each translating --each new sentences at once")
@@ -192,7 +213,7 @@ def main():
     parser.add_argument("--json", help="write the report here too")
     args = parser.parse_args()
     if args.url:
-        print(json.dumps(report(asyncio.run(vote_at_once([args.url], args.phones, args.within, args.seed)),
+        print(json.dumps(report(asyncio.run(vote_at_once([args.url], args.phones, args.within, args.seed, args.as_page)),
                                 args.phones, None), indent=1))
         return
     apart = set_cores_apart()
@@ -217,7 +238,7 @@ def main():
     servers = [start() for _ in range(args.processes)]
     try:
         cpu, client_cpu = sum(server.cpu_seconds() for server in servers), time.process_time()
-        result = asyncio.run(vote_at_once([s.url for s in servers], args.phones, args.within, args.seed))
+        result = asyncio.run(vote_at_once([s.url for s in servers], args.phones, args.within, args.seed, args.as_page))
         summary = report(result, args.phones, sum(server.cpu_seconds() for server in servers) - cpu)
         summary["client_cpu_ms_per_vote"] = round(1000 * (time.process_time() - client_cpu) / args.phones, 2)
         summary["cores"] = {"servers": sorted(apart[0]), "client": sorted(apart[1])} if apart else "shared"

@@ -19,16 +19,43 @@ from attn_demo.ui.share import PAGE_ADDRESS, class_address, qr_code
 
 SECTION = "classroom"  # its key in page.CONTENTS: a room's link opens the page on it
 POLL_S = 1.0  # how often the projector asks for the votes: a vote shows there within about a second
-# how often a phone asks for the room (a new step, the reveal): each ask costs the server about 13 ms of CPU, so a
-# class of 60 polling every 2 s takes 0.4 of a core (benchmarks/classroom.py)
+# how often a phone asks for the room (a new step, the reveal), from the room routes: 300 phones asking every 2 s
+# take under a fifth of a core (benchmarks/rest_load.py)
 PHONE_POLL_S = 2.0
 # The room calls decode nothing: the page sends them outside the queue, and a REST client's (which Gradio always
 # queues) run in a group of their own, ROOM_CONCURRENCY at a time, never behind a translation's decoding slots
 ROOM_CONCURRENCY = 8
 ROOM_CALLS = {"queue": False, "concurrency_id": "rooms", "concurrency_limit": ROOM_CONCURRENCY}
 VOTE_RETRIES_S = (1, 3)  # a vote that could not be sent is sent again after these waits, then given up
-WAIT_TO_RESEND = "() => new Promise((done) => setTimeout(() => done('Sending your vote again…'), {s} * 1000))"
 NOT_SENT = "⚠️ Your vote could not be sent: the app did not answer. Check your connection, then tap your piece again."
+# A phone's poll and vote go to the room routes (ui.room_routes), outside Gradio's events: the page's own address,
+# then rooms/CODE
+ROOM_URL = "(code) => new URL(`rooms/${encodeURIComponent(code || '')}`, document.baseURI)"
+# the room as it is now, and the note above it: a refusal (the room closed) is said there; a poll that failed on the
+# way (the network, a restarting app) changes nothing, and the next one asks again
+POLL_ROOM = f"""async (code, shown) => {{
+  try {{
+    const reply = await fetch(({ROOM_URL})(code), {{ cache: "no-store" }}), answer = await reply.json();
+    if (reply.ok) return [answer.room, ""];
+    if (reply.status < 500) return [shown, "⚠️ " + answer.error];
+  }} catch (error) {{}}
+  return [shown, ""];
+}}"""
+# a phone's pick, sent; a call that failed on the way (or a store out of reach, 503) is sent again after each of
+# VOTE_RETRIES_S, and a refusal is said at once (a vote replaces the phone's earlier one: sent twice, counted once)
+SEND_VOTE = f"""async (code, voter, step, piece) => {{
+  for (const wait of [0, ...{list(VOTE_RETRIES_S)}]) {{
+    await new Promise((done) => setTimeout(done, wait * 1000));
+    try {{
+      const reply = await fetch(`${{({ROOM_URL})(code)}}/votes`, {{ method: "POST", headers: {{ "Content-Type": "application/json" }},
+                                                               body: JSON.stringify({{ voter, step, piece }}) }});
+      const answer = await reply.json();
+      if (reply.ok) return answer.line;
+      if (reply.status < 500) return "⚠️ " + answer.error;
+    }} catch (error) {{}}
+  }}
+  return {NOT_SENT!r};
+}}"""
 PROJECTOR_ID, PHONE_ID = "class-projector", "class-phone"  # the elements classroom.js draws into
 VOTER_STORE = "attn-demo-voter"  # localStorage key of the page's random voter id (no name, nothing personal)
 LESSON_LINKS = ("explanation", "alignment")  # the sections the summary's lesson points at
@@ -93,25 +120,17 @@ class ClassroomSection:
         return {self.code: code, self.key: key}
 
     def state(self, room: str) -> dict:
-        """class_state: what a phone shows (attn_demo.classroom.Room.view)."""
+        """class_state: what a phone shows (attn_demo.classroom.Room.view); the page's phones ask ui.room_routes."""
         return self.with_lesson(refused(self.rooms.state, room))
 
     def tally(self, room: str) -> dict:
         """class_tally: what the projector shows, the votes per English piece included."""
         return self.with_lesson(refused(self.rooms.tally, room))
 
-    def vote(self, room: str, voter: str, step, piece) -> str:
-        """class_vote: one phone's pick of an English piece (its index) for the step it was shown."""
+    def vote(self, room: str, voter: str, step: int, piece: int) -> str:
+        """class_vote: one phone's pick of an English piece (its index) for the step it was shown; the page's phones
+        send theirs to ui.room_routes."""
         return html.escape(refused(self.rooms.vote, room, voter, step, piece))
-
-    def vote_again(self, room: str, voter: str, step, piece) -> str:
-        """The page's retry of a vote whose call failed (the app busy or out of reach a moment): its line, where the
-        rooms refuse it the refusal's too, so that only a failed call is tried again (a vote replaces the phone's
-        earlier one, so a vote counted before its answer was lost is counted once)."""
-        try:
-            return self.vote(room, voter, step, piece)
-        except gr.Error as error:
-            return f"⚠️ {html.escape(error.message)}"
 
     def reveal(self, room: str, key: str) -> dict:
         """class_reveal: the model's α for the step, with the teacher's key; the projector's view."""
@@ -185,7 +204,6 @@ class ClassroomSection:
             gr.HTML(elem_id=f"{PHONE_ID}-answer", min_height=0)  # α and the summary, under the buttons
         # what the page keeps: the room's code and the voter's id and step (read by the events, filled by them)
         self.student_room, self.voter, self.step = gr.Textbox(visible=False), gr.Textbox(visible=False), gr.Number(visible=False, precision=0)
-        piece = gr.Number(visible=False, precision=0)  # the piece tapped, as a number a client can send too
         self.tally_json, self.state_json = gr.JSON(visible=False), gr.JSON(visible=False)
         self.teacher_timer, self.student_timer = gr.Timer(POLL_S, active=False), gr.Timer(PHONE_POLL_S, active=False)
         stop = {"fn": lambda: gr.Timer(active=False), "inputs": None, "queue": False, "api_visibility": "private"}
@@ -211,14 +229,11 @@ class ClassroomSection:
                            js=JOIN_JS, api_name="class_join", **ROOM_CALLS)
         followed = [self.state_json, self.step, self.pick]
         joined.then(None, followed, [self.step, self.pick], js=FOLLOW_ON_PHONE)
-        asked = self.student_timer.tick(self.state, self.student_room, self.state_json, api_name="class_state",
-                                        **ROOM_CALLS, show_progress="hidden")
-        asked.then(None, followed, [self.step, self.pick], js=FOLLOW_ON_PHONE)
-        asked.failure(outputs=self.student_timer, **stop)
-        ballot = [self.student_room, self.voter, self.step, piece]
-        sent = self.pick.input(None, self.pick, piece, js="(j) => j").then(
-            self.vote, ballot, voted, api_name="class_vote", **ROOM_CALLS)
-        for wait_s in VOTE_RETRIES_S:  # a vote whose call failed is sent again by the page, after a wait
-            sent = sent.failure(None, None, voted, js=WAIT_TO_RESEND.format(s=wait_s)).then(
-                self.vote_again, ballot, voted, api_visibility="private", **ROOM_CALLS)
-        sent.failure(None, None, voted, js=f"() => {NOT_SENT!r}")
+        # a phone's polls and votes go to the room routes straight from the browser: a lecture hall's fit one core
+        self.student_timer.tick(None, [self.student_room, self.state_json], [self.state_json, self.phone_note],
+                                js=POLL_ROOM, show_progress="hidden").then(
+            None, followed, [self.step, self.pick], js=FOLLOW_ON_PHONE)
+        self.pick.input(None, [self.student_room, self.voter, self.step, self.pick], voted, js=SEND_VOTE)
+        # the same two calls for a REST client, through Gradio's API
+        gr.api(self.state, api_name="class_state", **ROOM_CALLS)
+        gr.api(self.vote, api_name="class_vote", **ROOM_CALLS)

@@ -1,0 +1,76 @@
+"""A phone's calls to its room as plain HTTP beside the page, outside Gradio's events: a poll or a vote costs the
+server about 1 ms of a core instead of Gradio's 10 (BENCHMARKS.md), so a lecture hall's phones voting in the same
+second fit one core.
+
+    GET  /rooms/CODE                                    the room as a phone shows it: 200 {"room": {…}}
+    POST /rooms/CODE/votes  {"voter", "step", "piece"}  a phone's pick for the step: 200 {"line": "Your vote…"}
+
+A refusal of the rooms (no such room, a step gone by, a malformed vote, a dead store…) is 4xx {"error": message}, the
+message HTML-escaped as the page writes it. The rooms' rules are attn_demo.classroom's, the same as the REST API's
+class_state and class_vote (ui.classroom), which stay for clients. The rooms are called in a worker thread: a slow
+store holds up that call alone, never the server's other requests.
+"""
+import html
+import json
+
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import JSONResponse
+
+from attn_demo.classroom import ClassroomError, NoSuchRoom, RoomsDown
+
+PREFIX = "/rooms/"
+MAX_BODY = 2048  # bytes: a vote is under 200
+BALLOT = ("voter", "step", "piece")
+
+
+class RoomRoutes:
+    """ASGI middleware answering PREFIX's calls from `section` (ui.classroom.ClassroomSection); anything else goes on
+    to the page."""
+
+    def __init__(self, app, section):
+        self.app, self.section = app, section
+
+    async def __call__(self, scope, receive, send):
+        path = scope.get("path", "")
+        if scope["type"] != "http" or not path.startswith(PREFIX):
+            return await self.app(scope, receive, send)
+        code, _, rest = path.removeprefix(PREFIX).partition("/")
+        if scope["method"] == "GET" and not rest:
+            reply = await self.answer(lambda: {"room": self.section.with_lesson(self.section.rooms.state(code))})
+        elif scope["method"] == "POST" and rest == "votes":
+            reply = await self.vote(code, receive)
+        else:
+            reply = JSONResponse({"error": "Not a room call: GET /rooms/CODE or POST /rooms/CODE/votes."}, 404)
+        reply.headers["Cache-Control"] = "no-store"  # a room changes with every vote
+        await reply(scope, receive, send)
+
+    async def vote(self, code: str, receive) -> JSONResponse:
+        body = await read_body(receive)
+        try:
+            ballot = json.loads(body) if body is not None else None
+        except ValueError:
+            ballot = None
+        if not isinstance(ballot, dict) or set(ballot) != set(BALLOT):
+            return JSONResponse({"error": "A vote is one JSON object with voter, step and piece."}, 400)
+        return await self.answer(lambda: {"line": html.escape(self.section.rooms.vote(code, *(ballot[k] for k in BALLOT)))})
+
+    @staticmethod
+    async def answer(call) -> JSONResponse:
+        """call()'s reply, or the rooms' refusal: 404 where the room is not open, 503 where their store is out of
+        reach (the page sends a vote again), 400 for any other."""
+        try:
+            return JSONResponse(await run_in_threadpool(call))
+        except ClassroomError as refusal:
+            status = 404 if isinstance(refusal, NoSuchRoom) else 503 if isinstance(refusal, RoomsDown) else 400
+            return JSONResponse({"error": html.escape(str(refusal))}, status)
+
+
+async def read_body(receive) -> bytes | None:
+    """The request's body, or None past MAX_BODY (what is left unread is dropped with the connection's reply)."""
+    body, more = b"", True
+    while more:
+        message = await receive()
+        body, more = body + message.get("body", b""), message.get("more_body", False)
+        if len(body) > MAX_BODY:
+            return None
+    return body
