@@ -1,10 +1,10 @@
 """Check your understanding: multiple-choice questions with one right answer and an explanation.
 
-Two kinds. Conceptual questions are the same for everyone, with the sizes of the models on the
-page. Trace questions are generated from the user's own translation and answered from its trace
-(which piece got the most attention at a step, which model spreads its attention more, how big
-c_t is; for a model with heads, where one head looks and what its scores are divided by), so every
-answer can be checked against the numbers on screen.
+Two kinds. Conceptual questions are the same for everyone, with the sizes of a GRU model on the page
+(left out where no model has a GRU's decoder state). Trace questions are generated from the user's own
+translation and answered from its trace (which piece got the most attention at a step, which model spreads
+its attention more, how big c_t is; for a model with heads, where one head looks and what its scores are
+divided by), so every answer can be checked against the numbers on screen.
 """
 import math
 from dataclasses import dataclass
@@ -36,10 +36,16 @@ def plain(latex: str) -> str:
     return latex.replace("-", "−")
 
 
-def concept_questions(H: int, D: int) -> list[Question]:
-    """The ideas every course asks about, with this app's sizes: decoder state H, annotation D. The two orders
-    of a decoder step come from attention.KINDS: the first kind whose c_t feeds the GRU (attention runs
-    first), and the first whose c_t feeds only the output (the GRU runs first)."""
+def concept_questions(H: int | None, D: int | None) -> list[Question]:
+    """The ideas every course asks about: how attention reads, and, with the sizes of a GRU model (decoder state H,
+    annotation D), what c_t holds and what the dot, general and low-rank scores need. Without a GRU model (a page
+    of Transformers, which have no decoder state H) the questions about its sizes are left out."""
+    return [*reading_questions(), *(size_questions(H, D) if H is not None and D is not None else [])]
+
+
+def reading_questions() -> list[Question]:
+    """What attention reads, and why the two orders of a decoder step differ, from attention.KINDS: the first kind
+    whose c_t feeds the GRU (attention runs first), and the first whose c_t feeds only the output (the GRU runs first)."""
     first = next(kind for kind in KINDS.values() if kind.score and kind.context_into == "gru")
     second = next(kind for kind in KINDS.values() if kind.score and kind.context_into == "output")
     return [
@@ -57,6 +63,13 @@ def concept_questions(H: int, D: int) -> list[Question]:
             2, f"{first.title}: c_t = attend({plain(first.query)}), then s_t = GRU([E y_{{t−1}}; c_t], s_{{t−1}}). "
                f"{second.title} runs the GRU first, s_t = GRU(E y_{{t−1}}, s_{{t−1}}), then attends with "
                f"{plain(second.query)} and uses c_t only in the output layer."),
+    ]
+
+
+def size_questions(H: int, D: int) -> list[Question]:
+    """What c_t holds and what the dot, general and low-rank scores need, with a GRU model's decoder state H and
+    annotation D."""
+    return [
         Question(
             "c_t is a weighted sum. Of what, and how many numbers does it hold here?",
             (f"Of the annotations h_j, weighted by α_tj: {D} numbers, like each h_j",
@@ -176,16 +189,26 @@ def more_spread(results: dict, t: int) -> Question:
         f"The entropy −Σ_j α_tj log α_tj measures the spread (0: all on one piece). {numbers}.")
 
 
+def size_choices(D: int, S: int) -> tuple[tuple[str, ...], int]:
+    """The choices of the c_t question, smallest first, and where its size D is among them: D and three different
+    wrong ones, the sentence length S, all S annotations (S × D), one number, twice D. Where sizes coincide (S = D,
+    a one-piece sentence, a tiny model) those repeat one another or D, so the next sizes above D stand in: no
+    choice is offered twice."""
+    wrong = [size for size in dict.fromkeys((S, S * D, 1, 2 * D, *range(D + 1, D + 4))) if size != D]
+    sizes = sorted((D, *wrong[:3]))
+    return tuple(f"{size:,}" for size in sizes), sizes.index(D)
+
+
 def context_size(result, title: str) -> Question:
     """How many numbers does c_t hold? The annotation size D, not the sentence length; without
     attention, the one c has D numbers too; with heads, c_t is the shown layer's cross-attention output
     W_O [o_t^1; …; o_t^H] + b_O, of D numbers too."""
     S, D = result.encoder_states.shape
-    choices = (f"{D}", f"{S}", f"{S * D:,}", "1")
+    choices, answer = size_choices(D, S)
     if result.attention is None:
         return Question(
             f"Your sentence is S = {S} English pieces. How many numbers does the fixed c of {title} hold?",
-            choices, 0,
+            choices, answer,
             f"c = [→h_S; ←h_1] joins the last state of each encoder direction: D = {D} numbers, for a sentence of "
             "any length. Everything the decoder learns of the English must fit in them: the bottleneck.")
     if result.heads is not None:
@@ -193,13 +216,13 @@ def context_size(result, title: str) -> Question:
         return Question(
             f"Your sentence is S = {S} English pieces. How many numbers does the cross-attention output "
             f"W_O [o_t^1; …; o_t^H] + b_O of {title}'s layer {result.heads.shown[0] + 1} hold at each step?",
-            choices, 0,
+            choices, answer,
             f"Each of its H = {H} heads mixes the {S} values v_j, each of d_k = {d_k} numbers, into "
             f"o_t = Σ_j α_tj v_j of {d_k}; the {H} o_t side by side hold {H * d_k}, and W_O maps them to D = {D}: "
             "attention chooses how much of each v_j to take, it does not line them up.")
     return Question(
         f"Your sentence is S = {S} English pieces. How many numbers does each c_t of {title} hold?",
-        choices, 0,
+        choices, answer,
         f"c_t = Σ_j α_tj h_j mixes the {S} annotations h_j, each of D = {D} numbers, so c_t has {D}: "
         "attention chooses how much of each h_j to take, it does not line them up.")
 

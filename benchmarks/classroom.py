@@ -66,14 +66,31 @@ def quantiles(values: list[float]) -> str:
 
 class BrowserSession:
     """One page in a browser, as the app sees it: its own session and connection, calling the activity's
-    endpoints (all outside the queue) as the page's browser does, one POST each to run/predict. A phone costs
+    endpoints as the page's browser does: a phone's poll and vote to the room routes, the projector's calls one POST
+    each to run/predict (outside the queue). A phone costs
     the benchmark a small HTTP client rather than a gradio_client, which would load its machine more than the
     app's (gradio_client always queues)."""
 
     def __init__(self, url: str, config: dict):
         self.prefix = url.rstrip("/") + config.get("api_prefix", "/gradio_api") + "/"
+        self.address = url.rstrip("/") + "/"
         self.fn_index = {d["api_name"]: d["id"] for d in config["dependencies"] if d.get("api_name")}
         self.session_hash, self.http = secrets.token_hex(8), httpx.Client(timeout=60)
+
+    def room(self, code: str) -> dict:
+        """A phone's poll, as the page sends it to the room routes (attn_demo.ui.room_routes)."""
+        return self.answer(self.http.get(f"{self.address}rooms/{code}"))["room"]
+
+    def vote(self, code: str, voter: str, step: int, piece: int) -> str:
+        """A phone's vote, as the page sends it to the room routes."""
+        body = {"voter": voter, "step": step, "piece": piece}
+        return self.answer(self.http.post(f"{self.address}rooms/{code}/votes", json=body))["line"]
+
+    @staticmethod
+    def answer(reply) -> dict:
+        if reply.status_code != 200:
+            raise RuntimeError(reply.json().get("error") or reply.status_code)
+        return reply.json()
 
     def predict(self, *data, api_name: str):
         body = {"data": list(data), "event_data": None, "fn_index": self.fn_index[api_name.lstrip("/")],
@@ -126,7 +143,7 @@ class Phone(threading.Thread):
     def vote(self, piece: int):
         sent = time.monotonic()
         try:
-            self.client.predict(self.code, self.voter, 1, piece, api_name="/class_vote")
+            self.client.vote(self.code, self.voter, 1, piece)
             self.votes.append((piece, sent, time.monotonic()))
         except Exception as error:  # noqa: BLE001
             self.errors[f"class_vote: {error}"[:120]] += 1
@@ -144,7 +161,7 @@ class Phone(threading.Thread):
             if now >= next_poll:
                 next_poll = now + self.poll
                 try:
-                    state = self.client.predict(self.code, api_name="/class_state")
+                    state = self.client.room(self.code)
                     self.polls.append(time.monotonic() - now)
                     if state["revealed"] and self.revealed_at is None:
                         self.revealed_at = time.monotonic()

@@ -15,9 +15,10 @@ from attn_demo.checkpoint import build_model, save_checkpoint
 from attn_demo.figures import alignment_text
 from attn_demo.tokenizer import Tokenizer
 from attn_demo.translator import load_translator
+from attn_demo.ui.explore import head_off_summary
 from benchmarks.server import Server
 from conftest import ROOT, tiny_config
-from test_browser import SCREENSHOT_DIR, browser, caption_shows  # noqa: F401 (browser: the fixture)
+from test_browser import SCREENSHOT_DIR, browser, caption_shows, strip_markdown  # noqa: F401 (browser: the fixture)
 
 pytestmark = pytest.mark.browser
 SENTENCE = "The cat sat on the mat."
@@ -126,3 +127,34 @@ def assert_the_export_shows_the_pick(browser, page, folder, heads):  # noqa: F81
     np.testing.assert_allclose(drawn["grid"], heads.cross[1, 2], atol=1e-7)
     np.testing.assert_allclose(drawn["self"][1], heads.decoder[1, 2], atol=1e-7)
     offline.close()
+
+
+def test_the_explorer_turns_a_head_off_and_shows_what_the_model_writes_without_it(browser, transformer_app):  # noqa: F811
+    url, translator = transformer_app
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(f"{url}?q={SENTENCE}&left=luong-en-fr&right={KEY}", wait_until="load")
+    page.wait_for_function(caption_shows("right", "Step 1 of"), timeout=90_000)
+    page.locator("#explore-model input").fill(KEY)  # the explorer follows the left side: pick the Transformer
+    page.get_by_role("option", name=KEY, exact=False).first.click()
+    page.get_by_role("button", name="Show the beam").click()
+    page.locator("#explore-grid .js-plotly-plot .heatmaplayer").wait_for(timeout=60_000)  # hypothesis 1, picked
+    page.locator("#explore-head-off input").click()
+    page.get_by_role("option", name="layer 1, head 2", exact=True).click()  # a head with a layer above it
+    page.wait_for_function("() => document.querySelector('#explore-result').innerText.includes('What if layer 1, head 2')",
+                           timeout=60_000)
+    page.locator("#explore-result-grid .js-plotly-plot .heatmaplayer").wait_for(timeout=30_000)
+    # the explorer's beam (k = 5) with the model's own ranking, penalty sliders at 0, searched again without the head
+    ranking = dataclasses.replace(translator.penalties, coverage=0.0, repeat=0.0, stepwise=False)
+    every = translator.translate(SENTENCE, beam_size=5, n_best=5, penalties=ranking)[0]
+    off = translator.translate(SENTENCE, beam_size=5, penalties=ranking, heads_off=[(0, 1)])
+    assert off.log_prob != every.log_prob  # the head mattered: a page that kept it on would show another log p
+    words = lambda text: " ".join(strip_markdown(html.unescape(text)).split())
+    assert words(page.locator("#explore-result").inner_text()) == words(head_off_summary("layer 1, head 2", every, off))
+    drawn = page.evaluate("() => Array.from(document.querySelector('#explore-result-grid .js-plotly-plot')._fullData[0].z,"
+                          " (row) => [...row])")
+    np.testing.assert_allclose(drawn, off.attention, atol=1e-6)
+    page.wait_for_function(caption_shows("explore-what-if", f"Step 1 of {len(off.target_tokens)}"), timeout=30_000)
+    assert errors == []
+    page.close()

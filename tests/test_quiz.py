@@ -10,7 +10,7 @@ from attn_demo.attention import KINDS
 from attn_demo.checkpoint import save_checkpoint
 from attn_demo.config import MODEL_KINDS
 from attn_demo.quiz import (Question, concept_questions, context_size, entropy, head_most_attended, head_to_ask,
-                            more_spread, most_attended, score_scale, trace_questions)
+                            more_spread, most_attended, score_scale, size_choices, trace_questions)
 from conftest import DEVICE, tiny_model
 
 WITH_HEADS = [kind for kind in MODEL_KINDS if KINDS[kind].heads]
@@ -108,6 +108,33 @@ def test_context_size_is_the_annotation_size_not_the_sentence_length():
     q = context_size(with_heads(np.full((2, 3, 2, 5), 0.2), d_k=4), "Transformer")
     assert q.choices[q.answer] == "12" and "layer 1 hold" in q.prompt
     assert "d_k = 4" in q.explanation and "h_j" not in q.explanation  # the heads mix values v_j, not the h_j
+
+
+@pytest.mark.parametrize("S", [5, 1])
+def test_the_c_t_choices_are_four_different_sizes_when_the_sentence_is_as_long_as_an_annotation(S):
+    rows = np.full((2, S), 1 / S, dtype=np.float32)
+    for r in (result(rows, D=S), with_heads(np.broadcast_to(rows, (1, 1, 2, S)), d_k=S)):  # a GRU, 1 head of d_k = S
+        r.source_tokens, r.encoder_states = SOURCE[:S], np.zeros((S, S), dtype=np.float32)  # S pieces, D = S
+        q = context_size(r, "Luong")
+        assert f"S = {S}" in q.prompt and q.choices[q.answer] == str(S)
+        assert len(set(q.choices)) == len(q.choices) == 4
+
+
+def test_the_c_t_choices_keep_the_plausible_wrong_sizes_and_never_repeat_one():
+    for D in range(1, 9):
+        for S in range(1, 9):
+            choices, answer = size_choices(D, S)
+            assert choices[answer] == str(D) and len(set(choices)) == len(choices) == 4, (D, S)
+            assert (S == D) or str(S) in choices  # the sentence length, the likeliest mistake, wherever it is wrong
+            assert [int(c) for c in choices] == sorted(int(c) for c in choices)  # the order gives nothing away (D ≤ 8: no commas)
+    assert size_choices(512, 7) == (("1", "7", "512", "3,584"), 2)
+
+
+def test_concept_questions_without_a_gru_model_ask_nothing_of_its_sizes():
+    questions = concept_questions(None, None)  # a page of Transformers: no decoder state H
+    assert [q.prompt for q in questions] == [q.prompt for q in concept_questions(H=7, D=6)[:2]]
+    words = [q.prompt + q.explanation + "".join(q.choices) for q in questions]
+    assert not any(size in text for text in words for size in ("H ", "D ", "numbers"))
 
 
 def test_concept_questions_use_the_model_sizes():

@@ -1,10 +1,21 @@
 """The quiz section asks about the translation on the page, about α only where a model has it, and about
 heads only where a model has them."""
+import math
+import re
+
+import numpy as np
 import pytest
 
 from attn_demo.attention import KINDS
+from attn_demo.catalogue import load_models
+from attn_demo.checkpoint import save_checkpoint
 from attn_demo.config import MODEL_KINDS
+from attn_demo.quiz import entropy
+from attn_demo.ui.page import ModelsOnPage
 from attn_demo.ui.quiz import TRACE_SLOTS, QuizSection
+from attn_demo.ui.trace_files import TraceFiles
+from attn_demo.ui.translate import TranslateSection
+from conftest import DEVICE, tiny_model
 
 SENTENCE = "I see the red cat."
 WITH_HEADS = [kind for kind in MODEL_KINDS if KINDS[kind].heads]
@@ -49,3 +60,47 @@ def test_the_check_answers_every_slot_the_page_has_whatever_the_translation_asks
     feedback = quiz.check(state, *[q.choices[q.answer] for q in questions], *["stale"] * (slots - len(questions)))
     assert len(feedback) == slots and feedback[len(questions):] == [""] * (slots - len(questions))
     assert all(text.startswith("**Right.**") for text in feedback[:len(questions)])
+
+
+@pytest.fixture(scope="module")
+def transformers(tmp_path_factory, toy_tokenizers) -> list:
+    """A catalogue of two different tiny Transformers and no GRU model."""
+    folder = tmp_path_factory.mktemp("transformers")
+    for seed in (0, 1):
+        save_checkpoint(folder / f"heads-{seed}", tiny_model(WITH_HEADS[0], seed=seed), *toy_tokenizers)
+    return load_models(folder, device=DEVICE)[0]
+
+
+def piece(result, j: int) -> str:
+    return f"{result.source_tokens[j]} (piece {j + 1})"
+
+
+def test_a_page_of_two_transformers_asks_what_applies_to_them_and_every_answer_is_the_models(transformers, tmp_path):
+    quiz = QuizSection(transformers)
+    assert len(quiz.concepts) == 2 and not any("H × D" in q.prompt + q.explanation for q in quiz.concepts)
+    keys = [model.key for model in transformers]
+    section = TranslateSection(ModelsOnPage(transformers, keys), TraceFiles(tmp_path))
+    state = section.translate(SENTENCE, 1, False, "pieces", *keys).state
+    (left, first), (right, second) = [(model.title, model.translator.translate(SENTENCE)) for model in transformers]
+    attended, spread, head, scale, size = quiz.questions_for(state)[len(quiz.concepts):]
+    answer = lambda question: question.choices[question.answer]
+    t = int(re.search(r"At step (\d+),", attended.prompt).group(1))
+    assert f"{left} emitted" in attended.prompt and answer(attended) == piece(first, int(first.attention[t - 1].argmax()))
+    t = int(re.search(r"At step (\d+),", spread.prompt).group(1))
+    assert answer(spread) == [left, right][int(np.argmax([entropy(r.attention[t - 1]) for r in (first, second)]))]
+    t, h, layer = (int(n) for n in re.search(r"At step (\d+),.* head (\d+) of layer (\d+) attend", head.prompt).groups())
+    assert answer(head) == piece(first, int(first.heads.cross[layer - 1, h - 1, t - 1].argmax()))
+    config = transformers[0].translator.config
+    assert float(answer(scale)) == pytest.approx(math.sqrt(config.d_model / config.heads), abs=0.005)
+    assert answer(size) == str(config.d_model) and f"of {left}'s layer" in size.prompt
+    feedback = quiz.check(state, *[answer(q) for q in quiz.questions_for(state)])
+    assert len(feedback) == 2 + TRACE_SLOTS and all(text.startswith("**Right.**") for text in feedback)
+
+
+def test_the_conceptual_questions_read_their_sizes_from_a_gru_model_wherever_it_is_listed(models):
+    by_key = {model.key: model for model in models}
+    gru = by_key["tiny-luong-general"].translator.config
+    quiz = QuizSection([by_key[f"tiny-{WITH_HEADS[0]}"], by_key["tiny-luong-general"]])  # a Transformer listed first
+    assert len(quiz.concepts) == 5
+    saved = quiz.concepts[-1]
+    assert f"H × D = {gru.dec_hidden_size * gru.annotation_size:,} numbers" in saved.prompt

@@ -9,11 +9,19 @@ TRACE_SLOTS = 5  # questions generated from each translation, at most (quiz.trac
 # a head and its √d_k where a side has heads, c_t)
 
 
+def gru_sizes(models: list) -> tuple[int, int] | tuple[None, None]:
+    """(H, D), the decoder state and annotation sizes of the first model with a GRU decoder state, for the
+    conceptual questions; (None, None) where no model has one (Transformers only)."""
+    for model in models:
+        if not model.kind.heads:  # a GRU encoder–decoder (attention.KINDS)
+            return model.translator.config.dec_hidden_size, model.translator.config.annotation_size
+    return None, None
+
+
 class QuizSection:
     def __init__(self, models: list):
         self.models = {model.key: model for model in models}
-        first = models[0].translator.config
-        self.concepts = concept_questions(first.dec_hidden_size, first.annotation_size)
+        self.concepts = concept_questions(*gru_sizes(models))
 
     def questions_for(self, state) -> list:
         """This session's questions: the conceptual ones, then those about its last translation."""
