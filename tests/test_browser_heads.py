@@ -158,3 +158,20 @@ def test_the_explorer_turns_a_head_off_and_shows_what_the_model_writes_without_i
     page.wait_for_function(caption_shows("explore-what-if", f"Step 1 of {len(off.target_tokens)}"), timeout=30_000)
     assert errors == []
     page.close()
+
+
+def test_a_rest_client_turns_a_head_off_by_naming_it(transformer_app):
+    """A REST client never receives the head picker's choices for its model: it names a head ("1.2"), and a name that
+    is not one of the model's heads gets a message saying what the heads are called."""
+    from gradio_client import Client
+
+    url, translator = transformer_app
+    client = Client(url, verbose=False)
+    client.predict(SENTENCE, 1, False, "pieces", "luong-en-fr", KEY, api_name="/translate")
+    client.predict(KEY, 5, 5, False, api_name="/explore_beam")
+    summary = client.predict("1.2", False, api_name="/explore_head_off")[0]
+    ranking = dataclasses.replace(translator.penalties, coverage=0.0, repeat=0.0, stepwise=False)
+    every = translator.translate(SENTENCE, beam_size=5, n_best=5, penalties=ranking)[0]
+    off = translator.translate(SENTENCE, beam_size=5, penalties=ranking, heads_off=[(0, 1)])
+    assert summary == head_off_summary("layer 1, head 2", every, off)
+    assert "named layer.head from 1" in client.predict("9.9", False, api_name="/explore_head_off")[0]

@@ -307,7 +307,9 @@ class ExploreSection:
         with gr.Row():
             source_piece = gr.Dropdown([], label="Put all of step t's attention on", elem_id="explore-source")
             move_button = gr.Button("Move the attention and go on", elem_id="explore-move")
-        head = gr.Dropdown(**head_picker(None), label="Turn a head off", elem_id="explore-head-off")
+        # a REST client, which never receives the picker's choices for its model, names its head ("1.2"): turn_off
+        # checks it against the model and says what is wrong with it
+        head = gr.Dropdown(**head_picker(None), label="Turn a head off", elem_id="explore-head-off", allow_custom_value=True)
         result = gr.Markdown(elem_id="explore-result")
         result_grid = gr.Plot(show_label=False, elem_id="explore-result-grid")
         result_note = gr.Markdown(latex_delimiters=LATEX, elem_classes=HIDDEN_WHEN_EMPTY)
