@@ -284,7 +284,9 @@ class Decoder(nn.Module):
 
     def readout_at(self, y_in, memory, steps):
         """readouts(y_in, memory)[b, steps[b]] for every row b: (B, D). The mask keeps each step from
-        seeing later ones, so the whole target is run once."""
+        seeing later ones, so the target is run once, up to the last step asked: what follows it cannot change
+        it (attribution asks in batches of like steps, so a sentence costs about T²/2 positions, not T²)."""
+        y_in = y_in[:, : int(steps.max()) + 1]
         return self.readouts(y_in, memory)[torch.arange(y_in.size(0), device=y_in.device), steps]
 
     def step(self, y_prev, cache, memory, weights=None, coverage=None) -> Step:
