@@ -157,11 +157,28 @@ def _marks_note(marks: dict | None, any_marked: bool) -> str:
             'sentences): a word French does without, or a dropped phrase. α is a hint, not a proof.</p>')
 
 
+def _luminance(rgb) -> float:
+    """WCAG 2's relative luminance of an sRGB colour (0–255 a channel): black text is the more legible on a
+    background above 0.179, where (L + 0.05) / 0.05 passes 1.05 / (L + 0.05)."""
+    linear = [c / 255 / 12.92 if c / 255 <= 0.03928 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _cell_colours(steps: int = 1000) -> list[tuple[str, str]]:
+    """(background, ink) of a coverage cell at C = k / steps, k = 0 … steps: the grid's colour scale and black or
+    white, whichever reads better on it (the larger WCAG contrast; equal at luminance 0.179). Sampled once:
+    plotly's sample_colorscale validates its scale at every call, 0.5 ms a cell."""
+    colours = sample_colorscale(ALIGNMENT_COLORSCALE, [k / steps for k in range(steps + 1)])
+    return [(colour, "#000" if _luminance(unlabel_rgb(colour)) > 0.18 else "#fff") for colour in colours]
+
+
+CELL_COLOURS = _cell_colours()  # C to the nearest 0.001, the precision a cell's title shows
+
+
 def _coverage_cell(label: str, coverage: float, low: bool = False) -> str:
     """One piece and its coverage, on the grid's colour scale (capped at 1, as the grid's is), in black or
     white, whichever reads better on it; dashed where it is marked as barely looked at."""
-    colour = sample_colorscale(ALIGNMENT_COLORSCALE, [min(coverage, 1.0)])[0]
-    ink = "#000" if _luminance(unlabel_rgb(colour)) > 0.18 else "#fff"  # the larger WCAG contrast (equal at 0.179)
+    colour, ink = CELL_COLOURS[round(min(max(coverage, 0.0), 1.0) * (len(CELL_COLOURS) - 1))]
     mark, title = (" coverage-low", ": barely looked at") if low else ("", "")
     return (f'<span class="coverage-cell{mark}" style="background:{colour};color:{ink}" title="C = {coverage:.3f}{title}">'
             f'<span class="coverage-piece">{html.escape(label)}</span><span class="coverage-value">{coverage:.2f}</span></span>')
@@ -196,10 +213,3 @@ def described(payload: dict, result) -> dict:
             grid["text"] = alignment_text(result.source_tokens, result.target_tokens, alphas[(grid["layer"], grid["head"])],
                                           grid["title"])
     return payload
-
-
-def _luminance(rgb) -> float:
-    """WCAG 2's relative luminance of an sRGB colour (0–255 a channel): black text is the more legible on a
-    background above 0.179, where (L + 0.05) / 0.05 passes 1.05 / (L + 0.05)."""
-    linear = [c / 255 / 12.92 if c / 255 <= 0.03928 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
-    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
