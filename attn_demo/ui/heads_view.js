@@ -12,8 +12,8 @@
   // the step group's (pickGrid): a pick here redraws every view of that model and the side's grid. Every number drawn is one the model computed; a mean of heads is
   // computed here in float32, as the server's numpy computes the shown grid.
   // Pieces are user text: they are written with textContent, never as markup.
-  const { floats, node, svgNode, write, textWidth, colourTable, running, paint, SIZES, HIGHLIGHT, StepView } =
-    window.attnSteps.draw;
+  const { floats, node, svgNode, write, textWidth, colourTable, alphaIndex, tableColour, running, paint, SIZES, HIGHLIGHT,
+          StepView } = window.attnSteps.draw;
 
   const CELL = 64;  // a small multiple's width in CSS pixels at normal text (the phone's 390 px hold 4 heads and a mean)
 
@@ -63,19 +63,6 @@
   // The cross-attention α (T rows of S) a pick names.
   function crossOf(read, pick) {
     return pick.head === null ? read.means[pick.layer] : read.cross[pick.layer][pick.head];
-  }
-
-  // A grid of α in [0, 1] on a canvas, one pixel a cell (CSS scales it), on the alignment grids' colours.
-  function paintGrid(canvas, rows, table) {
-    const width = rows[0].length, context = canvas.getContext("2d");
-    const image = context.createImageData(width, rows.length);
-    rows.forEach((row, r) => row.forEach((v, c) => {
-      const i = Math.round(Math.min(Math.max(v, 0), 1) * 255), p = 4 * (r * width + c);
-      image.data[p] = table[3 * i]; image.data[p + 1] = table[3 * i + 1]; image.data[p + 2] = table[3 * i + 2];
-      image.data[p + 3] = 255;
-    }));
-    context.putImageData(image, 0, 0);
-    canvas.attnValues = rows;
   }
 
   // A head's statistics on this sentence (Voita et al. 2019): its confidence, the mean over steps of the largest
@@ -136,7 +123,7 @@
                                         "aria-pressed": "false" }, grid);
         if (turnedOff) button.classList.add("attn-head-off");
         const canvas = node("canvas", { width: rows[0].length, height: rows.length }, button);
-        paintGrid(canvas, rows, table);
+        paint(canvas, rows, table, true);
         button.addEventListener("click", () => this.onPick(cellPick));
         this.cells.push({ button, pick: cellPick });
       }
@@ -228,8 +215,7 @@
       grid.svg.setAttribute("aria-label", `${caption}. ${grid.rows.length} rows, each summing to 1.`);
       grid.svg.attnValues = alpha;  // what was drawn, for tests
       alpha.forEach((row, i) => row.forEach((v, j) => {
-        const k = Math.round(Math.min(Math.max(v, 0), 1) * 255), t = this.table;
-        grid.cells[i][j].setAttribute("fill", `rgb(${t[3 * k]},${t[3 * k + 1]},${t[3 * k + 2]})`);
+        grid.cells[i][j].setAttribute("fill", tableColour(this.table, alphaIndex(v)));
         grid.cells[i][j].tip.textContent = `${grid.rows[i]} reads ${grid.columns[j]}: α = ${v.toFixed(3)}`;
       }));
     }

@@ -125,12 +125,7 @@
       });
       this.canvas.setAttribute("aria-label", `α: ${T} French pieces (rows) by ${S} English pieces (columns). ` +
         `The English piece each French piece attends to most: ${most.join("; ")}.`);
-      const context = this.canvas.getContext("2d"), image = context.createImageData(S, T);
-      point.alpha.forEach((row, t) => row.forEach((a, j) => {
-        const k = Math.round(255 * Math.min(1, Math.max(0, a))), at = 4 * (t * S + j);
-        image.data.set([this.table[3 * k], this.table[3 * k + 1], this.table[3 * k + 2], 255], at);
-      }));
-      context.putImageData(image, 0, 0);
+      window.attnSteps.draw.paint(this.canvas, point.alpha, this.table, true);  // on the grids' colours, as α
     }
   }
 

@@ -83,15 +83,20 @@
     return table;
   }
 
-  // Rows of signed numbers on a canvas, one pixel a number (CSS scales it), centred on 0.
-  function paint(canvas, rows, table) {
+  // A colour table's entry (256 of them) for α in [0, 1], and an entry as CSS.
+  const alphaIndex = (v) => Math.round(Math.min(Math.max(v, 0), 1) * 255);
+  const tableColour = (table, i) => `rgb(${table[3 * i]},${table[3 * i + 1]},${table[3 * i + 2]})`;
+
+  // Rows of numbers on a canvas, one pixel a number (CSS scales it): signed numbers centred on 0 and scaled by the
+  // largest magnitude, or with `alpha`, α in [0, 1] as the alignment grids draw it.
+  function paint(canvas, rows, table, alpha = false) {
     const width = rows[0].length, context = canvas.getContext("2d");
     const image = context.createImageData(width, rows.length);
     let bound = 0;
     for (const row of rows) for (const v of row) bound = Math.max(bound, Math.abs(v));
-    bound = bound || 1;
+    bound = alpha ? 1 : bound || 1;
     rows.forEach((row, r) => row.forEach((v, d) => {
-      const i = Math.round(((v / bound) + 1) * 127.5), p = 4 * (r * width + d);
+      const i = alpha ? alphaIndex(v) : Math.round(((v / bound) + 1) * 127.5), p = 4 * (r * width + d);
       image.data[p] = table[3 * i]; image.data[p + 1] = table[3 * i + 1]; image.data[p + 2] = table[3 * i + 2];
       image.data[p + 3] = 255;
     }));
@@ -616,6 +621,7 @@
       return groups.get(id);
     },
     // what network_view.js and heads_view.js draw with (they set window.attnSteps.NetworkView, HeadStepView, …)
-    draw: { floats, node, svgNode, write, textWidth, colourTable, running, paint, SIZES, HIGHLIGHT, MUTED, StepView },
+    draw: { floats, node, svgNode, write, textWidth, colourTable, alphaIndex, tableColour, running, paint, SIZES, HIGHLIGHT,
+            MUTED, StepView },
   };
 }
