@@ -6,6 +6,7 @@ A side is (model, view), view as catalogue.Model.view returns it: {"result": Tra
     grid_figure(model, view, large, unit, pick)  its alignment grid, by piece or by word (None without attention);
                                             for a Transformer, the layer and head picked (read_pick), or the shown one
     grid_note(model, pick)                  under the grid: which of a Transformer's grids it is, and why that one
+    under_grid(model, view, unit, pick)     under the grid: the coverage row, and a Transformer's every note and row
     coverage_row(model, view, unit, pick)   under the grid: the attention each English piece received in all, and
                                             the words barely looked at, where the model's measured marks are right
     coverage_marks(model, view)             the words that row marks, for the JSON trace
@@ -15,10 +16,11 @@ A side is (model, view), view as catalogue.Model.view returns it: {"result": Tra
 """
 import dataclasses
 import html
+import re
 
 from plotly.colors import hex_to_rgb, sample_colorscale, unlabel_rgb
 
-from attn_demo.alignment import PICK_KEY, grid_name, grid_title, head_grids, piece_words, words_view
+from attn_demo.alignment import PICK_KEY, grid_name, grid_title, head_grids, pick_key, piece_words, words_view
 from attn_demo.figures import ALIGNMENT_COLORSCALE, HIGHLIGHT, alignment_figure, alignment_text
 from attn_demo.marks import barely_looked_at
 from attn_demo.steps import VECTOR_COLORSCALE, step_payload
@@ -77,6 +79,23 @@ def grid_note(model, pick=None) -> str:
     return f"**{grid_name(*shown).capitalize()}**: {count}, {why}. Pick another with Layer and Head."
 
 
+def under_grid(model, view, unit: str = "pieces", pick=None) -> str:
+    """What a side shows under its grid: the coverage row (coverage_row), and for a Transformer every grid's note
+    (grid_note) and coverage row, each in a block named by its key (alignment.PICK_KEY), the picked one shown: a
+    pick in the browser shows another at once (heads_view.js), asking the server nothing."""
+    if not model.kind.heads:
+        return coverage_row(model, view, unit, pick)
+    shown = pick_key(*(pick or view["result"].heads.shown))
+    return "".join(f'<div class="coverage-pick" data-pick="{pick_key(*grid)}"{"" if pick_key(*grid) == shown else " hidden"}>'
+                   f'<p class="grid-note">{markdown_bold(grid_note(model, grid))}</p>{coverage_row(model, view, unit, grid)}</div>'
+                   for grid in head_grids(view["result"].heads))
+
+
+def markdown_bold(text: str) -> str:
+    """A plain text with **bold** spans as HTML, escaped."""
+    return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html.escape(text))
+
+
 # the grids' colour scale as step_views.js's colourTable reads one, "rgb(r,g,b)" a stop
 GRID_COLOURS = [[at, "rgb(%d,%d,%d)" % hex_to_rgb(colour)] for at, colour in ALIGNMENT_COLORSCALE]
 
@@ -91,6 +110,8 @@ COVERAGE_CSS = """
 .coverage-value { font-variant-numeric: tabular-nums; }
 .coverage-low { outline: 2px dashed %s; outline-offset: 1px; }
 .coverage-note { margin: 4px 0 0; font-size: 0.85em; }
+.coverage-pick[hidden] { display: none; }  /* a Transformer's other grids' notes and rows (heads_view.js shows one) */
+.grid-note { margin: 4px 0; font-size: 0.9em; }
 """ % HIGHLIGHT
 NO_COVERAGE = ("No α, so no coverage: nothing in this model records which English words it has already translated, "
                "and nothing on the page can show it.")

@@ -77,7 +77,7 @@ def test_a_link_opens_a_transformers_heads_and_a_tap_picks_one(browser, transfor
 
     # a tap on a small multiple: the grid, its note, the controls, the self-attention and the step view follow
     page.get_by_role("button", name="layer 2, head 3", exact=False).click()
-    page.wait_for_function("() => document.querySelector('#right-grid-note').innerText.includes('Layer 2, head 3')",
+    page.wait_for_function("() => document.querySelector('#right-coverage .coverage-pick:not([hidden])').innerText.includes('Layer 2, head 3')",
                            timeout=30_000)
     page.wait_for_function(f"() => document.querySelector('#right-grid .js-plotly-plot')._fullData[0].z[0][0] === "
                            f"{float(heads.cross[1, 2, 0, 0])}", timeout=30_000)
@@ -102,7 +102,7 @@ def test_a_link_opens_a_transformers_heads_and_a_tap_picks_one(browser, transfor
 
     # the Head control picks too, by keyboard: the mean of the layer's heads
     page.get_by_role("combobox", name="Head", exact=True).select_option("mean")
-    page.wait_for_function("() => document.querySelector('#right-grid-note').innerText.includes('Layer 2, mean of heads')",
+    page.wait_for_function("() => document.querySelector('#right-coverage .coverage-pick:not([hidden])').innerText.includes('Layer 2, mean of heads')",
                            timeout=30_000)
     assert errors == []
     for region in ("#right-grid", "#right-heads", "#right-self-attention", "#right-step"):

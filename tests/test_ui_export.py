@@ -22,6 +22,7 @@ def test_a_transformers_export_shows_the_layer_and_head_picked_on_the_page(secti
     picked, shown = export.export(state, "2.3", "")["value"], export.export(state)["value"]
     text = open(picked, encoding="utf-8").read()
     assert picked != shown  # one file per layer and head
-    assert '<input type="hidden" value="2.3">' in text and "Layer 2, head 3, picked" in text  # the step views' pick, the grid's note
+    assert 'id="left-grid-pick"><input type="hidden" value="2.3">' in text  # the step views' pick
+    assert 'data-pick="2.3"><p class="grid-note"><strong>Layer 2, head 3</strong>, picked' in text  # its note shown
     assert "layer 2, head 3" in text  # the grid's own title
     assert '<input type="hidden" value="">' in open(shown, encoding="utf-8").read()

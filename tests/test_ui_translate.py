@@ -12,7 +12,7 @@ from attn_demo.alignment import words_view
 from attn_demo.config import MODEL_KINDS
 from attn_demo.ui.page import NO_GRID
 from attn_demo.ui.translate import LINK_VIEW, client_reply, data_line, equations_markdown
-from attn_demo.views import grid_note
+from attn_demo.views import under_grid
 from conftest import plotly_figure, untyped
 
 SENTENCE = "I see the red cat."
@@ -48,9 +48,10 @@ def test_every_view_works_for_every_attention_type_beside_bahdanau(section, atte
         np.testing.assert_array_equal(plotly_figure(figure).data[0].z, result.attention)
         keys = model.kind.keys(model.translator.config)
         assert (f"(B, L, 2, H, S, {keys})" if model.kind.heads else f"(B, S, {keys})") in shown["left"]["equations"]
-        assert shown["left"]["note"] == grid_note(model)  # a Transformer's says which grid it is; a GRU's is empty
+        assert shown["left"]["note"] == "" and shown["left"]["coverage"] == under_grid(model, state["views"]["left"])
     words = section.grids(state, False, "words")
-    assert words[1] == (NO_GRID if attention == "none" else grid_note(model))  # the baseline's note says why it has none
+    assert words[1] == (NO_GRID if attention == "none" else "")  # the baseline's note says why it has none
+    assert words[2] == under_grid(model, state["views"]["left"], "words")
 
     payload = untyped(json.loads(json.dumps(section.step_data(state))))  # as the page receives it
     left = payload["views"][0]
@@ -129,24 +130,23 @@ def test_a_link_opens_a_transformers_layer_and_head_and_names_one_it_lacks(secti
     assert "right grid &#x27;1.1&#x27; is not a layer and head of tiny-bahdanau" in reply["status"]  # escaped
     result = section.models["tiny-transformer"].view(SENTENCE, 1)["result"]
     np.testing.assert_array_equal(plotly_figure(reply["left"]["grid"]).data[0].z, result.heads.cross[1, 2])
-    assert reply["left"]["note"] == grid_note(model, (1, 2))
+    shown = re.search(r'<div class="coverage-pick" data-pick="2.3">(.*?)</div>', reply["left"]["coverage"])[1]
+    assert shown.startswith(f"<p class=\"grid-note\"><strong>Layer 2, head 3</strong>, picked")  # the one not hidden
+    assert reply["left"]["coverage"].count(" hidden>") == 2 * (3 + 1) - 1
 
 
 def test_a_sides_layer_and_head_redraw_its_grid_alone(section):
     state = section.translate(SENTENCE, 1, False, "pieces", "tiny-transformer", "tiny-bahdanau").state
     result = state["views"]["left"]["result"]
-    grid, note, coverage = section.side_grid("left")(state, False, "pieces", "1.2")
-    assert grid == gr.skip()  # by piece, the browser has drawn it from the step payload
-    assert note.startswith("**Layer 1, head 2**") and "coverage-row" in coverage
-    cells = re.findall(r'title="C = ([0-9.]+)"', coverage)
-    np.testing.assert_allclose([float(c) for c in cells], result.heads.cross[0, 1].sum(0), atol=5e-4)
-    by_word = section.side_grid("left")(state, False, "words", "1.2")[0]
+    assert section.side_grid("left")(state, False, "pieces", "1.2") == [gr.skip()] * 3  # by piece, all in the page
+    by_word, note, under = section.side_grid("left")(state, False, "words", "1.2")
+    assert note == under == gr.skip()  # every grid's note and row are under it already, by word since the unit changed
     _, _, alpha = words_view(result.source_tokens, result.target_tokens, result.heads.cross[0, 1])
     np.testing.assert_allclose(plotly_figure(by_word).data[0].z, alpha, atol=1e-6)
     shown = section.side_grid("left")(state, False, "words", "<script>")  # forged: the shown grid
     _, _, alpha = words_view(result.source_tokens, result.target_tokens, result.attention)
     np.testing.assert_allclose(plotly_figure(shown[0]).data[0].z, alpha, atol=1e-6)
-    assert section.side_grid("right")(state, False, "pieces", "1.2")[1] == ""  # a GRU model: its one grid, no note
+    assert section.side_grid("right")(state, False, "pieces", "1.2") == [gr.skip()] * 3  # a GRU model: its one grid
 
 
 def open_link_view(section, request) -> tuple[dict, dict]:

@@ -9,7 +9,7 @@ from attn_demo.alignment import grid_name, piece_words
 from attn_demo.catalogue import load_models
 from attn_demo.checkpoint import save_checkpoint
 from attn_demo.views import (NO_COVERAGE, NOT_MARKED, coverage_marks, coverage_row, grid_figure, grid_note, read_pick,
-                             step_data)
+                             step_data, under_grid)
 from conftest import DEVICE, plotly_figure, tiny_model
 
 
@@ -119,6 +119,20 @@ def test_the_payloads_grids_say_what_the_servers_grids_say(transformer):
         layout = plotly_figure(grid_figure(model, view, False, pick=read_pick(model, grid["key"]))).layout
         assert (grid["title"], grid["text"]) == (layout.title.text, layout.meta["text"]) and layout.meta["unit"] == "pieces"
     assert plotly_figure(grid_figure(model, view, False, unit="words")).layout.meta["unit"] == "words"
+
+
+def test_under_a_transformers_grid_is_every_grids_note_and_coverage_row_the_picked_one_shown(transformer):
+    model, view = transformer
+    under = under_grid(model, view, pick=(1, 2))
+    blocks = re.findall(r'<div class="coverage-pick" data-pick="([^"]+)"( hidden)?><p class="grid-note">(.*?)</p>', under)
+    assert [key for key, _, _ in blocks] == ["1.mean", "1.1", "1.2", "1.3", "2.mean", "2.1", "2.2", "2.3"]
+    assert [key for key, hidden, _ in blocks if not hidden] == ["2.3"]
+    for key, _, note in blocks:
+        pick = read_pick(model, key)
+        assert note == html.escape(grid_note(model, pick)).replace("**", "<strong>", 1).replace("**", "</strong>", 1)
+        assert f'{note}</p>{coverage_row(model, view, pick=pick)}</div>' in under  # that grid's own row, under its note
+    assert under_grid(model, view, "words").count("coverage-pick") == 8
+    assert re.search(r'data-pick="1.mean">', under_grid(model, view))  # no pick: the config's shown grid (layer 1's mean)
 
 
 def test_the_shown_grid_is_the_configs_and_its_note_says_why(transformer):

@@ -18,7 +18,7 @@ from attn_demo.figures import to_json
 from attn_demo.ui.page import FIGURE_TEXT_JS, PAGE_CHANGES_JS, SIDES
 from attn_demo.ui.step_group import STEP_VIEWS_CSS, STEP_VIEWS_JS
 from attn_demo.ui.trace_files import TraceFiles
-from attn_demo.views import COVERAGE_CSS, coverage_row, grid_figure, grid_note, read_pick, step_data
+from attn_demo.views import COVERAGE_CSS, grid_figure, read_pick, step_data, under_grid
 
 GROUP = "export-steps"  # the element the file's step views are bound to
 PAGE = """<!doctype html>
@@ -59,22 +59,22 @@ group.load(payload, false);
 </script></body></html>
 """
 SIDE = """<div class="side"><h2>{title}</h2><div class="translation">{text}</div><div class="grid" id="{side}-grid">{no_grid}</div>
-<p>{note}</p><div id="{side}-coverage">{coverage}</div></div>"""
+<div id="{side}-coverage">{coverage}</div></div>"""
 # a side's self-attention (heads_view.js) and the layer and head it shows, then its network and step views
 SLOT = """<div class="side"><div class="attn-self-slot" id="{side}-self-attention"></div>
-<div class="attn-pick-slot"><input type="hidden" value="{grid}"></div>
+<div class="attn-pick-slot" id="{side}-grid-pick"><input type="hidden" value="{grid}"></div>
 <div class="attn-network-slot" id="{side}-network"></div><div class="attn-step-slot" id="{side}-step"></div></div>"""
 
 
 def export_html(payload: dict, grids: dict, source: str, beam_size: int, texts: dict, coverages: dict,
-                notes: dict | None = None, picks: dict | None = None) -> str:
+                picks: dict | None = None) -> str:
     """The file's text: payload from step_data, grids {side: Plotly figure or None}, the translations {side: text},
-    the coverage rows {side: HTML from views.coverage_row}, what each grid is {side: plain text} and a Transformer's
-    layer and head {side: "layer.head" as views.read_pick reads it, "" for its shown grid}."""
-    titles, notes, picks = [view["title"] for view in payload["views"]], notes or {}, picks or {}
+    what is under each grid {side: HTML from views.under_grid} and a Transformer's layer and head {side: its key,
+    alignment.PICK_KEY, "" for its shown grid}."""
+    titles, picks = [view["title"] for view in payload["views"]], picks or {}
     sides = "".join(SIDE.format(title=html.escape(title), text=html.escape(texts[side]), side=side,
                                 no_grid="" if grids[side] is not None else "<p>No attention, so no grid.</p>",
-                                note=html.escape(notes.get(side, "")), coverage=coverages[side])
+                                coverage=coverages[side])
                     for side, title in zip(SIDES, titles))
     figures = {side: json.loads(to_json(figure)) for side, figure in grids.items() if figure is not None}
     return PAGE.format(
@@ -106,15 +106,14 @@ class ExportSection:
         picks = {side: read_pick(model, grid) for side, (model, _), grid in zip(SIDES, sides, (left_grid, right_grid))}
         grids = {side: grid_figure(model, view, False, pick=picks[side]) for side, (model, view) in zip(SIDES, sides)}
         texts = {side: view["result"].text for side, (_, view) in zip(SIDES, sides)}
-        coverages = {side: coverage_row(model, view, pick=picks[side]) for side, (model, view) in zip(SIDES, sides)}
-        notes = {side: grid_note(model, picks[side]).replace("**", "") for side, (model, _) in zip(SIDES, sides)}
+        coverages = {side: under_grid(model, view, pick=picks[side]) for side, (model, view) in zip(SIDES, sides)}
         written = {side: pick_key(*pick) if pick else "" for side, pick in picks.items()}
         fingerprints = "|".join(model.fingerprint for model, _ in sides)
         # the renderer too: a restart with new drawing code must not serve a file drawn by the old one (the folder outlives it)
         renderer = STEP_VIEWS_JS + STEP_VIEWS_CSS + PAGE_CHANGES_JS + FIGURE_TEXT_JS + COVERAGE_CSS
         key = hashlib.sha1(f"{fingerprints}|{state['beam_size']}|{state['text']}|{written}|{renderer}".encode()).hexdigest()[:16]
         path = self.files.write(f"attention-{key}.html", lambda: export_html(
-            payload, grids, state["text"], state["beam_size"], texts, coverages, notes, written).encode("utf-8"))
+            payload, grids, state["text"], state["beam_size"], texts, coverages, written).encode("utf-8"))
         return gr.update(value=path, visible=True)
 
     def render(self, session: gr.State, grid_picks: list):

@@ -371,12 +371,15 @@
     }
   }
 
-  // The side's alignment grid (the Plotly figure in the pick slot's column) redrawn at once by piece with the picked
-  // α, its title and what a screen reader says for it, all from the payload. The server draws the grid by word
-  // (ui.translate side_grid), and the note and coverage row under it.
+  // The side's grid shown at once for a pick, from values in the page: its note and coverage row (the server wrote
+  // every grid's under the grid, views.under_grid) and its alignment grid by piece, with its α, its title and what a
+  // screen reader says for it. The side is the pick slot's ("left-grid-pick"); the server draws a grid by word.
   function drawPick(slot, model, pick) {
-    const plot = slot.closest(".column")?.querySelector(".js-plotly-plot");
-    if (!plot || !model.heads || !window.Plotly || plot.layout?.meta?.unit !== "pieces") return;
+    const side = (slot.closest(".attn-pick-slot")?.id || "").replace(/-grid-pick$/, "");
+    if (!side || !model.heads) return;
+    for (const block of document.querySelectorAll(`#${side}-coverage .coverage-pick`)) block.hidden = block.dataset.pick !== pick.key;
+    const plot = document.querySelector(`#${side}-grid .js-plotly-plot, #${side}-grid.js-plotly-plot`);
+    if (!plot || !window.Plotly || plot.layout?.meta?.unit !== "pieces") return;
     const rows = crossOf(headsOf(model), pick);
     window.Plotly.update(plot, { z: [rows.map((row) => [...row])] }, { "title.text": pick.title, "meta.text": pick.text });
   }

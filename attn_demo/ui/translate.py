@@ -25,7 +25,7 @@ from attn_demo.ui.share import read_link
 from attn_demo.ui.step_group import StepGroup, heads_slot, network_slot, pick_slot, self_attention_slot, step_slot
 from attn_demo.ui.trace_files import TraceFiles
 from attn_demo.tokenizer import named, normalise_english
-from attn_demo.views import coverage_marks, coverage_row, grid_figure, grid_note, read_pick, step_data, steps_of
+from attn_demo.views import coverage_marks, grid_figure, read_pick, step_data, steps_of, under_grid
 
 UNITS = ("pieces", "words")  # what the alignment grids show: SentencePiece pieces, or whole words
 CONCURRENCY = 48  # requests in /translate at once; they wait on the decoding workers (catalogue.Model)
@@ -54,7 +54,7 @@ class Side:
     text: str = ""
     grid: object = None  # the alignment grid as gr.Plot's value (ui.page.plot), None without one
     note: str = ""  # under the grid: why there is none, or which of a Transformer's grids it is
-    coverage: str = ""  # the coverage row (views.coverage_row)
+    coverage: str = ""  # under the grid: the coverage row, a Transformer's every note and row (views.under_grid)
 
 
 FIELDS = tuple(field.name for field in fields(Side))
@@ -189,11 +189,12 @@ class TranslateSection:
                 self.models[key].view(example, 1)
 
     def grid(self, model, view, large, unit="pieces", grid_pick: str = "") -> dict:
-        """A model's alignment grid, its note and its coverage row, by GRID_FIELDS: without attention, no grid
-        and a note saying why (ui.page.grid_values); a Transformer's, the grid its Layer and Head pick (views.read_pick)."""
+        """A model's alignment grid, its note and what is under it, by GRID_FIELDS: without attention, no grid
+        and a note saying why (ui.page.grid_values); a Transformer's, the grid its Layer and Head pick (views.read_pick),
+        with every grid's note and coverage row under it (views.under_grid)."""
         pick = read_pick(model, grid_pick)
         grid, note = grid_values(grid_figure(model, view, large, unit, pick))
-        return {"grid": grid, "note": note or grid_note(model, pick), "coverage": coverage_row(model, view, unit, pick)}
+        return {"grid": grid, "note": note, "coverage": under_grid(model, view, unit, pick)}
 
     def side(self, model, view, large, unit, grid_pick: str = "") -> Side:
         """One side of the page: the model's heading and equations, and its translation of the sentence (if any)."""
@@ -282,17 +283,16 @@ class TranslateSection:
         return [side[field] for side in redrawn for field in GRID_FIELDS]
 
     def side_grid(self, side: str):
-        """The handler redrawing one side's note and coverage row when its Layer or Head changes (GRID_FIELDS), and
-        its grid by word: the browser has drawn the grid by piece (heads_view.js's drawPick), and sending it again
-        would cost a phone a second redraw of the same grid."""
+        """The handler redrawing one side's grid by word when its Layer or Head changes (GRID_FIELDS, the others
+        skipped): the browser draws the grid by piece and shows the pick's note and coverage row at once
+        (heads_view.js's drawPick), and sending them again would cost a phone a second redraw of the same."""
         def redraw(state, large, unit, grid_pick: str = "") -> list:
-            if not state:
-                return [gr.update()] * len(GRID_FIELDS)
+            skipped = {field: gr.skip() for field in GRID_FIELDS}
+            if not state or unit != "words":
+                return list(skipped.values())
             model = self.models.picked(state, side)
-            drawn = self.grid(model, state["views"][side], large, unit, grid_pick)
-            if unit == "pieces":
-                drawn["grid"] = gr.skip()
-            return [drawn[field] for field in GRID_FIELDS]
+            grid, _ = grid_values(grid_figure(model, state["views"][side], large, unit, read_pick(model, grid_pick)))
+            return [{**skipped, "grid": grid}[field] for field in GRID_FIELDS]
         return redraw
 
     def render(self, large_text: gr.Checkbox) -> "TranslateControls":
