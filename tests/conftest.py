@@ -151,6 +151,23 @@ def app_url(tmp_path_factory):
     server.stop()
 
 
+ROOM_SENTENCE = "The red car is in front of the house."  # what the room tests' teacher opens a room on
+
+
+@pytest.fixture(scope="module")
+def teacher(app_url):
+    """A teacher's client of the running app, calling its endpoints as the page does (gradio_client)."""
+    from gradio_client import Client
+    return Client(app_url, verbose=False)
+
+
+@pytest.fixture
+def room(teacher):
+    """A room opened by the teacher's client on the page's opening model: (code, key)."""
+    import app
+    return teacher.predict(ROOM_SENTENCE, app.OPENING_PICKS[0], api_name="/class_open")
+
+
 @pytest.fixture(scope="session")
 def redis_url():
     """A redis-server of the tests' own on a free loopback port. Skipped where none is installed, unless

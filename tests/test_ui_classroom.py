@@ -16,22 +16,9 @@ from attn_demo.classroom import VOTE_BURST, Room, Rooms
 from attn_demo.room_stores import RedisStore
 from benchmarks import rest_load
 from benchmarks.server import Server, free_port
-from conftest import ROOT
+from conftest import ROOM_SENTENCE as SENTENCE, ROOT
 
 pytestmark = pytest.mark.slow  # the app, started as a server
-
-SENTENCE = "The red car is in front of the house."
-
-
-@pytest.fixture(scope="module")
-def teacher(app_url):
-    return Client(app_url, verbose=False)
-
-
-@pytest.fixture
-def room(teacher):
-    """A room opened by the teacher's client on the page's opening model: (code, key)."""
-    return teacher.predict(SENTENCE, app.OPENING_PICKS[0], api_name="/class_open")
 
 
 def phone(app_url) -> Client:

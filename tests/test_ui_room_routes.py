@@ -5,24 +5,8 @@ import urllib.error
 import urllib.request
 
 import pytest
-from gradio_client import Client
-
-import app
 
 pytestmark = pytest.mark.slow  # the app, started as a server
-
-SENTENCE = "The red car is in front of the house."
-
-
-@pytest.fixture(scope="module")
-def teacher(app_url):
-    return Client(app_url, verbose=False)
-
-
-@pytest.fixture
-def room(teacher):
-    """A room opened by the teacher's client on the page's opening model: (code, key)."""
-    return teacher.predict(SENTENCE, app.OPENING_PICKS[0], api_name="/class_open")
 
 
 def ask(app_url: str, path: str, body=None) -> tuple[int, dict, str]:
