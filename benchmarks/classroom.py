@@ -67,9 +67,8 @@ def quantiles(values: list[float]) -> str:
 class BrowserSession:
     """One page in a browser, as the app sees it: its own session and connection, calling the activity's
     endpoints as the page's browser does: a phone's poll and vote to the room routes, the projector's calls one POST
-    each to run/predict (outside the queue). A phone costs
-    the benchmark a small HTTP client rather than a gradio_client, which would load its machine more than the
-    app's (gradio_client always queues)."""
+    each to run/predict (outside the queue). A phone costs the benchmark a small HTTP client rather than a
+    gradio_client, which would load its machine more than the app's (gradio_client always queues)."""
 
     def __init__(self, url: str, config: dict):
         self.prefix = url.rstrip("/") + config.get("api_prefix", "/gradio_api") + "/"

@@ -119,18 +119,28 @@ class ClassroomSection:
         code, key = refused(self.rooms.open, result.source_tokens, result.target_tokens, result.attention, model.key)
         return {self.code: code, self.key: key}
 
+    def phone_view(self, room: str) -> dict:
+        """What a phone shows (attn_demo.classroom.Room.view); a refusal raises the rooms' ClassroomError. The page's
+        phones ask ui.room_routes for it, a REST client class_state."""
+        return self.with_lesson(self.rooms.state(room))
+
     def state(self, room: str) -> dict:
-        """class_state: what a phone shows (attn_demo.classroom.Room.view); the page's phones ask ui.room_routes."""
-        return self.with_lesson(refused(self.rooms.state, room))
+        """class_state: phone_view, a refusal as a message."""
+        return refused(self.phone_view, room)
 
     def tally(self, room: str) -> dict:
         """class_tally: what the projector shows, the votes per English piece included."""
         return self.with_lesson(refused(self.rooms.tally, room))
 
+    def vote_line(self, room: str, voter: str, step: int, piece: int) -> str:
+        """One phone's pick of an English piece (its index) for the step it was shown: the line saying what was
+        recorded, escaped as the page writes it; a refusal raises the rooms' ClassroomError. The page's phones send
+        theirs to ui.room_routes, a REST client to class_vote."""
+        return html.escape(self.rooms.vote(room, voter, step, piece))
+
     def vote(self, room: str, voter: str, step: int, piece: int) -> str:
-        """class_vote: one phone's pick of an English piece (its index) for the step it was shown; the page's phones
-        send theirs to ui.room_routes."""
-        return html.escape(refused(self.rooms.vote, room, voter, step, piece))
+        """class_vote: vote_line, a refusal as a message."""
+        return refused(self.vote_line, room, voter, step, piece)
 
     def reveal(self, room: str, key: str) -> dict:
         """class_reveal: the model's α for the step, with the teacher's key; the projector's view."""

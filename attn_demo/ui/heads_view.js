@@ -9,8 +9,9 @@
   //   LayerOrderView     the network view: a decoder layer in the order it computes, with the step's values.
   // A model without heads gets the payload's sentence saying what it lacks. The pick is one of the payload's grids
   // ({key, layer, head, name, title, text}, layer and head from 0, head null: the mean of the layer's heads) and is
-  // the step group's (pickGrid): a pick here redraws every view of that model and the side's grid. Every number drawn is one the model computed; a mean of heads is
-  // computed here in float32, as the server's numpy computes the shown grid.
+  // the step group's (pickGrid): a pick here redraws every view of that model and the side's grid. Every number
+  // drawn is one the model computed; a mean of heads is computed here in float32, as the server's numpy computes
+  // the shown grid.
   // Pieces are user text: they are written with textContent, never as markup.
   const { floats, node, svgNode, write, textWidth, colourTable, alphaIndex, tableColour, running, paint, SIZES, HIGHLIGHT,
           StepView } = window.attnSteps.draw;

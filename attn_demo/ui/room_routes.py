@@ -36,7 +36,7 @@ class RoomRoutes:
             return await self.app(scope, receive, send)
         code, _, rest = path.removeprefix(PREFIX).partition("/")
         if scope["method"] == "GET" and not rest:
-            reply = await self.answer(lambda: {"room": self.section.with_lesson(self.section.rooms.state(code))})
+            reply = await self.answer(lambda: {"room": self.section.phone_view(code)})
         elif scope["method"] == "POST" and rest == "votes":
             reply = await self.vote(code, receive)
         else:
@@ -52,7 +52,7 @@ class RoomRoutes:
             ballot = None
         if not isinstance(ballot, dict) or set(ballot) != set(BALLOT):
             return JSONResponse({"error": "A vote is one JSON object with voter, step and piece."}, 400)
-        return await self.answer(lambda: {"line": html.escape(self.section.rooms.vote(code, *(ballot[k] for k in BALLOT)))})
+        return await self.answer(lambda: {"line": self.section.vote_line(code, *(ballot[k] for k in BALLOT))})
 
     @staticmethod
     async def answer(call) -> JSONResponse:

@@ -92,9 +92,12 @@
   function paint(canvas, rows, table, alpha = false) {
     const width = rows[0].length, context = canvas.getContext("2d");
     const image = context.createImageData(width, rows.length);
-    let bound = 0;
-    for (const row of rows) for (const v of row) bound = Math.max(bound, Math.abs(v));
-    bound = alpha ? 1 : bound || 1;
+    let bound = 1;
+    if (!alpha) {
+      bound = 0;
+      for (const row of rows) for (const v of row) bound = Math.max(bound, Math.abs(v));
+      bound = bound || 1;
+    }
     rows.forEach((row, r) => row.forEach((v, d) => {
       const i = alpha ? alphaIndex(v) : Math.round(((v / bound) + 1) * 127.5), p = 4 * (r * width + d);
       image.data[p] = table[3 * i]; image.data[p + 1] = table[3 * i + 1]; image.data[p + 2] = table[3 * i + 2];
@@ -514,9 +517,9 @@
       });
     }
 
-    // A Transformer's grid picked on view k (one of its payload's heads.grids): every view of that model and the
-    // side's alignment grid redraw, and the page's pick slot takes its key for the server (ui.step_group.pick_slot),
-    // which redraws that side's note and coverage row, and its grid by word.
+    // A Transformer's grid picked on view k (one of its payload's heads.grids): every view of that model, the side's
+    // alignment grid, note and coverage row redraw (drawPick), and the page's pick slot takes its key for the server
+    // (ui.step_group.pick_slot), which draws a grid by word and reads the pick for links, exports and the check.
     pickGrid(k, pick) {
       this.picks[k] = pick;
       for (const view of this.views) {
