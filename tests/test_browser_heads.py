@@ -18,7 +18,7 @@ from attn_demo.translator import load_translator
 from attn_demo.ui.explore import head_off_summary
 from benchmarks.server import Server
 from conftest import ROOT, tiny_config
-from test_browser import SCREENSHOT_DIR, browser, caption_shows, strip_markdown  # noqa: F401 (browser: the fixture)
+from test_browser import DRAWN_NETWORK, NETWORK_OVERLAPS, SCREENSHOT_DIR, browser, caption_shows, strip_markdown  # noqa: F401
 
 pytestmark = pytest.mark.browser
 SENTENCE = "The cat sat on the mat."
@@ -53,7 +53,8 @@ def transformer_app(tmp_path_factory):
 @pytest.mark.parametrize("width", [1440, 390])
 def test_a_link_opens_a_transformers_heads_and_a_tap_picks_one(browser, transformer_app, width, tmp_path):  # noqa: F811
     url, translator = transformer_app
-    heads = translator.translate(SENTENCE).heads
+    result = translator.translate(SENTENCE)
+    heads = result.heads
     L, H = heads.cross.shape[:2]
     page = browser.new_page(viewport={"width": width, "height": 900})
     errors = []
@@ -71,6 +72,7 @@ def test_a_link_opens_a_transformers_heads_and_a_tap_picks_one(browser, transfor
             np.testing.assert_allclose(cells[f"layer {layer + 1}, head {head + 1}"][1], heads.cross[layer, head], atol=1e-7)
     assert [name for name, (pressed, _) in cells.items() if pressed == "true"] == ["layer 1, mean of heads"]  # config's shown
     np.testing.assert_allclose(drawn["grid"], heads.cross[0].mean(0), atol=1e-6)
+    assert_the_network_view_draws_the_pick(page, result, heads.cross[0].mean(0), "layer 1, mean of heads")
     assert page.locator("#left-heads").inner_text().startswith("One score, one grid")  # a GRU model says what it lacks
     assert "No self-attention" in page.locator("#left-self-attention").inner_text()
     page.screenshot(path=str(SCREENSHOT_DIR / f"transformer-{width}.png"), full_page=True)
@@ -83,8 +85,8 @@ def test_a_link_opens_a_transformers_heads_and_a_tap_picks_one(browser, transfor
                            f"{float(heads.cross[1, 2, 0, 0])}", timeout=30_000)
     drawn = json.loads(page.evaluate(DRAWN, "right"))
     np.testing.assert_allclose(drawn["grid"], heads.cross[1, 2], atol=1e-7)
+    assert_the_network_view_draws_the_pick(page, result, heads.cross[1, 2], "layer 2, head 3")
     # drawn in the browser alone, it says what the server's grid of that head would: its title and what a reader hears
-    result = translator.translate(SENTENCE)
     title = grid_title(KINDS["transformer"].title, "pieces", "layer 2, head 3")  # the page's only Transformer
     page.wait_for_function("(text) => document.querySelector('#right-grid .js-plotly-plot').getAttribute('aria-label') === text",
                            arg=html.unescape(alignment_text(result.source_tokens, result.target_tokens, heads.cross[1, 2], title)),
@@ -109,6 +111,22 @@ def test_a_link_opens_a_transformers_heads_and_a_tap_picks_one(browser, transfor
         violations = Axe().run(page, context=region, options=WCAG).response["violations"]
         assert [(v["id"], [n["target"] for n in v["nodes"]]) for v in violations if v["impact"] in ("serious", "critical")] == []
     page.close()
+
+
+def assert_the_network_view_draws_the_pick(page, result, alpha, name):
+    """The side's network view is a decoder layer, the picked one, in the order it computes (pre-norm sublayers, then
+    the output layer), its h_j weighed by the pick's α and its emitted piece the model's, at step 1; no label overlaps
+    another or leaves its box."""
+    page.wait_for_function("(name) => document.querySelector('#right-network svg').getAttribute('aria-label')"
+                           ".startsWith(`Step 1, ${name}:`)", arg=name, timeout=30_000)
+    drawn = page.evaluate(DRAWN_NETWORK, "right")
+    assert drawn["nodes"] == ["previous", "self", "encoder", "cross", "feedforward", "above", "output", "emitted"]
+    best = result.source_tokens[int(alpha[0].argmax())]
+    assert drawn["attended_cell"] == best and f"α puts {alpha[0].max():.2f} on {best};" in drawn["label"]
+    assert drawn["emitted"] == result.target_tokens[0] and drawn["label"].endswith(f"writes {result.target_tokens[0]}.")
+    assert "LN(" in page.locator("#right-network svg").text_content()  # a pre-norm layer: each sublayer reads LN(x_t)
+    assert page.evaluate(NETWORK_OVERLAPS, "right") == []
+    page.locator("#right-network").screenshot(path=str(SCREENSHOT_DIR / f"network-transformer-{page.viewport_size['width']}.png"))
 
 
 def assert_the_export_shows_the_pick(browser, page, folder, heads):  # noqa: F811

@@ -1,5 +1,6 @@
 """Explore the decoding: the beam laid open and what-if answered with the model's numbers, for every type."""
 import dataclasses
+from concurrent.futures import ThreadPoolExecutor
 
 import gradio as gr
 import numpy as np
@@ -131,6 +132,20 @@ def test_a_head_turned_off_searches_again_without_it_and_a_model_without_heads_s
         assert reply[1:] == (None, "", gr.skip(), gr.skip())
     for nothing in ("none", "", None):
         assert explore.turn_off(explored, nothing, False).summary == "Every head is at work: pick one to turn off."
+
+
+def test_a_class_turning_the_same_head_off_searches_once(section, monkeypatch):
+    """Thirty sessions asking for one head off at once: one search, one reply for all; another head searches again."""
+    explore = ExploreSection(section.models)
+    state = section.translate(SENTENCE, 1, False, "pieces", "tiny-bahdanau", "tiny-transformer").state
+    explored = explore.beam(state, "tiny-transformer", 3, 2, False)[0]
+    searches, search = [], explore._head_off
+    monkeypatch.setattr(explore.searched_without, "compute", lambda *key: searches.append(key[-1]) or search(*key))
+    with ThreadPoolExecutor(8) as pool:
+        replies = list(pool.map(lambda _: explore.turn_off(explored, "2.3", False), range(30)))
+    assert searches == [(1, 2)] and len({reply.summary for reply in replies}) == 1
+    explore.turn_off(explored, "1.1", False)
+    assert searches == [(1, 2), (0, 0)]
 
 
 @pytest.mark.slow  # a page served

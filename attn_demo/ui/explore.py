@@ -134,9 +134,13 @@ class ExploreSection:
     def __init__(self, models):
         self.models = models  # ui.page.ModelsOnPage
         self.searched = ComputedOnce(self._beam, BEAMS_KEPT)  # a class exploring one sentence searches it once
+        self.searched_without = ComputedOnce(self._head_off, BEAMS_KEPT)  # and turning one head off, once a head
 
     def _beam(self, key: str, text: str, k: int, n: int, coverage: float, repeat: float, stepwise: bool):
         return self.model(key).run(Translator.beam, text, k, n, self.ranking(key, coverage, repeat, stepwise))
+
+    def _head_off(self, key: str, text: str, k: int, penalties: Penalties, pick: tuple[int, int]):
+        return self.model(key).run(Translator.translate, text, beam_size=k, penalties=penalties, heads_off=[pick])
 
     def ranking(self, key: str, coverage: float, repeat: float, stepwise: bool) -> Penalties:
         """The model's own ranking (its card's) with the coverage penalties the sliders ask for."""
@@ -263,8 +267,7 @@ class ExploreSection:
                            f"decoder layers of {config.heads} heads, named layer.head from 1 (2.3: layer 2, head 3).")
         original = explored["hypotheses"][0]
         try:
-            result = model.run(Translator.translate, explored["text"], beam_size=explored["beam_size"],
-                               penalties=explored["penalties"], heads_off=[pick])
+            result = self.searched_without(explored["key"], explored["text"], explored["beam_size"], explored["penalties"], pick)
         except ValueError as error:
             return refused(f"⚠️ {html.escape(str(error))}")
         name = grid_name(*pick)

@@ -6,7 +6,7 @@
   //   SelfAttentionView  the encoder's and the decoder's self-attention of the picked layer and head;
   //   HeadStepView       the step view of the picked head: q_t, the k_j, e_tj = q_t·k_j/√d_k, α_tj, the rows
   //                      α_tj·v_j and o_t, then the heads concatenated and W_O;
-  //   LayerOrderView     the network view: a decoder layer in the order it computes, with the step's values.
+  // network_view.js draws a decoder layer with the pick's numbers, read by headsOf, crossOf and meanOf.
   // A model without heads gets the payload's sentence saying what it lacks. The pick is one of the payload's grids
   // ({key, layer, head, name, title, text}, layer and head from 0, head null: the mean of the layer's heads) and is
   // the step group's (pickGrid): a pick here redraws every view of that model and the side's grid. Every number
@@ -340,38 +340,6 @@
     }
   }
 
-  class LayerOrderView {
-    // The network view of a Transformer: one decoder layer in the order it computes, with step t's values.
-    constructor(container, model, large) {
-      this.model = model;
-      this.read = headsOf(model);
-      container.textContent = "";
-      this.root = node("div", { class: "attn-network" }, container);
-      this.root.style.fontSize = `${(large ? SIZES.large : SIZES.normal).font}px`;
-      node("div", { class: "attn-step-title" }, this.root).textContent = `${model.title}: a decoder layer, in the order it computes`;
-      this.steps = node("ol", { class: "attn-layer-order" }, this.root);
-    }
-
-    show(t) {
-      const T = this.model.target.length, i = Math.min(t, T) - 1, read = this.read, { layer } = this.pick;
-      const previous = i === 0 ? "<s>" : this.model.target[i - 1];
-      const self = meanOf(read.decoder[layer])[i], cross = crossOf(read, this.pick)[i];
-      const most = (row, labels) => labels[row.indexOf(Math.max(...row))];
-      const written = ["<s>", ...this.model.target.slice(0, -1)];
-      const lines = [
-        `x_t: the embedding of the previous piece ${previous}, plus its position t = ${i + 1} (sinusoids)`,
-        `masked self-attention over <s> … ${previous} (its ${read.H} heads' mean reads ${most(self, written)} most), `
-          + "added to x_t (residual), then layer norm",
-        `cross-attention, ${read.H} heads over the h_j (${this.pick.name} reads ${most(cross, this.model.source)} most), `
-          + "W_O, added to x_t (residual), then layer norm",
-        "feed-forward, two linear maps with a ReLU between, added to x_t (residual), then layer norm",
-        `× ${read.L} layers; then the output softmax writes ${this.model.target[i]}`,
-      ];
-      this.steps.textContent = "";
-      for (const line of lines) node("li", {}, this.steps).textContent = line;
-    }
-  }
-
   // The side's grid shown at once for a pick, from values in the page: its note and coverage row (the server wrote
   // every grid's under the grid, views.under_grid) and its alignment grid by piece, with its α, its title and what a
   // screen reader says for it. The side is the pick slot's ("left-grid-pick"); the server draws a grid by word.
@@ -385,5 +353,5 @@
     window.Plotly.update(plot, { z: [rows.map((row) => [...row])] }, { "title.text": pick.title, "meta.text": pick.text });
   }
 
-  Object.assign(window.attnSteps, { HeadsView, SelfAttentionView, HeadStepView, LayerOrderView, readPick, drawPick });
+  Object.assign(window.attnSteps, { HeadsView, SelfAttentionView, HeadStepView, readPick, drawPick, headsOf, crossOf, meanOf });
 }

@@ -3,9 +3,11 @@
   // computes them, top to bottom, with step t's values on them. It is drawn from the step payload
   // (attn_demo.steps.step_payload) by the step group of step_views.js, with that file's helpers,
   // into each element of class attn-network-slot. Nothing here names a model: the payload's `context_into`
-  // (what reads c_t, from attention.KINDS) and whether the model attends at all decide the order
-  // and the arrows. Built once per translation; a step change rewrites the labels and the α lines,
-  // and a highlight runs down the nodes in the model's order (CSS, in step_views.css).
+  // (what reads c_t, from attention.KINDS), whether the model attends at all and whether it has heads
+  // decide the order and the arrows; a model with heads is drawn as one decoder layer, the picked one
+  // (heads_view.js's pick), its α the picked grid's. Built once per translation (and pick); a step change
+  // rewrites the labels and the α lines, and a highlight runs down the nodes in the model's order (CSS,
+  // in step_views.css).
   // Pieces are user text: they are written with textContent, never as markup.
   const { node, svgNode, write, textWidth, SIZES, HIGHLIGHT, MUTED } = window.attnSteps.draw;
 
@@ -16,7 +18,7 @@
   const PIECE = 14;  // the characters of a piece a node label shows; the caption and aria-label give it whole
   // An arrow that skips rows runs in a lane beside the nodes, chosen by what it carries: decoder
   // states on the left, c_t and (outermost) the h_j on the right, so that no two lanes overlap
-  const LANES = { previous: -1, state: -1, context: 1, encoder: 2 };
+  const LANES = { previous: -1, state: -1, self: -1, context: 1, encoder: 2 };
   const SUBSCRIPT = "₀₁₂₃₄₅₆₇₈₉";
   const sub = (symbol, n) => symbol + String(n).replace(/\d/g, (d) => SUBSCRIPT[d]);
   const shorten = (piece, n) => ([...piece].length > n ? `${[...piece].slice(0, n - 1).join("")}…` : piece);
@@ -37,6 +39,16 @@
       context: attends ? ["softmax", "encoder"] : ["encoder"], gru: into === "gru" ? ["previous", "context"] : ["previous"],
       state: ["gru"], output: ["state", "context"], emitted: ["output"],
     };
+    return { rows, edges: rows.flatMap((to) => (inputs[to] || []).map((from) => [from, to])) };
+  }
+
+  // A Transformer's decoder layer (pre-norm, attn_demo.transformer.DecoderLayer): x_t runs down the residual
+  // stream through three sublayers, each reading LN(x_t) and adding its output back to x_t; the cross-attention
+  // reads the h_j, the layers above do the same again, and the output layer reads LN(x_t) of the top one.
+  function layerGraph() {
+    const rows = ["previous", "self", "encoder", "cross", "feedforward", "above", "output", "emitted"];
+    const inputs = { self: ["previous"], cross: ["self", "encoder"], feedforward: ["cross"], above: ["feedforward"],
+                     output: ["above"], emitted: ["output"] };
     return { rows, edges: rows.flatMap((to) => (inputs[to] || []).map((from) => [from, to])) };
   }
 
@@ -62,12 +74,14 @@
       this.source = model.source;
       this.target = model.target;
       this.attends = model.weights !== null;  // false: the no-attention baseline, one fixed c
-      this.weights = this.attends ? window.attnSteps.draw.floats(model.weights) : null;
+      this.layers = model.heads ? window.attnSteps.headsOf(model) : null;  // a Transformer's every head, read once
+      // a Transformer's α is its picked grid's, set when it is laid out for the pick (show)
+      this.weights = this.attends && !this.layers ? window.attnSteps.draw.floats(model.weights) : null;
       this.S = this.source.length;
-      this.D = dims(model.contexts)[1];
-      this.H = this.attends ? dims(model.queries)[1] : null;
+      this.D = this.layers ? dims(model.heads.attended)[2] : dims(model.contexts)[1];
+      this.H = this.attends && !this.layers ? dims(model.queries)[1] : null;
       this.font = (large ? SIZES.large : SIZES.normal).font;
-      this.graph = graph(model.context_into, this.attends, model.counts);
+      this.graph = this.layers ? layerGraph() : graph(model.context_into, this.attends, model.counts);
       this.flip = false;  // which of the two identical highlight animations runs: switching restarts it
 
       container.textContent = "";
@@ -82,13 +96,27 @@
       this.caption = node("div", { class: "attn-network-caption" }, this.root);
       const scroll = node("div", { class: "attn-scroll" }, this.root);  // a diagram wider than a phone scrolls in here
       this.svg = svgNode("svg", { role: "img", class: "attn-network-svg" }, scroll);
-      this.tip = svgNode("title", {}, this.svg);
-      this.layout(Math.max(container.clientWidth - 16, 240));
+      this.width = Math.max(container.clientWidth - 16, 240);
+      if (!this.layers) this.layout();  // a Transformer's waits for its pick (show)
+    }
+
+    // A Transformer's picked layer and grid (the step group sets this.pick): its cross-attention α, its masked
+    // self-attention (the head's, or the mean of the layer's heads) and the diagram laid out anew for them.
+    layOutPick() {
+      const { layer, head } = this.pick, read = this.layers;
+      this.weights = window.attnSteps.crossOf(read, this.pick);
+      this.selfWeights = head === null ? window.attnSteps.meanOf(read.decoder[layer]) : read.decoder[layer][head];
+      this.laidOutFor = this.pick;
+      this.layout();
+    }
+
+    labels(i, best) {
+      return this.layers ? this.layerLabels(i, best) : this.recurrentLabels(i, best);
     }
 
     // Each node's lines at step i (0-based), as parts for write(): the first line says what the node
     // is, the others its value or shape (the shapes the step view prints), in a smaller font.
-    labels(i, best) {
+    recurrentLabels(i, best) {
       const t = i + 1, p = String(i), into = this.model.context_into, S = this.S;
       const c = this.attends ? ["c", String(t)] : "c", y = ["y", String(t)], before = ["y", p];
       const query = `query (B, 1, H) = (1, 1, ${this.H})`;
@@ -118,6 +146,37 @@
       };
     }
 
+    // A Transformer's decoder layer at step i, the same way: the picked layer's sublayers with its grid's α.
+    layerLabels(i, best) {
+      const t = i + 1, p = String(i), S = this.S, D = this.D, { L, H, dk } = this.layers, { layer, head } = this.pick;
+      const x = ["x", String(t)], before = ["y", p], reader = head === null ? `the ${H} heads' mean` : `head ${head + 1}`;
+      const written = this.selfWeights[i], read = written.indexOf(Math.max(...written.slice(0, t)));  // y_0 = <s> … y_{t−1}
+      const above = layer + 1 === L ? [`layer ${L} is the top one`, ["then LN(", x, ")"]]
+        : [[layer + 2 === L ? `layer ${L}: the same three` : `layers ${layer + 2} … ${L}: the same three`],
+           ["each on the layer below's ", x, "; then LN(", x, ")"]];
+      return {
+        previous: layer === 0
+          ? [[x, " = √D E ", before, " + PE(", String(t), "), ", before, " = ", shorten(i ? this.target[i - 1] : "<s>", PIECE)],
+             [`into layer 1 of ${L}: (B, 1, D) = (1, 1, ${D})`]]
+          : [[x, ` from layer ${layer}, at step ${t}`], [`into layer ${layer + 1} of ${L}: (B, 1, D) = (1, 1, ${D})`]],
+        self: [["masked self-attention over ", ["y", "0"], ...(i ? [" … ", before] : [])],
+               [x, " ← ", x, " + SelfAttention(LN(", x, "))"],
+               [`${reader} most on `, shorten(read ? this.target[read - 1] : "<s>", PIECE), `: α = ${written[read].toFixed(2)}`],
+               [`(B, H, 1, t) = (1, ${H}, 1, ${t})`]],
+        encoder: [["annotations ", ["h", "j"], `: (B, S, D) = (1, ${S}, ${D})`]],
+        cross: [[`cross-attention, ${H} heads of `, ["d", "k"], ` = ${dk}`],
+                [["α", `${t}j`], " = softmax(", ["q", String(t)], " · ", ["k", "j"], " / √", ["d", "k"], ")"],
+                [`${reader} most on `, shorten(this.source[best], PIECE), `: α = ${this.weights[i][best].toFixed(2)}`],
+                [x, " ← ", x, " + ", ["W", "O"], " [", ["o", String(t)], "¹; …; ", ["o", String(t)], "ᴴ]"],
+                [`(B, H, 1, S) = (1, ${H}, 1, ${S})`]],
+        feedforward: [["feed-forward, this position alone"],
+                      [x, " ← ", x, " + ", ["W", "2"], " max(0, ", ["W", "1"], " LN(", x, ") + ", ["b", "1"], ") + ", ["b", "2"]]],
+        above: above.map((line) => (typeof line === "string" ? [line] : line)),
+        output: [["output layer → p(", ["y", String(t)], ")"], ["softmax(", ["E", "y"], " LN(", x, ") + b)"]],
+        emitted: [[["y", String(t)], " = ", shorten(this.target[i], PIECE)]],
+      };
+    }
+
     // Step i in words: the caption, and the diagram's text alternative.
     describe(i, best) {
       const t = i + 1, y = this.target[i], before = i ? this.target[i - 1] : "<s>";
@@ -126,6 +185,12 @@
           + `${sub("s", t)}; the output layer writes ${y}.`;
       }
       const alpha = `α puts ${this.weights[i][best].toFixed(2)} on ${this.source[best]}`;
+      if (this.layers) {
+        const { L } = this.layers, { layer, name } = this.pick, before = i ? this.target[i - 1] : "<s>";
+        return `Step ${t}, ${name}: ${sub("x", t)} carries ${before} at position ${t} into layer ${layer + 1} of ${L}; `
+          + `masked self-attention reads the ${t} piece${t > 1 ? "s" : ""} written so far; cross-attention scores ${this.S} English pieces: `
+          + `${alpha}; a feed-forward layer${layer + 1 < L ? ", then the layers above" : ""}; the output layer writes ${y}.`;
+      }
       if (this.model.context_into === "gru") {
         return `Step ${t}: ${sub("s", i)} scores ${this.S} English pieces; ${alpha}; ${sub("c", t)} feeds the GRU, which `
           + `makes ${sub("s", t)}; the output layer writes ${y}.`;
@@ -142,7 +207,10 @@
 
     // Sizes from the widest line any step will write, so that no label leaves its box: the column
     // is the container's width or that, and a diagram wider than its container scrolls sideways.
-    layout(width) {
+    layout() {
+      const width = this.width;
+      this.svg.textContent = "";  // a Transformer is laid out anew for each pick
+      this.tip = svgNode("title", {}, this.svg);
       this.f1 = this.font - 1;
       this.f2 = this.font - 2;
       const ruler = svgNode("text", {}, this.svg), measured = new Map();
@@ -254,11 +322,12 @@
 
     // Output step t (1-based); a model that stopped earlier shows its last step and says so.
     show(t) {
+      if (this.layers && this.laidOutFor !== this.pick) this.layOutPick();
       const T = this.target.length, i = Math.min(t, T) - 1, best = this.best(i);
       const labels = this.labels(i, best);
       for (const [name, { texts }] of Object.entries(this.nodes)) texts.forEach((text, k) => write(text, ...labels[name][k]));
       this.nodes.emitted.group.dataset.piece = this.target[i];
-      if (this.attends) this.nodes.softmax.group.dataset.piece = this.source[best];
+      if (this.attends) this.nodes[this.layers ? "cross" : "softmax"].group.dataset.piece = this.source[best];
       this.fillCells(i, best);
       const words = this.describe(i, best) + (t > T ? ` This model stopped after ${T} steps.` : "");
       this.caption.textContent = words;

@@ -508,8 +508,7 @@
           this.watch(container);
         };
         if (slots[k]) add(new (model.heads ? HeadStepView : StepView)(slots[k], model, table, this.large), slots[k]);
-        const Network = model.heads ? window.attnSteps.LayerOrderView : window.attnSteps.NetworkView;
-        if (networks[k]) add(new Network(networks[k], model, this.large), networks[k]);
+        if (networks[k]) add(new window.attnSteps.NetworkView(networks[k], model, this.large), networks[k]);
         for (const [selector, View] of kinds) {
           const container = this.root.querySelectorAll(selector)[k];
           if (container) add(new View(container, model, this.payload, this.large, (pick) => this.pickGrid(k, pick)), container);
