@@ -392,11 +392,11 @@ class Run:
                 pieces = int((y_out != self.config.pad_id).sum())
                 progress.loss_sum += loss.item() * pieces
                 progress.loss_pieces += pieces
-                if elapsed >= next_valid:  # validation and the timeline see the weights before this batch's update
-                    next_valid += args.valid_minutes * 60
-                    self.checkpoint_if_best(elapsed)
-                elif progress.target_tokens >= progress.next_point:
-                    self.checkpoint_if_best(elapsed)
+                if elapsed >= next_valid or progress.target_tokens >= progress.next_point:
+                    self.checkpoint_if_best(elapsed)  # validation and the timeline see the weights before this update
+                    # the next one --valid-minutes after this one ends: one that takes longer (an untrained model
+                    # translating to the length limit) must not run again at every step
+                    next_valid = clock() + args.valid_minutes * 60
                 self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.model.parameters(), args.clip)

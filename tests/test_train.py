@@ -46,6 +46,33 @@ def test_a_short_run_lowers_the_loss_and_leaves_a_hub_checkpoint(tmp_path, toy_t
     assert "--attention " + attention in facts["command"]
 
 
+def test_a_validation_slower_than_its_interval_is_not_run_again_at_every_step(tmp_path, toy_tsv, monkeypatch):
+    """--valid-minutes counts from the end of the last validation: a validation that takes longer than the
+    interval (an untrained model's translations run to the length limit) is followed by training, not by another."""
+    clocks, validated = [], []
+
+    class Clock:  # each reading one second of training later
+        def __init__(self, elapsed=0.0):
+            self.elapsed = elapsed
+            clocks.append(self)
+
+        def __call__(self):
+            self.elapsed += 1.0
+            return self.elapsed
+
+    def slow_validation(*args):  # 100 s, longer than the minute between validations
+        clocks[-1].elapsed += 100.0
+        validated.append(clocks[-1].elapsed)
+        return {"bleu": 0.0, "chrf": 0.0}
+
+    monkeypatch.setattr("attn_demo.train.RunClock", Clock)
+    monkeypatch.setattr("attn_demo.train.validate", slow_validation)
+    main(train_args(tmp_path, toy_tsv, "luong-general", minutes=10) + ["--target-tokens", "20000", "--valid-minutes", "1"])
+    gaps = [b - a for a, b in zip(validated, validated[1:])]
+    assert len(validated) >= 3 and all(gap >= 160 for gap in gaps[:-1]), gaps  # 100 s validating, then 60 s training
+    # the last: once the run ends
+
+
 def test_the_coverage_loss_counts_attention_paid_again_to_a_piece_already_attended():
     """See et al.'s Σ_j min(α_tj, C_tj), averaged over real steps, by hand: padded steps count for nothing."""
     alpha = torch.tensor([[[1.0, 0.0], [0.5, 0.5], [0.2, 0.8], [0.9, 0.1]]])  # (B=1, T=4, S=2)
