@@ -9,10 +9,12 @@ import pytest
 import torch
 
 from attn_demo import CheckpointUnavailable, load_translator
+from attn_demo.checkpoint import save_checkpoint
+from attn_demo.config import MODEL_KINDS
 from attn_demo.search import Steer, forced_search
 from attn_demo.tokenizer import MAX_INPUT_CHARS
 from attn_demo.translator import device_name
-from conftest import DEVICE, ROOT, in_hub_cache
+from conftest import DEVICE, ROOT, in_hub_cache, tiny_model
 
 
 @pytest.fixture
@@ -166,16 +168,20 @@ def test_unknown_folder_or_repo_id_is_refused(tmp_path):
         load_translator(str(tmp_path / "nowhere" / "deeper" / "still"))
 
 
-def test_loads_by_repo_id_from_an_offline_hub_cache(toy_checkpoint, tmp_path):
-    """A Hub-layout cache (models--org--name/snapshots/<commit>/…, refs/main) with HF_HUB_OFFLINE=1."""
-    snapshot = in_hub_cache(tmp_path / "hub", "attn-demo/tiny", toy_checkpoint)
+def test_loads_every_kind_by_repo_id_from_an_offline_hub_cache(toy_tokenizers, tmp_path):
+    """A Hub-layout cache (models--org--name/snapshots/<commit>/…, refs/main) with HF_HUB_OFFLINE=1 set as a user
+    sets it, before the library is imported: one interpreter loads a repo id of every kind and translates with it."""
+    snapshots = []
+    for kind in MODEL_KINDS:
+        save_checkpoint(tmp_path / kind, tiny_model(kind), *toy_tokenizers)
+        snapshots.append(in_hub_cache(tmp_path / "hub", f"attn-demo/tiny-{kind}", tmp_path / kind))
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path / "hub"), "PYTHONPATH": str(ROOT)}
-    code = ("from attn_demo import load_translator; t = load_translator('attn-demo/tiny', device='cpu'); "
-            "print(t.folder); print(len(t.translate('the red cat').target_tokens) > 0)")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    code = ("import sys\nfrom attn_demo import load_translator\nfor repo in sys.argv[1:]:\n"
+            "    t = load_translator(repo, device='cpu')\n    print(t.folder, len(t.translate('the red cat').target_tokens) > 0)")
+    out = subprocess.run([sys.executable, "-c", code, *(f"attn-demo/tiny-{kind}" for kind in MODEL_KINDS)], env=env,
+                         capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    folder, ok = out.stdout.split()
-    assert folder == str(snapshot) and ok == "True"
+    assert out.stdout.splitlines() == [f"{snapshot} True" for snapshot in snapshots]
 
 
 SHIPPED = sorted(path.name for path in (ROOT / "checkpoints").iterdir() if (path / "config.json").exists())
