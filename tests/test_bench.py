@@ -99,17 +99,17 @@ def test_sections_runs_only_the_ones_named_in_their_order(tmp_path, capsys, monk
     ran = []
     monkeypatch.setattr("benchmarks.bench.bench_classroom",
                         lambda picks, p, apart: ran.append((picks, p, apart)) or [{"calls": "translate"}])
-    main(["--quick", "--sections", "classroom", "attribution", "--json", str(tmp_path / "bench.json")])
+    main(["--quick", "--sections", "classroom", "roofline", "--json", str(tmp_path / "bench.json")])
     report = json.loads((tmp_path / "bench.json").read_text())
-    assert list(report) == ["machine", "quick", "command", "classroom", "attribution"] and len(report["attribution"]) == 2 * len(METHODS)
+    assert list(report) == ["machine", "quick", "command", "classroom", "roofline"] and len(report["roofline"]) == 2 * 2
     assert ran == [(("bahdanau-en-fr", "luong-en-fr"), QUICK, False)] and report["classroom"] == [{"calls": "translate"}]
     out = capsys.readouterr().out
-    assert out.index("classroom load") < out.index("attribution of a 20-word sentence")
+    assert out.index("classroom load") < out.index("decode step against the memory roofline")
     if cores_to_set_apart() >= 2:
         main(["--quick", "--sections", "classroom", "--students-apart"])
         assert ran[-1][2] is True
     with pytest.raises(SystemExit):  # the servers' core is the classroom load's alone
-        main(["--quick", "--sections", "classroom", "attribution", "--students-apart"])
+        main(["--quick", "--sections", "classroom", "roofline", "--students-apart"])
 
 
 @pytest.mark.skipif(cores_to_set_apart() < 2, reason="needs two cores to set apart (Linux)")
