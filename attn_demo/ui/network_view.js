@@ -97,6 +97,7 @@
       const scroll = node("div", { class: "attn-scroll" }, this.root);  // a diagram wider than a phone scrolls in here
       this.svg = svgNode("svg", { role: "img", class: "attn-network-svg" }, scroll);
       this.width = Math.max(container.clientWidth - 16, 240);
+      this.measured = new Map();  // a line's width by font size and text: measured once (measure)
       if (!this.layers) this.layout();  // a Transformer's waits for its pick (show)
     }
 
@@ -107,6 +108,12 @@
       this.weights = window.attnSteps.crossOf(read, this.pick);
       this.selfWeights = head === null ? window.attnSteps.meanOf(read.decoder[layer]) : read.decoder[layer][head];
       this.laidOutFor = this.pick;
+      if (this.nodes) {  // laid out for another pick: the same nodes, anew only if one of this pick's lines is wider
+        this.ruler = svgNode("text", {}, this.svg);
+        const fits = this.widest() + 20 <= this.column;
+        this.ruler.remove();
+        if (fits) return;
+      }
       this.layout();
     }
 
@@ -208,27 +215,14 @@
     // Sizes from the widest line any step will write, so that no label leaves its box: the column
     // is the container's width or that, and a diagram wider than its container scrolls sideways.
     layout() {
-      const width = this.width;
-      this.svg.textContent = "";  // a Transformer is laid out anew for each pick
+      this.svg.textContent = "";  // a Transformer's, laid out again for a pick whose lines are wider
       this.tip = svgNode("title", {}, this.svg);
+      this.ruler = svgNode("text", {}, this.svg);
       this.f1 = this.font - 1;
       this.f2 = this.font - 2;
-      const ruler = svgNode("text", {}, this.svg), measured = new Map();
-      // a line's width in the page's font, measured once per text and size (an estimate where nothing is laid out)
-      this.measure = (text, size) => {
-        const key = `${size} ${text}`;
-        if (!measured.has(key)) {
-          ruler.style.fontSize = `${size}px`;
-          ruler.textContent = text;
-          measured.set(key, ruler.getComputedTextLength() || textWidth(text, size));
-        }
-        return measured.get(key);
-      };
-      const lines = this.target.flatMap((_, i) => Object.values(this.labels(i, this.best(i)))
-        .flatMap((node) => node.map((line, k) => this.measure(plain(line), k ? this.f2 : this.f1))));
       this.cell = this.measure("▁abcde", this.f2) + 8;  // the narrowest h_j cell: about five characters of a piece
       this.x0 = 8 + LANE;
-      this.column = Math.max(width - this.x0 - 2 * LANE - 8, Math.max(...lines) + 20, 5 * this.cell);
+      this.column = Math.max(this.width - this.x0 - 2 * LANE - 8, this.widest() + 20, 5 * this.cell);
       this.x1 = this.x0 + this.column;
       this.svg.setAttribute("width", this.x1 + 2 * LANE + 8);
 
@@ -246,7 +240,25 @@
       this.svg.setAttribute("height", y - GAP + 4);
       this.fans = this.cells.map(() => svgNode("line", { class: "attn-net-fan" }, this.nodes.encoder.group));
       for (const [from, to] of this.graph.edges) if (from !== "encoder" || !this.adjacent(from, to)) this.arrow(from, to);
-      ruler.remove();
+      this.ruler.remove();
+    }
+
+    // A line's width in the page's font, measured once per text and size with the ruler in the diagram (an estimate
+    // where nothing is laid out).
+    measure(text, size) {
+      const key = `${size} ${text}`;
+      if (!this.measured.has(key)) {
+        this.ruler.style.fontSize = `${size}px`;
+        this.ruler.textContent = text;
+        this.measured.set(key, this.ruler.getComputedTextLength() || textWidth(text, size));
+      }
+      return this.measured.get(key);
+    }
+
+    // The widest line any step writes.
+    widest() {
+      return Math.max(...this.target.flatMap((_, i) => Object.values(this.labels(i, this.best(i)))
+        .flatMap((node) => node.map((line, k) => this.measure(plain(line), k ? this.f2 : this.f1)))));
     }
 
     // A piece shortened (…) until it fits in room pixels of the cells' font.
