@@ -36,7 +36,8 @@ def train_args(tmp_path, toy_tsv, attention, minutes):
 
 
 def test_a_short_run_lowers_the_loss_and_leaves_a_hub_checkpoint(tmp_path, toy_tsv, attention):
-    main(train_args(tmp_path, toy_tsv, attention, minutes=10) + ["--target-tokens", "20000"])  # load-independent
+    # load-independent: a budget of pieces; validated as it starts and ends (the timeline's tests validate often)
+    main(train_args(tmp_path, toy_tsv, attention, minutes=10) + ["--target-tokens", "20000", "--valid-minutes", "5"])
     model, src_tok, tgt_tok = load_checkpoint(tmp_path / "out")
     torch.manual_seed(0)
     untrained = build_model(model.config).eval()
