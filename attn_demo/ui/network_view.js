@@ -102,18 +102,15 @@
     }
 
     // A Transformer's picked layer and grid (the step group sets this.pick): its cross-attention α, its masked
-    // self-attention (the head's, or the mean of the layer's heads) and the diagram laid out anew for them.
+    // self-attention (the head's, or the mean of the layer's heads) and the diagram laid out for them.
     layOutPick() {
       const { layer, head } = this.pick, read = this.layers;
       this.weights = window.attnSteps.crossOf(read, this.pick);
       this.selfWeights = head === null ? window.attnSteps.meanOf(read.decoder[layer]) : read.decoder[layer][head];
       this.laidOutFor = this.pick;
-      if (this.nodes) {  // laid out for another pick: the same nodes, anew only if one of this pick's lines is wider
-        this.ruler = svgNode("text", {}, this.svg);
-        const fits = this.widest() + 20 <= this.column;
-        this.ruler.remove();
-        if (fits) return;
-      }
+      // laid out for another pick: the same nodes, kept if this pick's lines fit, by a generous estimate first
+      // (measuring in the page forces a layout for each new line: tens of milliseconds a pick), then as measured
+      if (this.nodes && (this.widest(textWidth) + 20 <= this.column || this.measuredFit())) return;
       this.layout();
     }
 
@@ -255,10 +252,17 @@
       return this.measured.get(key);
     }
 
-    // The widest line any step writes.
-    widest() {
+    measuredFit() {
+      this.ruler = svgNode("text", {}, this.svg);
+      const fits = this.widest() + 20 <= this.column;
+      this.ruler.remove();
+      return fits;
+    }
+
+    // The widest line any step writes, measured in the page or by `width(text, size)`.
+    widest(width = (text, size) => this.measure(text, size)) {
       return Math.max(...this.target.flatMap((_, i) => Object.values(this.labels(i, this.best(i)))
-        .flatMap((node) => node.map((line, k) => this.measure(plain(line), k ? this.f2 : this.f1)))));
+        .flatMap((node) => node.map((line, k) => width(plain(line), k ? this.f2 : this.f1)))));
     }
 
     // A piece shortened (…) until it fits in room pixels of the cells' font.
