@@ -24,6 +24,8 @@
   const shorten = (piece, n) => ([...piece].length > n ? `${[...piece].slice(0, n - 1).join("")}…` : piece);
   const plain = (parts) => parts.map((part) => (typeof part === "string" ? part : part.join(""))).join("");
   const dims = (typed) => typed.shape.split(",").map(Number);
+  // each row's arrows in, from the nodes it reads ({row: [inputs]})
+  const edgesInto = (rows, inputs) => rows.flatMap((to) => (inputs[to] || []).map((from) => [from, to]));
 
   // The nodes in the order the model computes them, and each one's inputs. context_into "gru": attention
   // runs first, on s_{t−1}, and the GRU reads c_t; "output": the GRU runs first, s_t is the query,
@@ -39,7 +41,7 @@
       context: attends ? ["softmax", "encoder"] : ["encoder"], gru: into === "gru" ? ["previous", "context"] : ["previous"],
       state: ["gru"], output: ["state", "context"], emitted: ["output"],
     };
-    return { rows, edges: rows.flatMap((to) => (inputs[to] || []).map((from) => [from, to])) };
+    return { rows, edges: edgesInto(rows, inputs) };
   }
 
   // A Transformer's decoder layer (pre-norm, attn_demo.transformer.DecoderLayer): x_t runs down the residual
@@ -49,7 +51,7 @@
     const rows = ["previous", "self", "encoder", "cross", "feedforward", "above", "output", "emitted"];
     const inputs = { self: ["previous"], cross: ["self", "encoder"], feedforward: ["cross"], above: ["feedforward"],
                      output: ["above"], emitted: ["output"] };
-    return { rows, edges: rows.flatMap((to) => (inputs[to] || []).map((from) => [from, to])) };
+    return { rows, edges: edgesInto(rows, inputs) };
   }
 
   // The h_j a row of K cells shows: all when they fit; otherwise h_1, h_S and as many as fit around
@@ -114,6 +116,11 @@
       this.layout();
     }
 
+    // The piece the decoder reads at input position k (from 0): <s>, then what it wrote before.
+    inputPiece(k) {
+      return k ? this.target[k - 1] : "<s>";
+    }
+
     labels(i, best) {
       return this.layers ? this.layerLabels(i, best) : this.recurrentLabels(i, best);
     }
@@ -139,7 +146,7 @@
           ? [[c, " = Σ ", ["α", `${t}j`], ["h", "j"]], [`(B, 1, D) = (1, 1, ${this.D})`],
              [into === "gru" ? "read by the GRU and the output layer" : "read by the output layer alone"]]
           : [["c = [→", ["h", "S"], "; ←", ["h", "1"], "]"], [`(B, 1, D) = (1, 1, ${this.D})`], ["fixed: the same at every step"]],
-        gru: [["GRU, fed ", before, " = ", shorten(i ? this.target[i - 1] : "<s>", PIECE)],
+        gru: [["GRU, fed ", before, " = ", shorten(this.inputPiece(i), PIECE)],
               [["s", String(t)], " = GRU(", ...(into === "gru" ? ["[E ", before, "; ", c, "]"] : ["E ", before]), ", ", ["s", p], ")"]],
         state: [[["s", String(t)], ": the new state"],
                 [!this.attends ? "read by the output layer" : into === "gru" ? "read by the output layer; the next query" : query]],
@@ -154,18 +161,18 @@
     layerLabels(i, best) {
       const t = i + 1, p = String(i), S = this.S, D = this.D, { L, H, dk } = this.layers, { layer, head } = this.pick;
       const x = ["x", String(t)], before = ["y", p], reader = head === null ? `the ${H} heads' mean` : `head ${head + 1}`;
-      const written = this.selfWeights[i], read = written.indexOf(Math.max(...written.slice(0, t)));  // y_0 = <s> … y_{t−1}
-      const above = layer + 1 === L ? [`layer ${L} is the top one`, ["then LN(", x, ")"]]
+      const written = this.selfWeights[i], most = written.indexOf(Math.max(...written.slice(0, t)));  // of y_0 … y_{t−1}
+      const above = layer + 1 === L ? [[`layer ${L} is the top one`], ["then LN(", x, ")"]]
         : [[layer + 2 === L ? `layer ${L}: the same three` : `layers ${layer + 2} … ${L}: the same three`],
            ["each on the layer below's ", x, "; then LN(", x, ")"]];
       return {
         previous: layer === 0
-          ? [[x, " = √D E ", before, " + PE(", String(t), "), ", before, " = ", shorten(i ? this.target[i - 1] : "<s>", PIECE)],
+          ? [[x, " = √D E ", before, " + PE(", String(t), "), ", before, " = ", shorten(this.inputPiece(i), PIECE)],
              [`into layer 1 of ${L}: (B, 1, D) = (1, 1, ${D})`]]
           : [[x, ` from layer ${layer}, at step ${t}`], [`into layer ${layer + 1} of ${L}: (B, 1, D) = (1, 1, ${D})`]],
         self: [["masked self-attention over ", ["y", "0"], ...(i ? [" … ", before] : [])],
                [x, " ← ", x, " + SelfAttention(LN(", x, "))"],
-               [`${reader} most on `, shorten(read ? this.target[read - 1] : "<s>", PIECE), `: α = ${written[read].toFixed(2)}`],
+               [`${reader} most on `, shorten(this.inputPiece(most), PIECE), `: α = ${written[most].toFixed(2)}`],
                [`(B, H, 1, t) = (1, ${H}, 1, ${t})`]],
         encoder: [["annotations ", ["h", "j"], `: (B, S, D) = (1, ${S}, ${D})`]],
         cross: [[`cross-attention, ${H} heads of `, ["d", "k"], ` = ${dk}`],
@@ -175,7 +182,7 @@
                 [`(B, H, 1, S) = (1, ${H}, 1, ${S})`]],
         feedforward: [["feed-forward, this position alone"],
                       [x, " ← ", x, " + ", ["W", "2"], " max(0, ", ["W", "1"], " LN(", x, ") + ", ["b", "1"], ") + ", ["b", "2"]]],
-        above: above.map((line) => (typeof line === "string" ? [line] : line)),
+        above,
         output: [["output layer → p(", ["y", String(t)], ")"], ["softmax(", ["E", "y"], " LN(", x, ") + b)"]],
         emitted: [[["y", String(t)], " = ", shorten(this.target[i], PIECE)]],
       };
@@ -183,14 +190,14 @@
 
     // Step i in words: the caption, and the diagram's text alternative.
     describe(i, best) {
-      const t = i + 1, y = this.target[i], before = i ? this.target[i - 1] : "<s>";
+      const t = i + 1, y = this.target[i], before = this.inputPiece(i);
       if (!this.attends) {
         return `Step ${t}: no score, no softmax. The GRU reads the fixed c with ${sub("s", i)} and ${before} to make `
           + `${sub("s", t)}; the output layer writes ${y}.`;
       }
       const alpha = `α puts ${this.weights[i][best].toFixed(2)} on ${this.source[best]}`;
       if (this.layers) {
-        const { L } = this.layers, { layer, name } = this.pick, before = i ? this.target[i - 1] : "<s>";
+        const { L } = this.layers, { layer, name } = this.pick;
         return `Step ${t}, ${name}: ${sub("x", t)} carries ${before} at position ${t} into layer ${layer + 1} of ${L}; `
           + `masked self-attention reads the ${t} piece${t > 1 ? "s" : ""} written so far; cross-attention scores ${this.S} English pieces: `
           + `${alpha}; a feed-forward layer${layer + 1 < L ? ", then the layers above" : ""}; the output layer writes ${y}.`;
@@ -252,6 +259,7 @@
       return this.measured.get(key);
     }
 
+    // Whether the widest line, measured in the page, fits the column laid out.
     measuredFit() {
       this.ruler = svgNode("text", {}, this.svg);
       const fits = this.widest() + 20 <= this.column;
