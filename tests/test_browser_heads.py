@@ -107,7 +107,7 @@ def test_a_link_opens_a_transformers_heads_and_a_tap_picks_one(browser, transfor
     page.wait_for_function("() => document.querySelector('#right-coverage .coverage-pick:not([hidden])').innerText.includes('Layer 2, mean of heads')",
                            timeout=30_000)
     assert errors == []
-    for region in ("#right-grid", "#right-heads", "#right-self-attention", "#right-step"):
+    for region in ("#right-grid", "#right-heads", "#right-self-attention", "#right-network", "#right-step"):
         violations = Axe().run(page, context=region, options=WCAG).response["violations"]
         assert [(v["id"], [n["target"] for n in v["nodes"]]) for v in violations if v["impact"] in ("serious", "critical")] == []
     page.close()
