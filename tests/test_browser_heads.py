@@ -75,7 +75,7 @@ def test_a_link_opens_a_transformers_heads_and_a_tap_picks_one(browser, transfor
     assert_the_network_view_draws_the_pick(page, result, heads.cross[0].mean(0), "layer 1, mean of heads")
     assert page.locator("#left-heads").inner_text().startswith("One score, one grid")  # a GRU model says what it lacks
     assert "No self-attention" in page.locator("#left-self-attention").inner_text()
-    page.screenshot(path=str(SCREENSHOT_DIR / f"transformer-{width}.png"), full_page=True)
+    page.locator("#section-translate").screenshot(path=str(SCREENSHOT_DIR / f"transformer-{width}.png"))
 
     # a tap on a small multiple: the grid, its note, the controls, the self-attention and the step view follow
     page.get_by_role("button", name="layer 2, head 3", exact=False).click()
