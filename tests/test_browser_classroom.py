@@ -15,8 +15,9 @@ PHONE = {"width": 390, "height": 844}
 
 
 def serious_violations(page) -> list:
+    """axe-core's serious or critical violations in the room's section (the whole page's are checked as it opens)."""
     page.wait_for_timeout(500)  # reachable.js marks what scrolls once a frame: let the page settle
-    violations = Axe().run(page, options=AXE_TAGS).response["violations"]
+    violations = Axe().run(page, context="#section-classroom", options=AXE_TAGS).response["violations"]
     return [(v["id"], [n["target"] for n in v["nodes"]]) for v in violations if v["impact"] in ("serious", "critical")]
 
 
