@@ -10,6 +10,7 @@ from test_browser import SCREENSHOT_DIR, browser, open_app  # noqa: F401  (brows
 
 pytestmark = pytest.mark.browser
 
+
 AXE_TAGS = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}}
 PHONE = {"width": 390, "height": 844}
 
@@ -70,7 +71,7 @@ def test_a_teacher_and_three_phones_play_a_room_through_vote_reveal_and_next(shi
 
     teacher.get_by_role("button", name="Reveal", exact=True).click()
     teacher.locator("#class-projector .attn-class-result").wait_for(timeout=10_000)
-    assert f"3 of 3 votes picked it" in teacher.locator("#class-projector .attn-class-result").inner_text()
+    assert "3 of 3 votes picked it" in teacher.locator("#class-projector .attn-class-result").inner_text()
     assert "α on the class's picks" in teacher.locator("#class-agreement").inner_text()
     for phone in phones:  # the phones draw α too
         phone.locator("#class-student .attn-class-alpha").first.wait_for(timeout=10_000)

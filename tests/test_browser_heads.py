@@ -18,9 +18,12 @@ from attn_demo.translator import load_translator
 from attn_demo.ui.explore import head_off_summary
 from benchmarks.server import Server
 from conftest import ROOT, tiny_config
-from test_browser import DRAWN_NETWORK, NETWORK_OVERLAPS, SCREENSHOT_DIR, browser, caption_shows, strip_markdown  # noqa: F401
+from test_browser import SCREENSHOT_DIR, browser, caption_shows, strip_markdown  # noqa: F401
+from test_browser_network import DRAWN_NETWORK, NETWORK_OVERLAPS
 
 pytestmark = pytest.mark.browser
+
+
 SENTENCE = "The cat sat on the mat."
 KEY = "tiny-transformer"
 WCAG = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}}

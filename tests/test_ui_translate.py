@@ -125,13 +125,12 @@ def test_a_link_opens_a_transformers_layer_and_head_and_names_one_it_lacks(secti
     request = SimpleNamespace(query_params={"q": SENTENCE, "left": "tiny-transformer", "right": "tiny-bahdanau",
                                             "left_grid": "2.3", "right_grid": "1.1"})
     view, reply = open_link_view(section, request)
-    model = section.models["tiny-transformer"]
     assert view["left_grid"] == "2.3" and view["right_grid"] == ""  # a GRU model has no layer 1, head 1: its own grid
     assert "right grid &#x27;1.1&#x27; is not a layer and head of tiny-bahdanau" in reply["status"]  # escaped
     result = section.models["tiny-transformer"].view(SENTENCE, 1)["result"]
     np.testing.assert_array_equal(plotly_figure(reply["left"]["grid"]).data[0].z, result.heads.cross[1, 2])
     shown = re.search(r'<div class="coverage-pick" data-pick="2.3">(.*?)</div>', reply["left"]["coverage"])[1]
-    assert shown.startswith(f"<p class=\"grid-note\"><strong>Layer 2, head 3</strong>, picked")  # the one not hidden
+    assert shown.startswith("<p class=\"grid-note\"><strong>Layer 2, head 3</strong>, picked")  # the one not hidden
     assert reply["left"]["coverage"].count(" hidden>") == 2 * (3 + 1) - 1
 
 
