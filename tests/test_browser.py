@@ -83,6 +83,15 @@ FIGURE_TEXTS = """() => Object.fromEntries([...document.querySelectorAll('.js-pl
     .map((plot) => [plot.closest('.block')?.id, [plot.getAttribute('role'), plot.getAttribute('aria-label')]]))"""
 
 
+def screenshot_part(page, selector: str, path: Path):
+    """A picture of one part of the page (SCREENSHOT_DIR), cut from the whole page's as the page is now: an element's
+    own screenshot waits until it holds still for two frames, which a busy machine may not give it for seconds."""
+    SCREENSHOT_DIR.mkdir(exist_ok=True)
+    box = page.evaluate("""(selector) => { const r = document.querySelector(selector).getBoundingClientRect();
+        return { x: r.left + scrollX, y: r.top + scrollY, width: r.width, height: r.height }; }""", selector)
+    page.screenshot(path=str(path), full_page=True, clip=box)
+
+
 def strip_markdown(text: str) -> str:
     return text.replace("**", "")
 
@@ -198,7 +207,7 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(shipped, browser, a
                            timeout=30_000)
     page.wait_for_function("() => document.querySelector('#right-step .attn-step-view').style.fontSize === '20px'", timeout=10_000)
     assert_page_draws_the_models_step(shipped, page, "The red car is in front of the house.", int(stopped_at))  # redrawn, same step
-    page.locator("#section-translate").screenshot(path=str(SCREENSHOT_DIR / "app-large-text.png"))
+    screenshot_part(page, "#section-translate", SCREENSHOT_DIR / "app-large-text.png")
     page.get_by_label("Large text (projector)").uncheck()
 
     page.get_by_role("textbox", name="English sentence").fill("<img src=x onerror=alert(1)>")
@@ -283,8 +292,7 @@ def test_no_label_overlaps_another_on_a_phone_or_a_wide_screen(shipped, browser,
         page.locator("#right-step .attn-bars").nth(1).locator(".attn-bar").nth(best).tap()
         tooltip = page.locator("#right-step .attn-tooltip")
         assert tooltip.is_visible() and tooltip.text_content().startswith("α = ")
-    SCREENSHOT_DIR.mkdir(exist_ok=True)
-    page.locator("#section-translate").screenshot(path=str(SCREENSHOT_DIR / f"thirty-words-{width}.png"))
+    screenshot_part(page, "#section-translate", SCREENSHOT_DIR / f"thirty-words-{width}.png")
     page.close()
 
 
@@ -425,8 +433,7 @@ def test_the_baseline_beside_attention_on_a_long_sentence_then_dot_on_both_sides
         assert page.evaluate(OVERLAPPING_LABELS) == [], t
     assert len(stars) == 1  # the fixed c does not move
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width
-    SCREENSHOT_DIR.mkdir(exist_ok=True)
-    page.locator("#section-translate").screenshot(path=str(SCREENSHOT_DIR / f"baseline-beside-attention-{width}.png"))
+    screenshot_part(page, "#section-translate", SCREENSHOT_DIR / f"baseline-beside-attention-{width}.png")
 
     dot = first_of_kind(shipped, "luong-dot")
     if dot is not None:

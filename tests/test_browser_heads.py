@@ -18,7 +18,7 @@ from attn_demo.translator import load_translator
 from attn_demo.ui.explore import head_off_summary
 from benchmarks.server import Server
 from conftest import ROOT, tiny_config
-from test_browser import SCREENSHOT_DIR, browser, caption_shows, strip_markdown  # noqa: F401
+from test_browser import SCREENSHOT_DIR, browser, caption_shows, screenshot_part, strip_markdown  # noqa: F401
 from test_browser_network import DRAWN_NETWORK, NETWORK_OVERLAPS
 
 pytestmark = pytest.mark.browser
@@ -78,7 +78,7 @@ def test_a_link_opens_a_transformers_heads_and_a_tap_picks_one(browser, transfor
     assert_the_network_view_draws_the_pick(page, result, heads.cross[0].mean(0), "layer 1, mean of heads")
     assert page.locator("#left-heads").inner_text().startswith("One score, one grid")  # a GRU model says what it lacks
     assert "No self-attention" in page.locator("#left-self-attention").inner_text()
-    page.locator("#section-translate").screenshot(path=str(SCREENSHOT_DIR / f"transformer-{width}.png"))
+    screenshot_part(page, "#section-translate", SCREENSHOT_DIR / f"transformer-{width}.png")
 
     # a tap on a small multiple: the grid, its note, the controls, the self-attention and the step view follow
     page.get_by_role("button", name="layer 2, head 3", exact=False).click()
