@@ -92,6 +92,17 @@ def screenshot_part(page, selector: str, path: Path):
     page.screenshot(path=str(path), full_page=True, clip=box)
 
 
+WCAG_AA = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}}
+
+
+def serious_violations(page, context=None) -> list:
+    """axe-core's serious or critical WCAG 2.1 AA violations on the page, or in the parts `context` names (axe's
+    context: a selector, or {"include": [selectors]}), as (rule, the elements it found)."""
+    page.wait_for_timeout(500)  # reachable.js marks what scrolls once a frame: let the page settle
+    violations = Axe().run(page, context=context, options=WCAG_AA).response["violations"]
+    return [(v["id"], [n["target"] for n in v["nodes"]]) for v in violations if v["impact"] in ("serious", "critical")]
+
+
 def strip_markdown(text: str) -> str:
     return text.replace("**", "")
 
@@ -489,10 +500,7 @@ def test_the_page_opens_on_a_translated_example(shipped, browser, app_url, width
         page.locator(f"#{chart} .js-plotly-plot .scatterlayer, #{chart} .js-plotly-plot .barlayer").first.wait_for(timeout=60_000)
     assert page.evaluate(CLIPPED_TICKS) == []  # every tick label of every drawn figure whole, the BLEU chart's too
     assert page.evaluate(OVERLAPPING_LABELS) == []  # nor a legend on an axis title, nor a title cut off, on a phone too
-    page.wait_for_timeout(500)  # reachable.js marks what scrolls once a frame: let the page settle
-    violations = Axe().run(page, options={"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}})
-    assert [(v["id"], [n["target"] for n in v["nodes"]]) for v in violations.response["violations"]
-            if v["impact"] in ("serious", "critical")] == []  # contrast on a projector, a keyboard for what scrolls
+    assert serious_violations(page) == []  # contrast on a projector, a keyboard for what scrolls
     texts = page.evaluate(FIGURE_TEXTS)  # every figure drawn is read in words: the grids where each French piece looks most
     assert {"left-grid", "right-grid", "length-chart", "compare-chart"} <= texts.keys() and all(
         role == "figure" and label for role, label in texts.values()), texts

@@ -2,24 +2,13 @@
 import time
 
 import pytest
-from axe_playwright_python.sync_playwright import Axe
 
 import app
 from attn_demo.ui.classroom import POLL_S, VOTE_RETRIES_S
-from test_browser import SCREENSHOT_DIR, browser, open_app  # noqa: F401  (browser: the module's Chromium fixture)
+from test_browser import SCREENSHOT_DIR, browser, open_app, serious_violations  # noqa: F401  (browser: the module's Chromium fixture)
 
 pytestmark = pytest.mark.browser
-
-
-AXE_TAGS = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}}
 PHONE = {"width": 390, "height": 844}
-
-
-def serious_violations(page) -> list:
-    """axe-core's serious or critical violations in the room's section (the whole page's are checked as it opens)."""
-    page.wait_for_timeout(500)  # reachable.js marks what scrolls once a frame: let the page settle
-    violations = Axe().run(page, context="#section-classroom", options=AXE_TAGS).response["violations"]
-    return [(v["id"], [n["target"] for n in v["nodes"]]) for v in violations if v["impact"] in ("serious", "critical")]
 
 
 # the votes the projector shows, summed over the English pieces
@@ -80,8 +69,9 @@ def test_a_teacher_and_three_phones_play_a_room_through_vote_reveal_and_next(shi
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     teacher.locator("#section-classroom").screenshot(path=str(SCREENSHOT_DIR / "classroom-projector-1440.png"))
     phones[0].locator("#section-classroom").screenshot(path=str(SCREENSHOT_DIR / "classroom-phone-390.png"))
-    assert serious_violations(teacher) == []
-    assert serious_violations(phones[0]) == []
+    # the room's section (the whole page is checked as it opens)
+    assert serious_violations(teacher, "#section-classroom") == []
+    assert serious_violations(phones[0], "#section-classroom") == []
 
     teacher.get_by_role("button", name="Next step", exact=True).click()
     for phone in phones:  # a new step, a new guess: the old pick is forgotten

@@ -7,7 +7,6 @@ import json
 import numpy as np
 import pytest
 import torch
-from axe_playwright_python.sync_playwright import Axe
 
 from attn_demo.alignment import grid_title
 from attn_demo.attention import KINDS
@@ -18,15 +17,13 @@ from attn_demo.translator import load_translator
 from attn_demo.ui.explore import head_off_summary
 from benchmarks.server import Server
 from conftest import ROOT, tiny_config
-from test_browser import SCREENSHOT_DIR, browser, caption_shows, screenshot_part, strip_markdown  # noqa: F401
+from test_browser import (  # noqa: F401  (browser: the module's Chromium fixture)
+    SCREENSHOT_DIR, browser, caption_shows, screenshot_part, serious_violations, strip_markdown)
 from test_browser_network import DRAWN_NETWORK, NETWORK_OVERLAPS
 
 pytestmark = pytest.mark.browser
-
-
 SENTENCE = "The cat sat on the mat."
 KEY = "tiny-transformer"
-WCAG = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}}
 # what heads_view.js drew for a side: the small multiples' α, the self-attention grids, the step view's query
 DRAWN = """(side) => JSON.stringify({
     cells: [...document.querySelectorAll(`#${side}-heads .attn-head-cell`)].map((b) => [b.getAttribute("aria-label"),
@@ -110,9 +107,8 @@ def test_a_link_opens_a_transformers_heads_and_a_tap_picks_one(browser, transfor
     page.wait_for_function("() => document.querySelector('#right-coverage .coverage-pick:not([hidden])').innerText.includes('Layer 2, mean of heads')",
                            timeout=30_000)
     assert errors == []
-    for region in ("#right-grid", "#right-heads", "#right-self-attention", "#right-network", "#right-step"):
-        violations = Axe().run(page, context=region, options=WCAG).response["violations"]
-        assert [(v["id"], [n["target"] for n in v["nodes"]]) for v in violations if v["impact"] in ("serious", "critical")] == []
+    regions = ["#right-grid", "#right-heads", "#right-self-attention", "#right-network", "#right-step"]
+    assert serious_violations(page, {"include": regions}) == []
     page.close()
 
 
