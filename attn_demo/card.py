@@ -112,16 +112,16 @@ def write_model_card(folder: Path, **sections) -> None:
     folder = Path(folder)
     old = read_card(folder)
     old_texts = _section_texts((folder / CARD).read_text()) if old else {}
+    config = read_config(folder / "config.json")
+    kind = KINDS[config.attention]
     facts, texts = {}, {}
     for key, (write, kept) in SECTIONS.items():
         if key not in sections and key in old_texts:  # as it was
             facts[key], texts[key] = old.get(key), old_texts[key]
             continue
         given = _rerunnable(key, sections[key] if key in sections else old.get(key), folder.name)
-        texts[key] = write(given)
+        texts[key] = write(given) if given or key not in UNMEASURED else UNMEASURED[key](kind)
         facts[key] = given if kept is None or not given else {k: v for k, v in given.items() if k in kept} or None
-    config = read_config(folder / "config.json")
-    kind = KINDS[config.attention]
     architecture = "transformer" if kind.heads else "gru"
     data = ModelCardData(
         language=["en", "fr"], license="cc-by-2.0", library_name="pytorch", pipeline_tag="translation",
@@ -391,10 +391,8 @@ def _general_text(g: dict | None) -> str:
             f"For scale, {GENERAL_REFERENCE}. FLORES-200: NLLB Team et al. 2022, CC-BY-SA 4.0.\n\n```\n{g['command']}\n```")
 
 
-def heads_table(h: dict | None) -> str:
+def heads_table(h: dict) -> str:
     """What each cross-attention head of a Transformer does (evaluate --heads, attn_demo.heads)."""
-    if not h:
-        return "None: a GRU model attends with one score."
     rows = "\n".join(f"| {name} | {v['confidence']:.2f} | {v['eos_share']:.2f} | {v['bleu_without']:.2f} | "
                      f"{v['bleu_cost']:+.2f} |" for name, v in h["heads"].items())
     return (f"Each cross-attention head on {_sentences_text(h)}, beam {h['beam']}{_ranked_text(h)}, **BLEU {h['bleu']} "
@@ -452,10 +450,8 @@ def _examples_text(e: dict | None) -> str:
             f"| English | greedy | beam {e['beam']} |\n|---|---|---|\n{rows}\n\n```\n{e['command']}\n```")
 
 
-def _marks_text(m: dict | None) -> str:
+def _marks_text(m: dict) -> str:
     """The threshold the page marks words with, and how often such a word had no counterpart (attn_demo.marks)."""
-    if not m:
-        return "Not measured (a model without attention has no coverage)."
     where, command = f"{m['sentences']} long sentences, `{MARKS}`", f"\n\n```\n{m['command']}\n```"
     if m["threshold"] is None:
         return f"No word is marked: below no threshold were words missing half the time (95% confidence; {where}).{command}"
@@ -505,6 +501,13 @@ def _grids_text(heads: dict | None) -> str:
 #   decoding: {"beam", "n", "penalties": {"length", "coverage", "repeat"}, "tuned": row, "plain": row, "command"}: how a
 #             beam search ranks what it finishes, chosen on the tuning set (--tune); the app decodes with it
 #   marks: attn_demo.marks' measurement, as MARKS holds it (--marks): the text says what the page marks
+# what a card says of a section not measured, where the model's kind decides it: a GRU has one score, not heads,
+# and a model without attention has no coverage to mark words by
+UNMEASURED = {
+    "heads": lambda kind: "Not measured yet." if kind.heads else "None: a GRU model attends with one score.",
+    "marks": lambda kind: ("Not measured yet." if kind.score else
+                           "Not measured (a model without attention has no coverage)."),
+}
 SECTIONS = {
     "training": (_training_text, None),  # train continues it, the Compare table sums it up
     "test_results": (_results_text, ("bleu", "chrf", "n", "beam", "dataset", "faults")),

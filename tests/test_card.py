@@ -6,6 +6,7 @@ import shutil
 import pytest
 from huggingface_hub import ModelCard
 
+from attn_demo.attention import KINDS
 from attn_demo.card import CARD, read_card, rerunnable, write_model_card
 from attn_demo.checkpoint import read_folder
 from attn_demo.translator import load_translator
@@ -111,6 +112,17 @@ def test_a_section_not_given_is_kept_and_an_unknown_one_is_refused(toy_checkpoin
     assert "**median 3.5 ms**, p95 4.0 ms over 5 runs" in text and "greedy as the page opens, and beam 2" in text
     with pytest.raises(TypeError, match="no section"):
         write_model_card(toy_checkpoint, results={"bleu": 1.0})  # the card calls it test_results
+
+
+def test_a_card_not_yet_measured_says_so_in_the_words_of_its_kind(toy_checkpoint, attention):
+    """Before `evaluate --heads` and `--marks`: a Transformer's heads and any attention model's marks are "not
+    measured yet"; a GRU has no heads, and a model without attention no coverage to mark words by."""
+    write_model_card(toy_checkpoint)
+    text = (toy_checkpoint / CARD).read_text()
+    heads, marks = (text.split(heading)[1].split("\n#")[0].strip() for heading in ("### What each head does", "### Coverage marks"))
+    kind = KINDS[attention]
+    assert heads == ("Not measured yet." if kind.heads else "None: a GRU model attends with one score.")
+    assert marks == ("Not measured yet." if kind.score else "Not measured (a model without attention has no coverage).")
 
 
 def test_a_checkpoint_folder_is_read_whole(toy_checkpoint):
