@@ -7,10 +7,11 @@ example) greedily and records, with the run's validation BLEU and training loss 
     {"from_scratch": bool, "made_these_weights": bool, "command": str,
      "points": [{"target_pieces": int, "valid_bleu": float, "loss": float,
                  "probes": [{"source": str, "translation": str, "english_pieces": [str],
-                             "french_pieces": [str], "alpha": [[float]]}]}]}
+                             "french_pieces": [str], "alpha": [[int]]}]}]}
 
 alpha is α_tj as T rows (output pieces, EOS last) of S weights (source pieces, EOS last), rounded
-to ALPHA_DECIMALS; a model without attention has none ("alpha": null). loss is the mean
+to ALPHA_DECIMALS and written in those units (123 for 0.123; read back as 0.123); a model without
+attention has none ("alpha": null). loss is the mean
 label-smoothed cross-entropy per target piece of the batches trained on since the previous point
 (at the first point, of the first batch, before any update). A run continued from a checkpoint
 of the same attention appends its points after those of the run that made it, its pieces counted
@@ -32,6 +33,7 @@ TIMELINE = "timeline.json"
 PROBES = [*EXAMPLES, LONG_EXAMPLE]
 PIECE_POINTS = (0, 100_000, 250_000, 500_000, 1_000_000)  # then doubling: 2M, 4M, 8M …
 ALPHA_DECIMALS = 3  # α to 0.001: a grid's colour and hover are unchanged, the file stays small (≤ 1 MB)
+ALPHA_UNIT = 10 ** ALPHA_DECIMALS  # α on disk in whole thousandths: "21" for 0.021, "0" for 0.0, 44% of the decimals' file
 AGREEMENT = 0.5  # "its α agrees with its final alignment": on at least half the final translation's steps
 
 
@@ -71,14 +73,34 @@ def point(model, src_tok, tgt_tok, target_pieces: int, valid_bleu: float, loss: 
 
 
 def read_timeline(folder: Path) -> dict | None:
-    """The timeline of a checkpoint folder, or None for one without."""
+    """The timeline of a checkpoint folder, its α as numbers from 0 to 1, or None for a folder without one."""
     path = Path(folder) / TIMELINE
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    if not path.is_file():
+        return None
+    return _with_alpha(json.loads(path.read_text(encoding="utf-8")), _alpha_from_units, path)
 
 
 def write_timeline(folder: Path, timeline: dict) -> None:
+    """timeline.json in `folder`, its α in ALPHA_UNIT units."""
     Path(folder).mkdir(parents=True, exist_ok=True)
-    (Path(folder) / TIMELINE).write_text(json.dumps(timeline, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+    on_disk = _with_alpha(timeline, lambda alpha, _: [[round(a * ALPHA_UNIT) for a in row] for row in alpha])
+    (Path(folder) / TIMELINE).write_text(json.dumps(on_disk, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+
+
+def _with_alpha(timeline: dict, convert, path: Path | None = None) -> dict:
+    """The timeline with every probe's α (where it has one) converted by convert(alpha, path)."""
+    return {**timeline, "points": [
+        {**p, "probes": [{**one, "alpha": None if one["alpha"] is None else convert(one["alpha"], path)} for one in p["probes"]]}
+        for p in timeline["points"]]}
+
+
+def _alpha_from_units(alpha: list, path: Path) -> list:
+    """α read back from whole ALPHA_UNIT units; a decimal in their place is a file in another format, refused: read
+    as units, its α would be a thousand times too small."""
+    if not all(type(a) is int for row in alpha for a in row):
+        raise ValueError(f"{path} holds α as decimals, not in whole units of 1/{ALPHA_UNIT}: convert it with "
+                         "write_timeline(its folder, json.loads(its text))")
+    return [[a / ALPHA_UNIT for a in row] for row in alpha]
 
 
 def kept_point(timeline: dict) -> dict:

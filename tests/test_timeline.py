@@ -1,12 +1,14 @@
 """The timeline a run records: its schedule, its probes (what the app shows), how a continued run
 goes on, the agreement of α with the final alignment, the card, and the shipped files."""
+import json
+
 import numpy as np
 import pytest
 
 from attn_demo.card import main, write_model_card
 from attn_demo.checkpoint import load_checkpoint
-from attn_demo.timeline import (AGREEMENT, PIECE_POINTS, PROBES, argmax_agreement, continued, first_agreement, next_point,
-                                kept_point, probe, read_timeline, write_timeline)
+from attn_demo.timeline import (AGREEMENT, ALPHA_UNIT, PIECE_POINTS, PROBES, TIMELINE, argmax_agreement, continued,
+                                first_agreement, next_point, kept_point, probe, read_timeline, write_timeline)
 from attn_demo.translator import Translator
 from conftest import DEVICE, ROOT
 
@@ -52,6 +54,22 @@ def test_agreement_counts_the_final_steps_whose_most_attended_piece_is_the_same(
     timeline = {"points": [point(0, 0, early, early), point(10, 5, middle, middle), point(20, 9, late, late)]}
     assert first_agreement(timeline) == 10 and AGREEMENT == 0.5
     assert first_agreement({"points": [point(0, 0, None)]}) is None
+
+
+def test_alpha_is_written_in_whole_thousandths_and_read_back_as_recorded(tmp_path):
+    alpha = [[0.021, 0.0, 0.979], [1.0, 0.001, 0.333]]  # as probe rounds it, to ALPHA_DECIMALS
+    write_timeline(tmp_path, {"from_scratch": True, "points": [point(0, 1.0, alpha, None)]})
+    on_disk = json.loads((tmp_path / TIMELINE).read_text())
+    assert on_disk["points"][0]["probes"][0]["alpha"] == [[21, 0, 979], [1000, 1, 333]] and ALPHA_UNIT == 1000
+    assert [one["alpha"] for one in read_timeline(tmp_path)["points"][0]["probes"]] == [alpha, None]
+
+
+def test_a_timeline_with_alpha_in_decimals_is_refused_not_read_a_thousand_times_too_small(tmp_path):
+    (tmp_path / TIMELINE).write_text(json.dumps({"points": [point(0, 1.0, [[0.5, 0.5]])]}))
+    with pytest.raises(ValueError, match="decimals"):
+        read_timeline(tmp_path)
+    write_timeline(tmp_path, json.loads((tmp_path / TIMELINE).read_text()))  # the conversion the message names
+    assert read_timeline(tmp_path)["points"][0]["probes"][0]["alpha"] == [[0.5, 0.5]]
 
 
 @pytest.mark.parametrize("made_these_weights", [True, False])
