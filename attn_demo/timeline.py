@@ -5,13 +5,15 @@ every validation) `train` translates the probe sentences (the page's examples an
 example) greedily and records, with the run's validation BLEU and training loss there:
 
     {"from_scratch": bool, "made_these_weights": bool, "command": str,
-     "points": [{"target_pieces": int, "valid_bleu": float, "loss": float,
+     "points": [{"target_pieces": int, "valid_bleu": float, "loss": float, "grid": str (a Transformer's),
                  "probes": [{"source": str, "translation": str, "english_pieces": [str],
                              "french_pieces": [str], "alpha": [[int]]}]}]}
 
 alpha is α_tj as T rows (output pieces, EOS last) of S weights (source pieces, EOS last), rounded
 to ALPHA_DECIMALS and written in those units (123 for 0.123; read back as 0.123); a model without
-attention has none ("alpha": null). loss is the mean
+attention has none ("alpha": null). A Transformer's α is the grid its config showed as it trained, named by grid
+(alignment.pick_key: "2.mean" for the mean of layer 2's heads); the alignment check may choose another for the page
+once it is trained (evaluate --alignments), and Watch it learn says so. loss is the mean
 label-smoothed cross-entropy per target piece of the batches trained on since the previous point
 (at the first point, of the first batch, before any update). A run continued from a checkpoint
 of the same attention appends its points after those of the run that made it, its pieces counted
@@ -26,6 +28,8 @@ from pathlib import Path
 
 import torch
 
+from attn_demo.alignment import pick_key
+from attn_demo.attention import KINDS
 from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
 from attn_demo.search import greedy_search, max_target_length
 
@@ -68,7 +72,9 @@ def probe(model, src_tok, tgt_tok, source: str) -> dict:
 
 
 def point(model, src_tok, tgt_tok, target_pieces: int, valid_bleu: float, loss: float) -> dict:
-    return {"target_pieces": target_pieces, "valid_bleu": round(valid_bleu, 2), "loss": round(loss, 4),
+    config = model.config
+    grid = {"grid": pick_key(config.layer_shown, config.shown_head)} if KINDS[config.attention].heads else {}
+    return {"target_pieces": target_pieces, "valid_bleu": round(valid_bleu, 2), "loss": round(loss, 4), **grid,
             "probes": [probe(model, src_tok, tgt_tok, source) for source in PROBES]}
 
 

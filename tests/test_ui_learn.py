@@ -1,10 +1,14 @@
 """Watch it learn: each side's recorded timeline of the chosen sentence, merged on one slider, and
-what the page says of a model without one, of a separate run, and of a model without attention."""
+what the page says of a model without one, of a separate run, of a model without attention, and of which of a
+Transformer's grids its timeline holds."""
+import dataclasses
+
 import pytest
 
 from attn_demo.catalogue import load_models
 from attn_demo.checkpoint import load_checkpoint, save_checkpoint
-from attn_demo.timeline import PROBES, point, write_timeline
+from attn_demo.config import read_config
+from attn_demo.timeline import PROBES, point, read_timeline, write_timeline
 from attn_demo.ui.learn import LearnSection
 from conftest import DEVICE, tiny_model
 
@@ -47,3 +51,18 @@ def test_a_model_without_a_timeline_or_without_attention_says_so(section):
 def test_no_model_has_a_timeline_yet(section):
     payload, slider = section.payload("d-old", "d-old", PROBES[0])
     assert payload["positions"] == [0] and slider.maximum == 2  # a slider of one point still draws
+
+
+def test_a_transformer_says_which_grid_its_timeline_holds_and_the_pages_grid_chosen_since(tmp_path, toy_tokenizers):
+    folder = tmp_path / "e-transformer"
+    save_checkpoint(folder, tiny_model("transformer"), *toy_tokenizers)
+    record(folder, [0, 1000])  # as it trained: the config's default grid, the penultimate layer's mean
+    config = read_config(folder / "config.json")
+    assert config.dec_layers == 2 and [p["grid"] for p in read_timeline(folder)["points"]] == ["1.mean", "1.mean"]
+    learn = LearnSection(load_models(tmp_path, device=DEVICE)[0], ("e-transformer", "e-transformer"))
+    note = learn.payload("e-transformer", "e-transformer", PROBES[0])[0]["sides"][0]["message"]
+    assert note == "α of layer 1, mean of heads, the grid it showed as it trained."
+    dataclasses.replace(config, shown_layer=1, shown_head=0).to_json(folder / "config.json")  # the alignment check's pick
+    learn = LearnSection(load_models(tmp_path, device=DEVICE)[0], ("e-transformer", "e-transformer"))
+    note = learn.payload("e-transformer", "e-transformer", PROBES[0])[0]["sides"][0]["message"]
+    assert note.endswith("The rest of the page shows layer 2, head 1, chosen after training by its alignment error rate.")

@@ -9,8 +9,10 @@ from pathlib import Path
 import gradio as gr
 from plotly.colors import convert_colors_to_same_type
 
+from attn_demo.alignment import grid_name
 from attn_demo.figures import ALIGNMENT_COLORSCALE
 from attn_demo.timeline import PROBES, probe_history
+from attn_demo.views import read_pick
 
 EXPLANATION = """## Watch it learn
 Attention is not built in: it is learned. At the start of training the weights α are nearly uniform and the
@@ -53,7 +55,21 @@ def side(model, probe: int) -> dict:
         notes.append("This run continued from a trained model, so its first point already translates.")
     if not model.has_attention:
         notes.append("No attention: there is no α to learn, only the translation changes.")
+    if model.kind.heads:
+        notes.append(recorded_grid_note(model, timeline))
     return {"title": model.title, "points": probe_history(timeline, probe), "message": " ".join(notes) or None}
+
+
+def recorded_grid_note(model, timeline: dict) -> str:
+    """Which of a Transformer's grids its timeline holds (the one its config showed as it trained), and the grid the
+    rest of the page shows where the alignment check has chosen another since."""
+    recorded = [read_pick(model, key) for key in dict.fromkeys(p["grid"] for p in timeline["points"])]
+    config = model.translator.config
+    shown = (config.layer_shown, config.shown_head)
+    note = f"α of {' then '.join(grid_name(*grid) for grid in recorded)}, the grid it showed as it trained."
+    if recorded[-1] != shown:
+        note += f" The rest of the page shows {grid_name(*shown)}, chosen after training by its alignment error rate."
+    return note
 
 
 class LearnSection:
