@@ -26,9 +26,15 @@ def test_the_alignment_check_leaves_the_baseline_out_with_a_note(models, tmp_pat
     assert grid is None and "no attention, so no α" in note
     assert other_grid is not None and "AER **0.00**" in other_note  # every argmax link is a human one
     np.testing.assert_array_equal(plotly_figure(other_grid).data[0].z, alpha)
-    with gr.Blocks():
+    with gr.Blocks() as page:
+        grid_picks = [gr.Textbox(), gr.Textbox()]
         check.render(gr.Checkbox(), [gr.Dropdown([("a", "tiny-none")], value="tiny-none"),
-                                     gr.Dropdown([("b", "tiny-bahdanau")], value="tiny-bahdanau")], [gr.Textbox(), gr.Textbox()])
+                                     gr.Dropdown([("b", "tiny-bahdanau")], value="tiny-bahdanau")], grid_picks)
+    # a side's Layer or Head picked redraws that side's grid and line alone, not the other side's
+    redraws = {dependency["targets"][0][0]: [page.blocks[i].elem_id for i in dependency["outputs"]]
+               for dependency in page.config["dependencies"] if dependency["api_name"].endswith("_alignment_check")}
+    assert redraws == {grid_picks[0]._id: ["left-gold-grid", "left-gold-score"],
+                       grid_picks[1]._id: ["right-gold-grid", "right-gold-score"]}
 
 
 def test_a_transformers_check_reads_the_layer_and_head_picked_on_its_side(models, tmp_path, monkeypatch):
@@ -44,6 +50,7 @@ def test_a_transformers_check_reads_the_layer_and_head_picked_on_its_side(models
     np.testing.assert_allclose(plotly_figure(picked).data[0].z, expected, atol=1e-6)
     np.testing.assert_allclose(plotly_figure(shown).data[0].z, word_attention(result.attention, english, french), atol=1e-6)
     assert "layer 2, head 3" in plotly_figure(picked).layout.title.text
+    assert check.show_side(1, False, "tiny-transformer", "2.3") == [picked, note]  # a pick on one side redraws it alone
     read = []  # every model call goes through Model.run: another head of a sentence read decodes nothing
     monkeypatch.setattr(model, "run", lambda *args: read.append(args))
     check.show(1, False, "tiny-transformer", "tiny-transformer", "1.1", "2.mean")

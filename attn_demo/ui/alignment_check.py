@@ -62,6 +62,11 @@ class AlignmentCheckSection:
         sides = ((self.models[left], left_grid), (self.models[right], right_grid))
         return [output for model, grid in sides for output in self.side(int(number), large, model, read_pick(model, grid))]
 
+    def show_side(self, number: int, large: bool, key: str, grid: str = "") -> list:
+        """One picked model's grid and line (show's half), at the layer and head picked on its side."""
+        model = self.models[key]
+        return self.side(int(number), large, model, read_pick(model, grid))
+
     def side(self, number: int, large: bool, model, grid=None) -> list:
         """One model's grid (None without one: an empty plot takes no room, ui.page.CSS) and its line on the sentence;
         grid: a Transformer's (layer, head) picked, None for its shown grid."""
@@ -119,6 +124,10 @@ class AlignmentCheckSection:
                         score = gr.Markdown(elem_id=f"{side}-gold-score")
                         grid = gr.Plot(show_label=False, elem_id=f"{side}-gold-grid")
                         outputs += [grid, score]
-            gr.on([watcher.click, sentence.change, large_text.change, *(picker.change for picker in [*pickers, *grid_picks])],
+            gr.on([watcher.click, sentence.change, large_text.change, *(picker.change for picker in pickers)],
                   self.show, [sentence, large_text, *pickers, *grid_picks], outputs, api_name="alignment_check")
+            for side, picker, grid_pick, side_outputs in zip(SIDES, pickers, grid_picks, (outputs[:2], outputs[2:])):
+                # a Layer or Head picked redraws its own side's check: the other side's is as it was
+                grid_pick.change(self.show_side, [sentence, large_text, picker, grid_pick], side_outputs,
+                                 api_name=f"{side}_alignment_check")
         gr.Markdown(self.table_markdown())
