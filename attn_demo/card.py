@@ -416,7 +416,16 @@ def _length_text(curve: dict | None) -> str:
     rows = "\n".join(f"| {bucket} | {v['n']} | {v['bleu']} | {v['chrf']} |" for bucket, v in curve["buckets"].items())
     return (f"Pairs of {curve['dataset']} joined in order into inputs of each length (`data.long_test_set`), "
             f"beam {curve['beam']}:\n\n"
-            f"| English words | inputs | BLEU | chrF |\n|---|---|---|---|\n{rows}\n\n```\n{curve['command']}\n```")
+            f"| English words | inputs | BLEU | chrF |\n|---|---|---|---|\n{rows}{_held_text(curve['buckets'])}"
+            f"\n\n```\n{curve['command']}\n```")
+
+
+def _held_text(buckets: dict) -> str:
+    """How far BLEU holds from short inputs to long ones: BLEU at 41–50 words over BLEU at 1–10, where both were measured."""
+    short, long = buckets.get("1-10", {}).get("bleu"), buckets.get("41-50", {}).get("bleu")
+    if not short or long is None:
+        return ""
+    return f"\n\nBLEU at 41–50 words / at 1–10: **{long / short:.2f}**."
 
 
 def _dev_text(d: dict | None) -> str:

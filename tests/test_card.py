@@ -57,6 +57,15 @@ def test_general_text_scores_have_their_own_section_with_the_reference_for_scale
     assert "Not evaluated yet." in card.text.split("## Evaluation")[1].split("###")[0]  # the test set's: not measured
 
 
+def test_the_length_curve_says_how_far_bleu_holds_from_short_inputs_to_long_ones(toy_checkpoint):
+    buckets = {"1-10": {"n": 200, "bleu": 32.0, "chrf": 50.0}, "41-50": {"n": 200, "bleu": 8.0, "chrf": 33.0}}
+    curve = {"dataset": "toy.tsv", "beam": 5, "buckets": buckets, "command": "python -m attn_demo.evaluate x --long"}
+    write_model_card(toy_checkpoint, length_curve=curve)
+    assert "BLEU at 41–50 words / at 1–10: **0.25**." in (toy_checkpoint / CARD).read_text()
+    write_model_card(toy_checkpoint, length_curve={**curve, "buckets": {"1-10": buckets["1-10"]}})  # no long bucket
+    assert "at 1–10:" not in (toy_checkpoint / CARD).read_text()
+
+
 def test_a_card_written_before_the_general_text_section_keeps_every_section(toy_checkpoint):
     results = {"bleu": 12.34, "chrf": 40.5, "n": 112, "beam": 5, "dataset": "toy.tsv", "command": "evaluate it",
                "by_length": {"1-5": {"n": 112, "bleu": 12.34}}, "refused": 0}
