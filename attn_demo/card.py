@@ -493,6 +493,15 @@ def _grids_text(heads: dict | None) -> str:
             f"| grid | AER, trial | AER, test |\n|---|---|---|\n{rows}")
 
 
+# what a card says of a section not measured, where the model's kind decides it: a GRU has one score, not heads,
+# and a model without attention has no coverage to mark words by
+UNMEASURED = {
+    "heads": lambda kind: "Not measured yet." if kind.heads else "None: a GRU model attends with one score.",
+    "marks": lambda kind: ("Not measured yet." if kind.score else
+                           "Not measured (a model without attention has no coverage)."),
+}
+
+
 # Each section of the card: its key, what writes its text from the facts measured, and which of those
 # facts the front matter keeps (None: all): those the app and the tools read; the text holds them all.
 #   training: train's facts of the run that made the weights, {"command", "minutes", "steps", …, "continued_from"}
@@ -510,13 +519,6 @@ def _grids_text(heads: dict | None) -> str:
 #   decoding: {"beam", "n", "penalties": {"length", "coverage", "repeat"}, "tuned": row, "plain": row, "command"}: how a
 #             beam search ranks what it finishes, chosen on the tuning set (--tune); the app decodes with it
 #   marks: attn_demo.marks' measurement, as MARKS holds it (--marks): the text says what the page marks
-# what a card says of a section not measured, where the model's kind decides it: a GRU has one score, not heads,
-# and a model without attention has no coverage to mark words by
-UNMEASURED = {
-    "heads": lambda kind: "Not measured yet." if kind.heads else "None: a GRU model attends with one score.",
-    "marks": lambda kind: ("Not measured yet." if kind.score else
-                           "Not measured (a model without attention has no coverage)."),
-}
 SECTIONS = {
     "training": (_training_text, None),  # train continues it, the Compare table sums it up
     "test_results": (_results_text, ("bleu", "chrf", "n", "beam", "dataset", "faults")),

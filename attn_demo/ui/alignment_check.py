@@ -59,8 +59,7 @@ class AlignmentCheckSection:
     def show(self, number: int, large: bool, left: str, right: str, left_grid: str = "", right_grid: str = "") -> list:
         """For each picked model: its grid of the sentence with the human links, and the sentence's AER; a Transformer's
         at the layer and head picked on its side (views.read_pick)."""
-        sides = ((self.models[left], left_grid), (self.models[right], right_grid))
-        return [output for model, grid in sides for output in self.side(int(number), large, model, read_pick(model, grid))]
+        return [*self.show_side(number, large, left, left_grid), *self.show_side(number, large, right, right_grid)]
 
     def show_side(self, number: int, large: bool, key: str, grid: str = "") -> list:
         """One picked model's grid and line (show's half), at the layer and head picked on its side."""
