@@ -116,7 +116,7 @@ def write_model_card(folder: Path, **sections) -> None:
     kind = KINDS[config.attention]
     facts, texts = {}, {}
     for key, (write, kept) in SECTIONS.items():
-        if key not in sections and key in old_texts:  # as it was
+        if key not in sections and key in old_texts and not _said_unmeasured(key, old_texts[key]):  # as it was
             facts[key], texts[key] = old.get(key), old_texts[key]
             continue
         given = _rerunnable(key, sections[key] if key in sections else old.get(key), folder.name)
@@ -500,6 +500,13 @@ UNMEASURED = {
     "marks": lambda kind: ("Not measured yet." if kind.score else
                            "Not measured (a model without attention has no coverage)."),
 }
+
+
+
+def _said_unmeasured(key: str, text: str) -> bool:
+    """Whether a section's text is what UNMEASURED says for some kind: said anew from the card's own kind (a card
+    written before its kind was known may hold another kind's)."""
+    return key in UNMEASURED and text.strip() in {UNMEASURED[key](kind) for kind in KINDS.values()}
 
 
 # Each section of the card: its key, what writes its text from the facts measured, and which of those

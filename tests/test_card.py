@@ -132,6 +132,10 @@ def test_a_card_not_yet_measured_says_so_in_the_words_of_its_kind(toy_checkpoint
     kind = KINDS[attention]
     assert heads == ("Not measured yet." if kind.heads else "None: a GRU model attends with one score.")
     assert marks == ("Not measured yet." if kind.score else "Not measured (a model without attention has no coverage).")
+    other = "Not measured yet." if not kind.heads else "None: a GRU model attends with one score."
+    (toy_checkpoint / CARD).write_text(text.replace(f"### What each head does\n{heads}", f"### What each head does\n{other}"))
+    write_model_card(toy_checkpoint)  # a card written while its kind was unknown holds another kind's words: said anew
+    assert f"### What each head does\n{heads}\n" in (toy_checkpoint / CARD).read_text()
 
 
 def test_a_checkpoint_folder_is_read_whole(toy_checkpoint):
