@@ -502,7 +502,6 @@ UNMEASURED = {
 }
 
 
-
 def _said_unmeasured(key: str, text: str) -> bool:
     """Whether a section's text is what UNMEASURED says for some kind: said anew from the card's own kind (a card
     written before its kind was known may hold another kind's)."""
