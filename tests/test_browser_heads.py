@@ -87,7 +87,8 @@ def test_a_link_opens_a_transformers_heads_and_a_tap_picks_one(browser, transfor
     np.testing.assert_allclose(drawn["grid"], heads.cross[1, 2], atol=1e-7)
     assert_the_network_view_draws_the_pick(page, result, heads.cross[1, 2], "layer 2, head 3")
     # drawn in the browser alone, it says what the server's grid of that head would: its title and what a reader hears
-    title = grid_title(KINDS["transformer"].title, "pieces", "layer 2, head 3")  # the page's only Transformer
+    # the shipped Transformer shares this one's kind, so the page names the tiny one by its key too
+    title = grid_title(f"{KINDS['transformer'].title} · {KEY}", "pieces", "layer 2, head 3")
     page.wait_for_function("(text) => document.querySelector('#right-grid .js-plotly-plot').getAttribute('aria-label') === text",
                            arg=html.unescape(alignment_text(result.source_tokens, result.target_tokens, heads.cross[1, 2], title)),
                            timeout=10_000)

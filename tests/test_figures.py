@@ -7,9 +7,9 @@ import plotly.graph_objects as go
 import pytest
 from plotly.colors import sample_colorscale
 
-from attn_demo.figures import (ALIGNMENT_COLORSCALE, HIGHLIGHT, KEPT, PRUNED, alignment_figure, attribution_figure,
-                               beam_search_figure, comparison_figure, gold_check_figure, grid_svg, label, length_figure,
-                               to_json)
+from attn_demo.figures import (ALIGNMENT_COLORSCALE, HIGHLIGHT, KEPT, PRUNED, TICK_WIDTH, alignment_figure,
+                               attribution_figure, beam_search_figure, comparison_figure, gold_check_figure, grid_svg,
+                               label, length_figure, to_json)
 from attn_demo.search import Candidate
 from conftest import plotly_figure
 
@@ -132,6 +132,14 @@ def test_comparison_figure_draws_each_models_test_and_long_input_bleu_and_leaves
     assert fig.layout.meta["text"].endswith("Luong &lt;general&gt;: test set 39.2, 41–50 words 40.4; "
                                             "No attention (baseline): test set 37.0, 41–50 words not measured.")
     assert "<general>" not in all_strings(figure)
+
+
+def test_comparison_figure_breaks_a_long_title_into_lines_and_says_it_whole():
+    title = "Transformer (scaled dot-product, multi-head) · tiny"
+    fig = plotly_figure(comparison_figure([{"title": title, "test_bleu": 38.9, "long_41_50_bleu": 41.3}]))
+    lines = fig.data[0].y[0].split("<br>")
+    assert " ".join(lines) == title and len(lines) == 3 and max(map(len, lines)) <= TICK_WIDTH
+    assert f"{title}: test set 38.9" in fig.layout.meta["text"]  # a screen reader hears the title in one piece
 
 
 def test_attribution_figure_is_signed_and_centred_on_zero():
