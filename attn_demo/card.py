@@ -521,7 +521,8 @@ def _said_unmeasured(key: str, text: str) -> bool:
 #   examples: {"beam", "translations": [{"source", "greedy", "beam"}], "command"}, the page's sentences (--examples)
 #   speed: {"median_ms", "p95_ms", "n", "words", "device", "torch_threads", "date", "timed_with", "command"} (speed)
 #   alignment_results: {"aer": {rule: …}, "precision", "recall", "aligner": {name: {…}}, "n", "skipped", "dataset",
-#                       "command"} (--alignments)
+#                       "command"} (--alignments), and for a Transformer "heads": {"trial", "test", "chosen"} (the page
+#                       names each grid's test AER under it)
 #   decoding: {"beam", "n", "penalties": {"length", "coverage", "repeat"}, "tuned": row, "plain": row, "command"}: how a
 #             beam search ranks what it finishes, chosen on the tuning set (--tune); the app decodes with it
 #   marks: attn_demo.marks' measurement, as MARKS holds it (--marks): the text says what the page marks
@@ -534,7 +535,7 @@ SECTIONS = {
     "dev_results": (_dev_text, ()),
     "examples": (_examples_text, ()),
     "speed": (_speed_text, ("median_ms",)),
-    "alignment_results": (_alignment_text, ("aer", "aligner", "n")),
+    "alignment_results": (_alignment_text, ("aer", "aligner", "n", "heads")),  # heads: a Transformer's every grid
     "decoding": (_decoding_text, ("penalties",)),
     "marks": (_marks_text, ()),
 }

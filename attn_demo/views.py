@@ -75,8 +75,24 @@ def grid_note(model, pick=None) -> str:
     count = f"one of {config.dec_layers * (config.heads + 1)} grids ({config.dec_layers} layers × {config.heads} heads and each layer's mean)"
     if pick is not None and tuple(pick) != shown:
         return (f"**{grid_name(*pick).capitalize()}**, picked: {count}. The model's shown grid is "
-                f"{grid_name(*shown)}, {why}.")
-    return f"**{grid_name(*shown).capitalize()}**: {count}, {why}. Pick another with Layer and Head."
+                f"{grid_name(*shown)}, {why}.{measured_note(model, pick)}")
+    return f"**{grid_name(*shown).capitalize()}**: {count}, {why}.{measured_note(model, shown)} Pick another with Layer and Head."
+
+
+def measured_note(model, grid) -> str:
+    """What the model card measured of one of a Transformer's grids, beyond this sentence: its argmax AER on the
+    Hansards test split (evaluate --alignments) and, for a head, its confidence, its α on </s> and the BLEU lost
+    with it turned off (evaluate --heads); "" where the card has none of them."""
+    name = grid_name(*grid)
+    card = model.translator.card
+    aer = ((model.translator.alignment_scores.get("heads") or {}).get("test") or {}).get(name)
+    heads = card.get("heads") or {}
+    head = (heads.get("heads") or {}).get(name)
+    said = [f"argmax AER {aer:.3f} on the Hansards test split"] if aer is not None else []
+    if head:
+        said.append(f"over {heads['n']:,} Tatoeba test sentences, confidence {head['confidence']:.2f}, "
+                    f"{head['eos_share']:.0%} of its α on </s>, and BLEU {-head['bleu_cost']:+.2f} with it turned off")
+    return f" Its model card measured: {'; '.join(said)}." if said else ""
 
 
 def under_grid(model, view, unit: str = "pieces", pick=None) -> str:

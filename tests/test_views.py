@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from attn_demo.alignment import grid_name, piece_words
+from attn_demo.card import write_model_card
 from attn_demo.catalogue import load_models
 from attn_demo.checkpoint import save_checkpoint
 from attn_demo.views import (NO_COVERAGE, NOT_MARKED, coverage_marks, coverage_row, grid_figure, grid_note, read_pick,
@@ -80,6 +81,24 @@ def transformer(tmp_path_factory, toy_tokenizers):
     return model, model.view("I see the red cat.", 1)
 
 
+def test_a_grids_note_says_what_the_card_measured_of_that_grid(tmp_path, toy_tokenizers):
+    save_checkpoint(tmp_path / "t", tiny_model("transformer", seed=5), *toy_tokenizers)
+    grids = [grid_name(layer, head) for layer in range(2) for head in (None, 0, 1, 2)]
+    aer = {name: round(0.4 + i / 100, 4) for i, name in enumerate(grids)}
+    write_model_card(tmp_path / "t", alignment_results={
+        "aer": {"argmax": 0.5}, "precision": {"argmax": 0.5}, "recall": {"argmax": 0.5}, "aligner": {}, "n": 3,
+        "skipped": 0, "dataset": "gold", "command": "python -m attn_demo.evaluate",
+        "heads": {"trial": aer, "test": {name: round(value + 0.0051, 4) for name, value in aer.items()}, "chosen": {"layer": 0, "head": None}}})
+    write_model_card(tmp_path / "t", heads={"bleu": 30.0, "n": 2000, "of": 10000, "beam": 5, "dataset": "test.tsv",
+                                            "command": "python -m attn_demo.evaluate", "refused": 0, "heads": {
+        grid_name(1, 2): {"confidence": 0.614, "eos_share": 0.083, "bleu_without": 28.75, "bleu_cost": 1.25}}})
+    model = load_models(tmp_path, device=DEVICE)[0][0]  # read back from the card's front matter, as the page reads it
+    note = grid_note(model, (1, 2))
+    assert ("argmax AER 0.475 on the Hansards test split; over 2,000 Tatoeba test sentences, confidence 0.61, "
+            "8% of its α on </s>, and BLEU -1.25 with it turned off.") in note
+    assert "argmax AER 0.445 on the Hansards test split." in grid_note(model, (1, None))  # a mean: no head to turn off
+
+
 @pytest.mark.parametrize("text, pick", [
     ("", None), ("1.1", (0, 0)), ("2.3", (1, 2)), ("2.mean", (1, None)), ("1.mean", (0, None)),
     ("3.1", None), ("1.4", None), ("0.1", None), ("1.0", None), ("-1.1", None), ("1", None), ("1.1.1", None),
@@ -142,4 +161,5 @@ def test_the_shown_grid_is_the_configs_and_its_note_says_why(transformer):
     np.testing.assert_array_equal(plotly_figure(grid_figure(model, view, False)).data[0].z, result.attention)
     np.testing.assert_array_equal(plotly_figure(grid_figure(model, view, False, pick=(0, None))).data[0].z, result.attention)
     assert "not yet measured" in grid_note(model) and "Garg et al. 2019" in grid_note(model)
+    assert "model card measured" not in grid_note(model)  # nothing measured, nothing said
     assert grid_note(model, (1, 2)).startswith("**Layer 2, head 3**, picked")
