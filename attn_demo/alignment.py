@@ -199,10 +199,16 @@ def pick_key(layer: int, head: int | None) -> str:
     return f"{layer + 1}.{'mean' if head is None else head + 1}"
 
 
+TITLE_LINE = 24  # characters of a model's title that a grid's title keeps on one line with what its cells are
+
+
 def grid_title(model_title: str, unit: str = "pieces", grid: str = "") -> str:
-    """An alignment grid's title: the model's, what a cell is, and for a Transformer which of its grids (grid_name)."""
+    """An alignment grid's title: the model's, what a cell is, and for a Transformer which of its grids (grid_name).
+    A model title longer than TITLE_LINE gets a line of its own: a grid is as wide as its title, and one line
+    would make a short sentence's grid three times as wide as its cells need on a phone."""
     cells = "α by word" if unit == "words" else "α<sub>tj</sub> by piece"
-    return f"{model_title}: {cells}{', ' + grid if grid else ''}"
+    joint = "<br>" if len(model_title) > TITLE_LINE else " "
+    return f"{model_title}:{joint}{cells}{', ' + grid if grid else ''}"
 
 
 def _forced_gold(translator, gold: GoldAlignments, batch_size: int):

@@ -135,13 +135,14 @@ def _grid_layout(title: str, across, down, down_title: str, large: bool) -> dict
     """The layout of a heatmap grid with labels (escaped) across, at the top, written vertically so
     that neighbours never overlap, and down. Cells are square and never smaller than a label's line
     height: a long sentence makes the figure wider, and the page scrolls it sideways (a phone)
-    rather than piling labels on each other."""
+    rather than piling labels on each other. A title in lines (<br>) gets the room of each line."""
     font, cell = _font(large), 34 if large else 24
-    top = 50 + max(_text_px(text, font) for text in across)
+    lines = title.split("<br>")
+    top = 50 + max(_text_px(text, font) for text in across) + round(1.3 * (font + 3)) * (len(lines) - 1)
     left = 30 + max(_text_px(text, font) for text in down)  # the tick labels and the axis title beside them
     right = 90  # the colour bar
     layout = _layout(title, height=top + max(cell * len(down), 120) + 10, large=large, top=top)  # room for the colour bar
-    layout["width"] = max(left + cell * len(across) + right, _text_px(title, font + 3) + 20)
+    layout["width"] = max(left + cell * len(across) + right, max(_text_px(line, font + 3) for line in lines) + 20)
     layout["margin"].update(l=left, r=right, b=10)
     layout.update(xaxis=_ticks(across, tickangle=-90, side="top"),
                   yaxis=_ticks(down, autorange="reversed", title=dict(text=down_title, standoff=4)))

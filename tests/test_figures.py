@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 import pytest
 from plotly.colors import sample_colorscale
 
+from attn_demo.alignment import grid_title
 from attn_demo.figures import (ALIGNMENT_COLORSCALE, HIGHLIGHT, KEPT, PRUNED, TICK_WIDTH, alignment_figure,
                                attribution_figure, beam_search_figure, comparison_figure, gold_check_figure, grid_svg,
                                label, length_figure, to_json)
@@ -80,6 +81,18 @@ def test_grid_cells_keep_their_size_and_labels_never_overlap(large, cell):
     assert wide.layout.width > 40 * cell  # grows with the English pieces
     long_label = plotly_figure(alignment_figure(["▁" + "x" * 30], ["▁y"], np.ones((1, 1), dtype=np.float32), "α", large))
     assert long_label.layout.margin.t > 30 * 0.6 * long_label.layout.font.size  # room for the longest label
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_a_long_model_title_takes_a_line_of_its_own_instead_of_widening_the_grid(large):
+    pieces, alpha = ["▁a", "▁b", "▁c"], np.full((3, 3), 1 / 3, dtype=np.float32)
+    short, long = grid_title("Luong (general)"), grid_title("Transformer (scaled dot-product, multi-head)", grid="layer 2, head 3")
+    assert "<br>" not in short and long == "Transformer (scaled dot-product, multi-head):<br>α<sub>tj</sub> by piece, layer 2, head 3"
+    one_line = plotly_figure(alignment_figure(pieces, pieces, alpha, long.replace("<br>", " "), large)).layout
+    two_lines = plotly_figure(alignment_figure(pieces, pieces, alpha, long, large)).layout
+    assert two_lines.width < 0.7 * one_line.width  # as wide as its longer line, not as the whole title
+    assert two_lines.margin.t - one_line.margin.t >= 1.2 * (two_lines.font.size + 3)  # a line's room above the grid
+    assert two_lines.height - two_lines.margin.t == one_line.height - one_line.margin.t  # the cells keep their size
 
 
 @pytest.mark.parametrize("size", [1, 2, 30])
