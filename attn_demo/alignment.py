@@ -199,7 +199,7 @@ def pick_key(layer: int, head: int | None) -> str:
     return f"{layer + 1}.{'mean' if head is None else head + 1}"
 
 
-TITLE_LINE = 24  # characters of a model's title that a grid's title keeps on one line with what its cells are
+TITLE_LINE = 24  # characters of a model's title on one line of a figure on a phone (a grid's title, Compare's axis)
 
 
 def grid_title(model_title: str, unit: str = "pieces", grid: str = "") -> str:

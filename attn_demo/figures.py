@@ -24,6 +24,7 @@ import numpy as np
 import orjson
 from plotly.colors import make_colorscale, sample_colorscale, sequential
 
+from attn_demo.alignment import TITLE_LINE  # a model title's characters on one line on a phone
 from attn_demo.steps import VECTOR_COLORSCALE  # signed numbers, white at 0: the step view's vectors and attributions
 from attn_demo.steps import typed  # float32 grids as plotly.js reads them, as the step payload sends them
 
@@ -230,15 +231,12 @@ def length_figure(curves: dict, large: bool = False) -> dict:
     return _figure(data, layout, f"{_title_text(layout)}, one line per model, BLEU by English words: {lines}.")
 
 
-TICK_WIDTH = 24  # characters of a model's title on one line of the comparison's axis: a phone's margin holds about so many
-
-
 def comparison_figure(rows: list[dict], large: bool = False) -> dict:
     """Every model's test BLEU beside its BLEU on 41–50-word inputs, as grouped horizontal bars (the
     model names down the side, so they never overlap on a phone), from the rows of catalogue.summary;
     a model not measured on a set has no bar there."""
     titles = [label(row["title"]) for row in rows]
-    ticks = ["<br>".join(textwrap.wrap(title, TICK_WIDTH, break_on_hyphens=False)) for title in titles]  # never cut off
+    ticks = ["<br>".join(textwrap.wrap(title, TITLE_LINE, break_on_hyphens=False)) for title in titles]  # never cut off
     data = [dict(type="bar", orientation="h", name=name, y=ticks, x=[row[key] for row in rows], marker=dict(color=colour),
                  hovertemplate="%{y}<br>" + name + ": BLEU %{x:.1f}<extra></extra>")
             for key, name, colour in (("test_bleu", "Tatoeba test set", "#4c72b0"),

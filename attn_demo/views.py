@@ -76,7 +76,8 @@ def grid_note(model, pick=None) -> str:
     if pick is not None and tuple(pick) != shown:
         return (f"**{grid_name(*pick).capitalize()}**, picked: {count}. The model's shown grid is "
                 f"{grid_name(*shown)}, {why}.{measured_note(model, pick)}")
-    return f"**{grid_name(*shown).capitalize()}**: {count}, {why}.{measured_note(model, shown)} Pick another with Layer and Head."
+    return (f"**{grid_name(*shown).capitalize()}**: {count}, {why}.{measured_note(model, shown)} "
+            "Pick another with Layer and Head.")
 
 
 def measured_note(model, grid) -> str:

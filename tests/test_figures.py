@@ -7,8 +7,8 @@ import plotly.graph_objects as go
 import pytest
 from plotly.colors import sample_colorscale
 
-from attn_demo.alignment import grid_title
-from attn_demo.figures import (ALIGNMENT_COLORSCALE, HIGHLIGHT, KEPT, PRUNED, TICK_WIDTH, alignment_figure,
+from attn_demo.alignment import TITLE_LINE, grid_title
+from attn_demo.figures import (ALIGNMENT_COLORSCALE, HIGHLIGHT, KEPT, PRUNED, alignment_figure,
                                attribution_figure, beam_search_figure, comparison_figure, gold_check_figure, grid_svg,
                                label, length_figure, to_json)
 from attn_demo.search import Candidate
@@ -151,7 +151,7 @@ def test_comparison_figure_breaks_a_long_title_into_lines_and_says_it_whole():
     title = "Transformer (scaled dot-product, multi-head) · tiny"
     fig = plotly_figure(comparison_figure([{"title": title, "test_bleu": 38.9, "long_41_50_bleu": 41.3}]))
     lines = fig.data[0].y[0].split("<br>")
-    assert " ".join(lines) == title and len(lines) == 3 and max(map(len, lines)) <= TICK_WIDTH
+    assert " ".join(lines) == title and len(lines) == 3 and max(map(len, lines)) <= TITLE_LINE
     assert f"{title}: test set 38.9" in fig.layout.meta["text"]  # a screen reader hears the title in one piece
 
 
