@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 import pytest
 from plotly.colors import sample_colorscale
 
-from attn_demo.alignment import TITLE_LINE, grid_title
+from attn_demo.alignment import TITLE_LINE, figure_title, grid_title
 from attn_demo.figures import (ALIGNMENT_COLORSCALE, HIGHLIGHT, KEPT, PRUNED, alignment_figure,
                                attribution_figure, beam_search_figure, comparison_figure, gold_check_figure, grid_svg,
                                label, length_figure, to_json)
@@ -88,6 +88,7 @@ def test_a_long_model_title_takes_a_line_of_its_own_instead_of_widening_the_grid
     pieces, alpha = ["▁a", "▁b", "▁c"], np.full((3, 3), 1 / 3, dtype=np.float32)
     short, long = grid_title("Luong (general)"), grid_title("Transformer (scaled dot-product, multi-head)", grid="layer 2, head 3")
     assert "<br>" not in short and long == "Transformer (scaled dot-product, multi-head):<br>α<sub>tj</sub> by piece, layer 2, head 3"
+    assert figure_title("Transformer (scaled dot-product, multi-head)", "integrated gradients by piece").count("<br>") == 1
     one_line = plotly_figure(alignment_figure(pieces, pieces, alpha, long.replace("<br>", " "), large)).layout
     two_lines = plotly_figure(alignment_figure(pieces, pieces, alpha, long, large)).layout
     assert two_lines.width < 0.7 * one_line.width  # as wide as its longer line, not as the whole title

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import gradio as gr
 
-from attn_demo.alignment import (GOLD_DIR, alignment_error, argmax_links, grid_name, links_source, read_gold,
-                                 reading_word_attention, sentence_reading)
+from attn_demo.alignment import (GOLD_DIR, alignment_error, argmax_links, figure_title, grid_name, links_source,
+                                 read_gold, reading_word_attention, sentence_reading)
 from attn_demo.computed_once import ComputedOnce
 from attn_demo.figures import gold_check_figure
 from attn_demo.ui.page import SIDES, plot
@@ -81,7 +81,7 @@ class AlignmentCheckSection:
         score = alignment_error([links], [sure], [possible])
         which = f", {grid_name(*grid)}" if grid else ""
         figure = gold_check_figure(english, french, alpha, sure, possible, links,
-                                   f"{model.title}{which}: word-level α and the human links", large)
+                                   figure_title(f"{model.title}{which}", "word-level α and the human links"), large)
         return [plot(figure),
                 f"**{model.title}**{which}, this sentence: AER **{score['aer']:.2f}** (argmax), precision "
                 f"{score['precision']:.2f}, recall {score['recall']:.2f}"]

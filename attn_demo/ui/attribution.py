@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import gradio as gr
 
-from attn_demo.alignment import words_view
+from attn_demo.alignment import figure_title, words_view
 from attn_demo.attribution import METHODS, agreement
 from attn_demo.computed_once import ComputedOnce
 from attn_demo.figures import attribution_figure
@@ -50,8 +50,8 @@ class AttributionSection:
         source, target, scores = result.source_tokens, result.target_tokens, result.scores
         if unit == "words":
             source, target, scores = words_view(source, target, scores)
-        figure = attribution_figure(source, target, scores, f"{model.title}: {METHOD_LABELS[method]} by {unit[:-1]}",
-                                    large, unit)
+        title = figure_title(model.title, f"{METHOD_LABELS[method]} by {unit[:-1]}")
+        figure = attribution_figure(source, target, scores, title, large, unit)
         bars = {"method": method, "label": METHOD_LABELS[method], "source": result.source_tokens,
                 "target": result.target_tokens, "scores": typed(result.scores)}
         return [plot(figure), self.agreement_markdown(model, view, result)], bars
