@@ -100,6 +100,15 @@ def test_a_link_opens_a_transformers_heads_and_a_tap_picks_one(browser, transfor
     assert np.triu(decoder, 1).max() == 0  # masked: a step reads nothing written after it
     np.testing.assert_allclose(drawn["query"], heads.queries[1, 2, 0], atol=1e-7)  # q_t of step 1
     assert "layer 2, head 3" in drawn["title"]
+    # a step change leaves every head and the self-attention as drawn: what a head read depends on the pick, not the step
+    page.evaluate("""() => { window.pickMutations = 0;
+        const observer = new MutationObserver((changes) => { window.pickMutations += changes.length; });
+        for (const region of ['#right-heads', '#right-self-attention']) observer.observe(document.querySelector(region),
+            { subtree: true, childList: true, attributes: true, characterData: true }); }""")
+    page.locator("#translate-steps-slider input[type=range]").focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(caption_shows("right", "Step 2 of"), timeout=10_000)
+    assert page.evaluate("() => window.pickMutations") == 0
     if width == 1440:
         assert_the_export_shows_the_pick(browser, page, tmp_path, heads)
 

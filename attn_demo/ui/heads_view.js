@@ -139,8 +139,9 @@
       return select;
     }
 
-    show() {
-      if (!this.model.heads) return;
+    show() {  // for a pick, as the self-attention view
+      if (!this.model.heads || this.drawnFor === this.pick) return;
+      this.drawnFor = this.pick;
       this.layer.value = String(this.pick.layer);
       this.head.value = this.pick.head === null ? "mean" : String(this.pick.head);
       for (const { button, pick } of this.cells) {
@@ -199,8 +200,10 @@
       return { caption, svg, cells, rows, columns, name };
     }
 
+    // Drawn for a pick, not for a step: no step changes what a layer's head read, so a step change leaves it be.
     show() {
-      if (!this.model.heads) return;
+      if (!this.model.heads || this.drawnFor === this.pick) return;
+      this.drawnFor = this.pick;
       const { layer, head } = this.pick, read = this.read, encoderLayer = Math.min(layer, read.encoder.length - 1);
       const pickOf = (grids) => (head === null ? meanOf(grids) : grids[head]);
       write(this.title, `${this.model.title}: self-attention, ${this.pick.name}`);
