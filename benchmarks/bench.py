@@ -31,7 +31,7 @@ from attn_demo.steps import pca_projection, step_payload
 from attn_demo.timing import SENTENCES, interleaved, machine, timed
 from attn_demo.transformer import Transformer
 from attn_demo.translator import load_translator
-from benchmarks.bench_app import bench_app, bench_classroom, classroom_table, cores_to_set_apart
+from benchmarks.bench_app import bench_app, bench_classroom, bench_steps, classroom_table, cores_to_set_apart
 
 MODELS = ("bahdanau-en-fr", "luong-en-fr")  # the two checkpoints timed unless --models names others
 FULL = dict(runs=30, warmup=5, step_runs=300, batch_sizes=(1, 8, 32), batches=5, clients=60, requests_per_client=3, rounds=3,
@@ -281,12 +281,13 @@ def print_rows(title: str, rows: list[dict]):
         print(table(rows))
 
 
+STEPS_TITLE = "step change in the browser"
 CLASSROOM_TITLE = "classroom load (echo: the framework's floor; outputs: the page's outputs, no work)"
 
 
 def print_app(app: dict):
     print(f"\n### app\n\ncold start {app['cold_start_s']} s, RSS after start {app['rss_after_start_mb']} MB, peak {app['peak_rss_mb']} MB")
-    print_rows("step change in the browser", app["step_change"])
+    print_rows(STEPS_TITLE, app["step_change"])
     print_rows(CLASSROOM_TITLE, classroom_table(app["classroom"]))
     print_rows("a class presses one button together, on a shared 20-word sentence", app["class_press"])
     print(f"RSS over {app['soak_requests']} requests: {app['soak_rss_before_mb']} → {app['soak_rss_after_mb']} MB")
@@ -305,8 +306,9 @@ def main(argv=None):
     parser.add_argument("--json", type=Path, help="write all results here")
     parser.add_argument("--models", nargs=2, default=MODELS, metavar=("LEFT", "RIGHT"),
                         help="the two checkpoints in checkpoints/ to time, and to pick on the page for the app benchmarks")
-    parser.add_argument("--sections", nargs="+", choices=[*SECTIONS, "app", "classroom"], default=[*SECTIONS, "app"],
-                        help="run only these sections, in this order (classroom: the app's classroom load alone)")
+    parser.add_argument("--sections", nargs="+", choices=[*SECTIONS, "app", "classroom", "steps"], default=[*SECTIONS, "app"],
+                        help="run only these sections, in this order (classroom: the app's classroom load alone; steps: its "
+                             "step changes in the browser alone, the opening pair beside --models)")
     parser.add_argument("--students-apart", action="store_true",
                         help="classroom: the servers on one core and the students on the others, as in a class whose "
                              "phones do their own work (Linux, 2+ cores); by default they share every core")
@@ -321,6 +323,9 @@ def main(argv=None):
         if key == "app":
             report["app"] = bench_app(tuple(args.models), p)
             print_app(report["app"])
+        elif key == "steps":  # the page's opening pair, then the pair named, in the same run
+            report["steps"] = bench_steps(list(dict.fromkeys([MODELS, tuple(args.models)])), p)
+            print_rows(STEPS_TITLE, report["steps"])
         elif key == "classroom":
             report["classroom"] = bench_classroom(tuple(args.models), p, args.students_apart)
             print_rows(CLASSROOM_TITLE, classroom_table(report["classroom"]))

@@ -258,7 +258,7 @@ def step_change_ms(url: str, presses: int, picks, words: int = 15) -> list[dict]
         explore = time_presses(page, "explore-steps-slider", EXPLORE_SLOTS, presses)
         learn = time_learn_presses(page, presses)
         browser.close()
-    return [{"where": where, "words": words, "presses": presses, **percentiles(samples)}
+    return [{"where": where, **percentiles(samples)}
             for where, samples in (("translate", translate), *heads, ("explorer", explore), ("watch it learn", learn))
             if samples]
 
@@ -292,7 +292,7 @@ def time_head_changes(page, presses: int) -> list[tuple[str, list[float]]]:
         samples = [page.evaluate(TIME_HEAD_CHANGE, [side, heads[k % len(heads)],
                                                     f"layer {layer}, head {int(heads[k % len(heads)]) + 1}"])
                    for k in range(presses)]
-        rows.append((f"{side}: head change, its grid, note, coverage and views", samples))
+        rows.append((f"{side}: head change", samples))
     return rows
 
 
@@ -391,6 +391,17 @@ def bench_classroom(picks: tuple[str, str], p: dict, students_apart: bool = Fals
     sentences, answers = classroom_inputs(picks, p)
     with classroom_apps(picks, students_apart) as servers:
         return classroom(servers, sentences, answers, picks, p)
+
+
+def bench_steps(pairs: list[tuple[str, str]], p: dict) -> list[dict]:
+    """The step change, a Transformer's head change and the explorer's and Watch it learn's step changes in the
+    browser (step_change_ms), for each pair of models on one app.py started here: the pairs timed in the same run,
+    so that an hour's drift slows them alike. A row per pair and view."""
+    server = Server(ROOT / "app.py")
+    try:
+        return [{"models": " + ".join(pair), **row} for pair in pairs for row in step_change_ms(server.url, p["step_presses"], pair)]
+    finally:
+        server.stop()
 
 
 def bench_app(picks: tuple[str, str], p: dict) -> dict:

@@ -112,6 +112,21 @@ def test_sections_runs_only_the_ones_named_in_their_order(tmp_path, capsys, monk
         main(["--quick", "--sections", "classroom", "roofline", "--students-apart"])
 
 
+def test_the_steps_section_times_the_opening_pair_beside_the_pair_named(tmp_path, capsys, monkeypatch):
+    """--sections steps: the browser's step changes alone (their browser run is timed in the quick run's app section),
+    the page's opening pair first, then --models where it differs: a pair's figures beside the opening pair's of the
+    same hour."""
+    ran = []
+    monkeypatch.setattr("benchmarks.bench.bench_steps", lambda pairs, p: ran.append(pairs) or [
+        {"models": " + ".join(pair), "where": "translate", "median_ms": 1.0} for pair in pairs])
+    main(["--quick", "--sections", "steps", "--models", "luong-en-fr", "transformer-en-fr", "--json", str(tmp_path / "steps.json")])
+    main(["--quick", "--sections", "steps"])
+    assert ran == [[("bahdanau-en-fr", "luong-en-fr"), ("luong-en-fr", "transformer-en-fr")], [("bahdanau-en-fr", "luong-en-fr")]]
+    report = json.loads((tmp_path / "steps.json").read_text())
+    assert [row["models"] for row in report["steps"]] == ["bahdanau-en-fr + luong-en-fr", "luong-en-fr + transformer-en-fr"]
+    assert "step change in the browser" in capsys.readouterr().out
+
+
 @pytest.mark.skipif(cores_to_set_apart() < 2, reason="needs two cores to set apart (Linux)")
 def test_students_apart_puts_every_server_thread_on_the_first_core_and_the_students_on_the_others(monkeypatch):
     """classroom_apps: each server's threads, those it had and those it starts later, on the first core; this

@@ -112,18 +112,19 @@ def test_the_front_docs_stay_short_enough_to_read(name, limit):
 
 
 def test_the_benchmark_tables_are_those_of_the_committed_run():
-    """BENCHMARKS.md shows each section of benchmarks/results.json, and the classroom load of
-    benchmarks/classroom.json, as the benchmark prints them: a re-run that is committed without the document
-    following (or an edited figure) fails here."""
+    """BENCHMARKS.md shows each section of benchmarks/results.json, the classroom load of
+    benchmarks/classroom.json and the step changes of benchmarks/steps.json, as the benchmark prints them: a re-run
+    that is committed without the document following (or an edited figure) fails here."""
     from benchmarks.bench import SECTIONS, table
     from benchmarks.bench_app import classroom_table
     results = json.loads((ROOT / "benchmarks" / "results.json").read_text(encoding="utf-8"))
     classroom = json.loads((ROOT / "benchmarks" / "classroom.json").read_text(encoding="utf-8"))
+    steps = json.loads((ROOT / "benchmarks" / "steps.json").read_text(encoding="utf-8"))
     shown = (ROOT / "BENCHMARKS.md").read_text(encoding="utf-8")
     commands = " ".join(shown.replace("\\\n", " ").split())
     sections = [key for key in SECTIONS if key in results]
     assert sections == list(SECTIONS) and results["quick"] is False and classroom["quick"] is False
     for key in sections:
         assert table(results[key]) in shown, key
-    assert table(classroom_table(classroom["classroom"])) in shown
-    assert results["command"] in commands and classroom["command"] in commands
+    assert table(classroom_table(classroom["classroom"])) in shown and table(steps["steps"]) in shown
+    assert all(run["command"] in commands and run["quick"] is False for run in (results, classroom, steps))
