@@ -66,6 +66,12 @@ def test_the_network_view_lights_each_step_with_the_pieces_of_the_models_trace(s
             assert page.evaluate(NETWORK_OVERLAPS, side) == [], (side, t)
     assert calls == []  # drawn in the browser from the payload it already has
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+    # the step's highlight runs down every node, and moves nothing but opacity: the compositor's, no repaint a frame
+    moving = page.evaluate("""() => document.getAnimations().filter((a) => a.effect.target.closest('#left-network'))
+        .map((a) => [a.effect.target.className, ...new Set(a.effect.getKeyframes().flatMap((frame) =>
+            Object.keys(frame).filter((key) => !['offset', 'computedOffset', 'easing', 'composite'].includes(key))))])""")
+    assert len(moving) == page.locator("#left-network .attn-net-node").count() > 0
+    assert {tuple(animation) for animation in moving} == {("attn-net-glow", "opacity")}
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.locator("#left-network").screenshot(path=str(SCREENSHOT_DIR / f"network-{width}.png"))
 

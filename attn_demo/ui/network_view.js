@@ -232,19 +232,31 @@
 
       const first = this.labels(0, 0);
       this.nodes = {};
-      this.lit = [];  // what the highlight runs over, with its place in the model's order
       let y = 4;
       this.graph.rows.forEach((name, k) => {
         const group = svgNode("g", { class: "attn-net-node", "data-node": name }, this.svg);
-        group.style.setProperty("--k", k);
         const box = name === "encoder" ? this.encoderRow(group, y, first.encoder) : this.box(group, y, first[name]);
         this.nodes[name] = { group, ...box };
         y = box.bottom + (name === "encoder" ? FAN : GAP);
       });
       this.svg.setAttribute("height", y - GAP + 4);
+      this.glow();
       this.fans = this.cells.map(() => svgNode("line", { class: "attn-net-fan" }, this.nodes.encoder.group));
       for (const [from, to] of this.graph.edges) if (from !== "encoder" || !this.adjacent(from, to)) this.arrow(from, to);
       this.ruler.remove();
+    }
+
+    // The highlight a step change runs down the nodes in the model's order (--k: a node's place): a box over each node
+    // beside the diagram, whose opacity alone changes, so that the compositor runs it and the page paints nothing a frame.
+    glow() {
+      const scroll = this.svg.parentElement;
+      for (const old of scroll.querySelectorAll(".attn-net-glow")) old.remove();
+      this.graph.rows.forEach((name, k) => {
+        const { top, bottom } = this.nodes[name];
+        const box = node("div", { class: "attn-net-glow", "aria-hidden": "true" }, scroll);
+        Object.assign(box.style, { left: `${this.x0}px`, top: `${top}px`, width: `${this.column}px`, height: `${bottom - top}px` });
+        box.style.setProperty("--k", k);
+      });
     }
 
     // A line's width in the page's font, measured once per text and size with the ruler in the diagram (an estimate
@@ -358,8 +370,8 @@
       this.svg.setAttribute("aria-label", words);
       this.tip.textContent = words;
       this.flip = !this.flip;
-      this.svg.classList.toggle("attn-lit-a", this.flip);
-      this.svg.classList.toggle("attn-lit-b", !this.flip);
+      this.svg.parentElement.classList.toggle("attn-lit-a", this.flip);
+      this.svg.parentElement.classList.toggle("attn-lit-b", !this.flip);
     }
 
     // The row of h_j at step i: each cell's piece and α, and its line to the node that reads it, as
