@@ -338,7 +338,6 @@
     arrow(from, to) {
       const a = this.nodes[from], b = this.nodes[to], lane = LANES[from], mid = (this.x0 + this.x1) / 2;
       const group = svgNode("g", { class: "attn-net-edge" }, this.svg);
-      group.style.setProperty("--k", this.graph.rows.indexOf(to));
       let points, tip;
       if (this.adjacent(from, to)) {
         points = [[mid, a.bottom], [mid, b.top - 5]];
