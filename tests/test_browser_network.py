@@ -66,12 +66,16 @@ def test_the_network_view_lights_each_step_with_the_pieces_of_the_models_trace(s
             assert page.evaluate(NETWORK_OVERLAPS, side) == [], (side, t)
     assert calls == []  # drawn in the browser from the payload it already has
     assert page.evaluate("() => document.documentElement.scrollWidth") <= width
-    # the step's highlight runs down every node, and moves nothing but opacity: the compositor's, no repaint a frame
-    moving = page.evaluate("""() => document.getAnimations().filter((a) => a.effect.target.closest('#left-network'))
-        .map((a) => [a.effect.target.className, ...new Set(a.effect.getKeyframes().flatMap((frame) =>
-            Object.keys(frame).filter((key) => !['offset', 'computedOffset', 'easing', 'composite'].includes(key))))])""")
-    assert len(moving) == page.locator("#left-network .attn-net-node").count() > 0
-    assert {tuple(animation) for animation in moving} == {("attn-net-glow", "opacity")}
+    # the step's highlight: one box resting on every node in the model's order, moved and faded by transform and
+    # opacity alone (the compositor's: the page repaints nothing a frame), and one layer however many nodes
+    moving = page.evaluate(f"""() => {{ {GROUP}.show(2); return document.getAnimations()
+        .filter((a) => a.effect.target.closest('#left-network'))
+        .map((a) => [a.effect.target.className, a.effect.getKeyframes()]); }}""")
+    assert [target for target, _ in moving] == ["attn-net-glow"]
+    frames = moving[0][1]
+    assert {key for frame in frames for key in frame} - {"offset", "computedOffset", "easing", "composite"} == {"transform", "opacity"}
+    rests = list(dict.fromkeys(float(frame["transform"].split("translateY(")[1].split("px")[0]) for frame in frames))
+    assert rests == sorted(rests) and len(rests) == page.locator("#left-network .attn-net-node").count() > 0
     SCREENSHOT_DIR.mkdir(exist_ok=True)
     page.locator("#left-network").screenshot(path=str(SCREENSHOT_DIR / f"network-{width}.png"))
 

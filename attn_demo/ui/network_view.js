@@ -6,8 +6,7 @@
   // (what reads c_t, from attention.KINDS), whether the model attends at all and whether it has heads
   // decide the order and the arrows; a model with heads is drawn as one decoder layer, the picked one
   // (heads_view.js's pick), its α the picked grid's. Built once per translation (and pick); a step change
-  // rewrites the labels and the α lines, and a highlight runs down the nodes in the model's order (CSS,
-  // in step_views.css).
+  // rewrites the labels and the α lines, and a highlight runs down the nodes in the model's order (glow).
   // Pieces are user text: they are written with textContent, never as markup.
   const { node, svgNode, write, textWidth, SIZES, HIGHLIGHT, MUTED } = window.attnSteps.draw;
 
@@ -16,6 +15,9 @@
   const PAD = 5;  // inside a node, above and below its lines
   const LINE = 1.75;  // line height, in font sizes: a subscript (write's) reaches down 0.6 of one
   const PIECE = 14;  // the characters of a piece a node label shows; the caption and aria-label give it whole
+  // The step's highlight (glow): fading in and out, resting on each node, moving to the next
+  const GLOW_MS = { fade: 100, rest: 50, move: 40 };
+  const REDUCED_MOTION = window.matchMedia("(prefers-reduced-motion: reduce)");  // then no highlight runs
   // An arrow that skips rows runs in a lane beside the nodes, chosen by what it carries: decoder
   // states on the left, c_t and (outermost) the h_j on the right, so that no two lanes overlap
   const LANES = { previous: -1, state: -1, self: -1, context: 1, encoder: 2 };
@@ -84,7 +86,6 @@
       this.H = this.attends && !this.layers ? dims(model.queries)[1] : null;
       this.font = (large ? SIZES.large : SIZES.normal).font;
       this.graph = this.layers ? layerGraph() : graph(model.context_into, this.attends, model.counts);
-      this.flip = false;  // which of the two identical highlight animations runs: switching restarts it
 
       container.textContent = "";
       this.root = node("div", { class: "attn-network" }, container);
@@ -246,17 +247,23 @@
       this.ruler.remove();
     }
 
-    // The highlight a step change runs down the nodes in the model's order (--k: a node's place): a box over each node
-    // beside the diagram, whose opacity alone changes, so that the compositor runs it and the page paints nothing a frame.
+    // The highlight a step change runs down the nodes in the model's order: one box over the diagram that rests on
+    // each node in turn, moved by transform and faded by opacity alone, which the compositor animates. One box, one
+    // layer: a box a node made a layer each, and the page's layers cost each step change ~5 ms more to lay out.
     glow() {
-      const scroll = this.svg.parentElement;
-      for (const old of scroll.querySelectorAll(".attn-net-glow")) old.remove();
-      this.graph.rows.forEach((name, k) => {
-        const { top, bottom } = this.nodes[name];
-        const box = node("div", { class: "attn-net-glow", "aria-hidden": "true" }, scroll);
-        Object.assign(box.style, { left: `${this.x0}px`, top: `${top}px`, width: `${this.column}px`, height: `${bottom - top}px` });
-        box.style.setProperty("--k", k);
-      });
+      const scroll = this.svg.parentElement, rows = this.graph.rows, { fade, rest, move } = GLOW_MS;
+      scroll.querySelector(".attn-net-glow")?.remove();
+      this.glowBox = node("div", { class: "attn-net-glow", "aria-hidden": "true" }, scroll);
+      const tall = (name) => this.nodes[name].bottom - this.nodes[name].top, height = tall(rows[0]);
+      Object.assign(this.glowBox.style, { left: `${this.x0}px`, width: `${this.column}px`, height: `${height}px` });
+      const total = 2 * fade + rows.length * rest + (rows.length - 1) * move;
+      const frame = (ms, name, opacity) => ({
+        offset: ms / total, opacity, transform: `translateY(${this.nodes[name].top}px) scaleY(${tall(name) / height})` });
+      this.glowFrames = [frame(0, rows[0], 0), ...rows.flatMap((name, k) => {
+        const arrives = fade + k * (rest + move);
+        return [frame(arrives, name, 1), frame(arrives + rest, name, 1)];
+      }), frame(total, rows[rows.length - 1], 0)];
+      this.glowMs = total;
     }
 
     // A line's width in the page's font, measured once per text and size with the ruler in the diagram (an estimate
@@ -368,9 +375,8 @@
       this.caption.textContent = words;
       this.svg.setAttribute("aria-label", words);
       this.tip.textContent = words;
-      this.flip = !this.flip;
-      this.svg.parentElement.classList.toggle("attn-lit-a", this.flip);
-      this.svg.parentElement.classList.toggle("attn-lit-b", !this.flip);
+      this.glowing?.cancel();
+      if (!REDUCED_MOTION.matches) this.glowing = this.glowBox.animate(this.glowFrames, this.glowMs);
     }
 
     // The row of h_j at step i: each cell's piece and α, and its line to the node that reads it, as

@@ -5,11 +5,9 @@
   // (watch: page_changes.js).
   const SCROLLERS = ".block, .prose table, .attn-scroll";
   const scrolling = (overflow) => ["auto", "scroll"].includes(overflow);
-  const scrolls = (element) => {
-    const style = getComputedStyle(element);
-    return (scrolling(style.overflowX) && element.scrollWidth > element.clientWidth)
-      || (scrolling(style.overflowY) && element.scrollHeight > element.clientHeight);
-  };
+  // sizes first: they are laid out already, while a style is computed for each element asked (most never overflow)
+  const scrolls = (element) => (element.scrollWidth > element.clientWidth && scrolling(getComputedStyle(element).overflowX))
+    || (element.scrollHeight > element.clientHeight && scrolling(getComputedStyle(element).overflowY));
   watch(() => {
     for (const element of document.querySelectorAll(SCROLLERS)) {
       if (!element.hasAttribute("tabindex") && scrolls(element)) element.tabIndex = 0;

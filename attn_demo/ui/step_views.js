@@ -54,8 +54,12 @@
   const svgNode = (tag, attributes, parent) => node(tag, attributes, parent, SVG);
 
   // Text with subscripts: parts are strings or [base, subscript]; nothing is parsed as markup.
-  // SVG text has no <sub>: a lowered, smaller tspan there.
+  // SVG text has no <sub>: a lowered, smaller tspan there. The same text again is left as it is: a step
+  // change writes every line, many the same as before, and a line rewritten is shaped and laid out again.
   function write(element, ...parts) {
+    const text = parts.map((part) => (typeof part === "string" ? part : `${part[0]}\u0000${part[1]}`)).join("\u0001");
+    if (element.attnWritten === text) return element;
+    element.attnWritten = text;
     element.textContent = "";
     for (const part of parts) {
       if (typeof part === "string") { element.append(part); continue; }
