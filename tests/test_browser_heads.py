@@ -27,7 +27,7 @@ KEY = "tiny-transformer"
 # what heads_view.js drew for a side: the small multiples' α, the self-attention grids, the step view's query
 DRAWN = """(side) => JSON.stringify({
     cells: [...document.querySelectorAll(`#${side}-heads .attn-head-cell`)].map((b) => [b.getAttribute("aria-label"),
-        b.getAttribute("aria-pressed"), b.querySelector("canvas").attnValues.map((row) => [...row])]),
+        b.getAttribute("aria-pressed"), b.querySelector("img").attnValues.map((row) => [...row])]),
     self: [...document.querySelectorAll(`#${side}-self-attention .attn-self-svg`)].map((svg) => svg.attnValues.map((row) => [...row])),
     query: [...(document.querySelector(`#${side}-step canvas`).attnValues || [[]])[0]],  // drawn for a head, not a mean
     grid: Array.from(document.querySelector(`#${side}-grid .js-plotly-plot, #${side}-grid.js-plotly-plot`)._fullData[0].z,
