@@ -5,7 +5,7 @@
   // (watch: page_changes.js).
   const SCROLLERS = ".block, .prose table, .attn-scroll";
   const scrolling = (overflow) => ["auto", "scroll"].includes(overflow);
-  // sizes first: they are laid out already, while a style is computed for each element asked (most never overflow)
+  // sizes first (reading them lays the page out, as its next frame would anyway), a style only where one overflows
   const scrolls = (element) => (element.scrollWidth > element.clientWidth && scrolling(getComputedStyle(element).overflowX))
     || (element.scrollHeight > element.clientHeight && scrolling(getComputedStyle(element).overflowY));
   watch(() => {
