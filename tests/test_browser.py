@@ -121,13 +121,19 @@ DRAWN_STEP = """(side) => {
     const view = document.querySelector(`#${side}-step .attn-step-view`);
     const numbers = (selector, key) => [...view.querySelectorAll(selector)].map((e) => Number(e.dataset[key]));
     const bars = (i) => [...view.querySelectorAll(".attn-bars")[i].querySelectorAll(".attn-bar")];
+    // the bars as drawn: each shape "M x,y h w v height h -w z" of panel i's two paths, left to right, the highlighted one's flagged
+    const shapes = (i) => [...view.querySelectorAll(".attn-bars")[i].querySelectorAll(".attn-bar-shapes")].flatMap((path) =>
+        [...(path.getAttribute("d") || "").matchAll(/M([-\d.e]+),[-\d.e]+h[-\d.e]+v([-\d.e]+)/g)].map(
+            (m) => ({ x: Number(m[1]), height: Number(m[2]), best: path.classList.contains("attn-bar-best") })))
+        .sort((a, b) => a.x - b.x);
     const [strip, rows] = view.querySelectorAll("canvas");
     const peak = rows.attnValues.flatMap((row, r) => [...row].map((v, d) => [Math.abs(v), v, r, d])).sort((a, b) => b[0] - a[0])[0];
     const star = view.querySelector(".attn-star");
     return JSON.stringify({
         title: view.querySelector(".attn-step-title").textContent, caption: view.querySelector(".attn-step-caption").textContent,
         scores: bars(0).map((b) => Number(b.dataset.value)), weights: bars(1).map((b) => Number(b.dataset.value)),
-        score_heights: bars(0).map((b) => Number(b.getAttribute("height"))), weight_heights: bars(1).map((b) => Number(b.getAttribute("height"))),
+        score_heights: shapes(0).map((b) => b.height), weight_heights: shapes(1).map((b) => b.height),
+        weight_best: shapes(1).findIndex((b) => b.best),
         weight_labels: [...view.querySelectorAll(".attn-bars")[1].querySelectorAll(".attn-value")].map((t) => t.textContent),
         coverage: bars(2).map((b) => Number(b.dataset.value)),
         query: [...strip.attnValues[0]], rows: rows.attnValues.map((row) => [...row]),
@@ -155,6 +161,7 @@ def assert_page_draws_the_models_step(shipped, page, sentence, t):
         np.testing.assert_array_equal(np.float32(drawn["dots"]), weights)
         heights = np.asarray(drawn["weight_heights"])  # α on a fixed [0, 1] axis: heights in proportion
         np.testing.assert_allclose(heights, weights * heights[best] / weights[best], rtol=1e-4, atol=1e-3)
+        assert drawn["weight_best"] == best  # the most-attended piece's bar is the highlighted one
         score_heights, scores = np.asarray(drawn["score_heights"]), np.abs(result.scores[i])
         np.testing.assert_allclose(score_heights, scores * score_heights.max() / scores.max(), rtol=1e-4, atol=1e-3)
         assert drawn["weight_labels"] == [f"{w:.2f}" for w in weights]

@@ -156,6 +156,40 @@ def assert_the_export_shows_the_pick(browser, page, folder, heads):  # noqa: F81
     offline.close()
 
 
+# Counts the changes to the step views' elements from now on: elements added or removed, and texts changed
+COUNT_STEP_VIEW_CHANGES = """() => {
+    window.stepViewChanges = { childList: 0, characterData: 0 };
+    new MutationObserver((records) => records.forEach((record) => {
+        const element = record.target.nodeType === Node.ELEMENT_NODE ? record.target : record.target.parentElement;
+        if (element.closest(".attn-step-view")) window.stepViewChanges[record.type] += 1;
+    })).observe(document.body, { childList: true, characterData: true, subtree: true });
+}"""
+
+
+def test_a_step_change_writes_the_step_views_numbers_into_their_elements(browser, transformer_app):  # noqa: F811
+    """A GRU's and a Transformer head's step views take a step's numbers into the elements they have (a text changed
+    where it stands, the bars' axis kept for the whole translation): an element made or removed at every step was laid
+    out, painted and collected anew, and woke every page watcher (page_changes.js)."""
+    url, _ = transformer_app
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    page.goto(f"{url}?q={SENTENCE}&left=luong-en-fr&right={KEY}", wait_until="load")
+    page.wait_for_function(caption_shows("right", "Step 1 of"), timeout=90_000)
+    # steps both sides take ("Step 1 of T"; a side past its last step says so in its caption)
+    steps = min(5, *(int(page.locator(f"#{side}-step .attn-step-caption").inner_text().split(" of ")[1].split()[0])
+                     for side in ("left", "right")))
+    page.select_option("#right-heads-head", "1")  # a head's own query, keys, scores and values, not the mean's
+    page.wait_for_function(caption_shows("right", "Step 1 of"), timeout=30_000)
+    page.evaluate(COUNT_STEP_VIEW_CHANGES)
+    page.locator("#translate-steps-slider input[type=range]").focus()
+    for t in range(2, steps + 1):
+        page.keyboard.press("ArrowRight")
+        for side in ("left", "right"):
+            page.wait_for_function(caption_shows(side, f"Step {t} of"), timeout=30_000)
+    changes = page.evaluate("() => window.stepViewChanges")
+    assert changes["characterData"] > 0 and changes["childList"] == 0, changes
+    page.close()
+
+
 def test_the_explorer_turns_a_head_off_and_shows_what_the_model_writes_without_it(browser, transformer_app):  # noqa: F811
     url, translator = transformer_app
     page = browser.new_page(viewport={"width": 1440, "height": 900})

@@ -7,8 +7,8 @@
   // The text is escaped like the figure's labels; it is decoded in an inert document, never run.
   const decode = (escaped) => new DOMParser().parseFromString(escaped, "text/html").documentElement.textContent;
   const described = new WeakMap();  // plot → the text it was given
-  watch(() => {
-    for (const plot of document.querySelectorAll(".js-plotly-plot")) {
+  watch((scope) => {
+    for (const plot of scope.querySelectorAll(".js-plotly-plot")) {
       const escaped = plot.layout?.meta?.text;
       if (!escaped || described.get(plot) === escaped) continue;
       described.set(plot, escaped);

@@ -12,9 +12,9 @@
   // the step group's (pickGrid): a pick here redraws every view of that model and the side's grid. Every number
   // drawn is one the model computed; a mean of heads is computed here in float32, as the server's numpy computes
   // the shown grid.
-  // Pieces are user text: they are written with textContent, never as markup.
-  const { floats, node, svgNode, write, textWidth, colourTable, alphaIndex, tableColour, running, paint, SIZES, HIGHLIGHT,
-          StepView } = window.attnSteps.draw;
+  // Pieces are user text: they are written as text (textContent, a text node's data), never as markup.
+  const { floats, node, svgNode, write, setText, textWidth, colourTable, alphaIndex, tableColour, running, paint, SIZES,
+          HIGHLIGHT, StepView } = window.attnSteps.draw;
 
   const CELL = 64;  // a small multiple's width in CSS pixels at normal text (the phone's 390 px hold 4 heads and a mean)
 
@@ -313,11 +313,11 @@
       this.scoreTitle.style.display = this.scoreBars.svg.style.display = head === null ? "none" : "";
       this.valueRows.parentElement.style.display = this.valueRows.parentElement.previousElementSibling.style.display =
         head === null ? "none" : "";
-      this.heading.textContent = head === null
+      setText(this.heading, head === null
         ? `The mean of layer ${layer + 1}'s ${read.H} heads is what the grid can show, not what any head computes: each `
           + "head has its own query, keys, scores and values. Pick a head to see them."
         : `Head ${head + 1} of layer ${layer + 1}, one of ${read.H} that attend at once, each in its own d_k = ${read.dk} `
-          + "numbers.";
+          + "numbers.");
       if (head === null) {
         write(this.weightTitle, "3. weights: the mean over the heads of each head's ", ["α", "tj"], ` = softmax(`, ["e", "t·"],
               `): (1, 1, S) = (1, 1, ${S})`);
@@ -325,24 +325,24 @@
         write(this.weightTitle, "4. weights ", ["α", "tj"], " = softmax(", ["e", "t·"], `): (B, H, 1, S) → (1, 1, ${S})`);
         paint(this.strip, [read.queries[layer][head][i]], this.table);
         paint(this.keyRows, read.keys[layer][head], this.table);
-        this.drawBars(this.scoreBars, read.scores[layer][head][i], -1);
+        this.drawBars(this.scoreBars, read.scores[layer][head], i, -1);
         const values = read.values[layer][head];
         const weighted = values.map((v, j) => v.map((x) => Math.fround(alpha[j] * x)));  // float32, as numpy
         paint(this.valueRows, [...weighted, read.outputs[layer][head][i]], this.table);
       }
-      this.drawBars(this.weightBars, alpha, best);
-      this.drawBars(this.coverageBars, this.coverage[i], -1);
+      this.drawBars(this.weightBars, weights, i, best);
+      this.drawBars(this.coverageBars, this.coverage, i, -1);
       if (this.attribution) {
         const scores = this.attribution[i];
-        this.drawBars(this.attributionBars, scores, scores.indexOf(Math.max(...scores)));
+        this.drawBars(this.attributionBars, this.attribution, i, scores.indexOf(Math.max(...scores)));
       }
       const concatenated = new Float32Array(read.H * read.dk);
       read.outputs[layer].forEach((o, h) => concatenated.set(o[i], h * read.dk));
       paint(this.concatenated, [concatenated], this.table);
       paint(this.multiHead, [read.attended[layer][i]], this.table);
-      this.residual.textContent = `Then the residual: x_t + MultiHead_t goes on through a feed-forward layer`
+      setText(this.residual, `Then the residual: x_t + MultiHead_t goes on through a feed-forward layer`
         + (layer + 1 < read.L ? ` to layer ${layer + 2}, whose heads attend again.` : ", then to the output softmax that writes "
-           + `${this.target[i]}.`);
+           + `${this.target[i]}.`));
     }
   }
 

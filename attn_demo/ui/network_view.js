@@ -7,8 +7,8 @@
   // decide the order and the arrows; a model with heads is drawn as one decoder layer, the picked one
   // (heads_view.js's pick), its α the picked grid's. Built once per translation (and pick); a step change
   // rewrites the labels and the α lines, and a highlight runs down the nodes in the model's order (glow).
-  // Pieces are user text: they are written with textContent, never as markup.
-  const { node, svgNode, write, textWidth, SIZES, HIGHLIGHT, MUTED } = window.attnSteps.draw;
+  // Pieces are user text: they are written as text (textContent, a text node's data), never as markup.
+  const { node, svgNode, write, setText, textWidth, SIZES, HIGHLIGHT, MUTED } = window.attnSteps.draw;
 
   const GAP = 18, FAN = 34;  // between rows: room for an arrow, and for the α lines from the h_j to their reader
   const LANE = 10;  // between the node column and a lane of the arrows that skip rows
@@ -372,9 +372,9 @@
       if (this.attends) this.nodes[this.layers ? "cross" : "softmax"].group.dataset.piece = this.source[best];
       this.fillCells(i, best);
       const words = this.describe(i, best) + (t > T ? ` This model stopped after ${T} steps.` : "");
-      this.caption.textContent = words;
+      setText(this.caption, words);
       this.svg.setAttribute("aria-label", words);
-      this.tip.textContent = words;
+      setText(this.tip, words);
       this.glowing?.cancel();
       if (!REDUCED_MOTION.matches) this.glowing = this.glowBox.animate(this.glowFrames, this.glowMs);
     }
@@ -394,11 +394,11 @@
         if (gap) {
           write(cell.lines[0], "…");
           write(cell.lines[1], `${to - from} more`);
-          cell.tip.textContent = `h${from + 1} … h${to}: ${to - from} pieces left out here` + (weights ? `, α ${alpha.toFixed(2)} in all` : "");
+          setText(cell.tip, `h${from + 1} … h${to}: ${to - from} pieces left out here` + (weights ? `, α ${alpha.toFixed(2)} in all` : ""));
         } else {
           write(cell.lines[0], ["h", String(at + 1)]);
           write(cell.lines[1], this.pieces[at]);
-          cell.tip.textContent = `h${at + 1}: ${this.source[at]}` + (weights ? `, α = ${alpha.toFixed(3)}` : "");
+          setText(cell.tip, `h${at + 1}: ${this.source[at]}` + (weights ? `, α = ${alpha.toFixed(3)}` : ""));
         }
         write(cell.lines[2], weights ? alpha.toFixed(2) : reads ? (at === 0 ? "← in c" : "→ in c") : "");  // c's two halves
         cell.classList.toggle("attn-net-best", !gap && this.attends && at === best);

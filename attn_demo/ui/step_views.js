@@ -12,7 +12,7 @@
   // slots, elements of class attn-step-slot, filled in order from the payload's views, and its
   // network slots, class attn-network-slot, filled the same way by network_view.js); a page may
   // hold several such groups.
-  // Pieces are user text: they are written with textContent, never as markup.
+  // Pieces are user text: they are written as text (textContent, a text node's data), never as markup.
   // tests/test_browser.py checks the drawn numbers against the model's trace.
 
   const PLAY_INTERVAL_MS = 1000;
@@ -53,23 +53,44 @@
   }
   const svgNode = (tag, attributes, parent) => node(tag, attributes, parent, SVG);
 
-  // Text with subscripts: parts are strings or [base, subscript]; nothing is parsed as markup.
-  // SVG text has no <sub>: a lowered, smaller tspan there. The same text again is left as it is: a step
-  // change writes every line, many the same as before, and a line rewritten is shaped and laid out again.
-  function write(element, ...parts) {
-    const text = parts.map((part) => (typeof part === "string" ? part : `${part[0]}\u0000${part[1]}`)).join("\u0001");
-    if (element.attnWritten === text) return element;
-    element.attnWritten = text;
+  // A line's words at a step, changed where they stand: the data of its text nodes, not new nodes. A step rewrites
+  // hundreds of lines (tooltips, values, captions); new nodes each time were garbage to collect and changes to the
+  // page's elements that every page watcher (page_changes.js) looked at again.
+  function setText(element, text) {
+    const only = element.firstChild;
+    if (only && only === element.lastChild && only.nodeType === Node.TEXT_NODE) {
+      if (only.data !== text) only.data = text;
+    } else element.textContent = text;
+  }
+
+  // Segments [tag, text] as an element's children: plain text (tag null) and elements of one text each. The same
+  // kinds of segments again change only the texts (setText's reasons); other kinds build the children anew.
+  function fill(element, segments) {
+    const shape = segments.map(([tag]) => tag || "").join(",");
+    if (element.attnShape === shape && element.childNodes.length === segments.length) {
+      segments.forEach(([tag, text], k) => {
+        const child = element.childNodes[k];
+        if (tag) setText(child, text);
+        else if (child.data !== text) child.data = text;
+      });
+      return element;
+    }
+    element.attnShape = shape;
     element.textContent = "";
-    for (const part of parts) {
-      if (typeof part === "string") { element.append(part); continue; }
-      element.append(part[0]);
-      const sub = element instanceof SVGElement
-        ? svgNode("tspan", { "baseline-shift": "sub", "font-size": "75%" }, element) : node("sub", {}, element);
-      sub.textContent = part[1];
+    for (const [tag, text] of segments) {
+      const words = document.createTextNode(text);
+      if (!tag) element.appendChild(words);
+      else if (tag === "sub" && element instanceof SVGElement) {
+        svgNode("tspan", { "baseline-shift": "sub", "font-size": "75%" }, element).appendChild(words);
+      } else node(tag, {}, element).appendChild(words);
     }
     return element;
   }
+
+  // Text with subscripts: parts are strings or [base, subscript]; nothing is parsed as markup.
+  // SVG text has no <sub>: a lowered, smaller tspan there.
+  const write = (element, ...parts) => fill(element, parts.flatMap((part) => (
+    typeof part === "string" ? [[null, part]] : [[null, part[0]], ["sub", part[1]]])));
 
   const textWidth = (text, font) => Math.ceil(0.65 * font * text.length) + 4;  // generous, as figures._text_px
 
@@ -237,7 +258,9 @@
       return node("div", { class: "attn-panel-title" }, parent);
     }
 
-    // A bar per source piece over a shared axis; the pieces are written vertically under it.
+    // A bar per source piece over a shared axis; the pieces are written vertically under it. The bars are drawn as two
+    // shapes (the highlighted bar, and the others), redrawn at a step as two attributes rather than three a bar;
+    // over each piece's column lies a clear box that names its number (data-value, its tooltip) and takes a tap.
     bars(parent, plot, symbol) {
       const { font, bars: height, gutter } = this.size;
       const room = symbol === "α" ? textWidth("0.00", font - 2) : 4;  // α's values are written above its bars
@@ -246,11 +269,10 @@
       this.tap(svg);
       const panel = { svg, symbol, top: room, height, ticks: svgNode("g", {}, svg), bars: [], values: [] };
       panel.zero = svgNode("line", { x1: gutter, x2: gutter + plot, stroke: "#888" }, svg);
+      panel.shapes = svgNode("path", { class: "attn-bar-shapes", fill: MUTED }, svg);
+      panel.best = svgNode("path", { class: "attn-bar-shapes attn-bar-best", fill: HIGHLIGHT }, svg);
       this.source.forEach((piece, j) => {
         const x = gutter + (j + 0.5) * this.slot;
-        const bar = svgNode("rect", { x: x - 0.4 * this.slot, width: 0.8 * this.slot, class: "attn-bar" }, svg);
-        bar.tip = svgNode("title", {}, bar);
-        panel.bars.push(bar);
         const label = svgNode("text", { class: "attn-tick", "text-anchor": "end", "dominant-baseline": "central",
                                         transform: `translate(${x},${room + height + 6}) rotate(-90)` }, svg);
         label.textContent = piece;
@@ -259,6 +281,10 @@
           value.style.fontSize = `${font - 2}px`;
           panel.values.push(value);
         }
+        const bar = svgNode("rect", { x: x - 0.5 * this.slot, y: 0, width: this.slot, height: room + height, fill: "transparent",
+                                      class: "attn-bar" }, svg);
+        bar.tip = svgNode("title", {}, bar);
+        panel.bars.push(bar);
       });
       return panel;
     }
@@ -357,7 +383,7 @@
       else this.showFixed(i, T, t);
       if (this.attribution) {
         const scores = this.attribution[i];
-        this.drawBars(this.attributionBars, scores, scores.indexOf(Math.max(...scores)));
+        this.drawBars(this.attributionBars, this.attribution, i, scores.indexOf(Math.max(...scores)));
       }
       const [x, y] = this.place(this.centres[i]);
       this.star.setAttribute("transform", `translate(${x},${y})`);
@@ -372,7 +398,7 @@
     }
 
     showAttention(i, T, t) {
-      const weights = this.weights[i], scores = this.scores[i];
+      const weights = this.weights[i];
       let best = 0;
       weights.forEach((w, j) => { if (w > weights[best]) best = j; });
       const S = this.source.length, forced = (this.model.forced || []).includes(i + 1);
@@ -385,9 +411,9 @@
       else write(this.weightTitle, "3. weights ", ["α", "tj"], " = softmax(", ["e", "t·"], `): (B, 1, S) = (1, 1, ${S})`);
 
       paint(this.strip, [this.queries[i]], this.table);
-      this.drawBars(this.scoreBars, scores, -1);
-      this.drawBars(this.weightBars, weights, best);
-      this.drawBars(this.coverageBars, this.coverage[i], -1);
+      this.drawBars(this.scoreBars, this.scores, i, -1);
+      this.drawBars(this.weightBars, this.weights, i, best);
+      this.drawBars(this.coverageBars, this.coverage, i, -1);
       const weighted = this.annotations.map((h, j) => h.map((v) => Math.fround(weights[j] * v)));  // float32, as numpy
       paint(this.rows, [...weighted, this.contexts[i]], this.table);
 
@@ -395,7 +421,7 @@
         dot.setAttribute("r", (10 + 40 * weights[j]) / 2);
         dot.setAttribute("fill", j === best ? HIGHLIGHT : MUTED);
         dot.dataset.weight = weights[j];
-        dot.tip.textContent = `h${j + 1} of ${this.source[j]}: α = ${weights[j].toFixed(3)}`;
+        setText(dot.tip, `h${j + 1} of ${this.source[j]}: α = ${weights[j].toFixed(3)}`);
       });
     }
 
@@ -407,31 +433,26 @@
       this.dots.forEach((dot, j) => {
         dot.setAttribute("r", 5);
         dot.setAttribute("fill", MUTED);
-        dot.tip.textContent = `h${j + 1} of ${this.source[j]} (no α: this model never weighs the h_j)`;
+        setText(dot.tip, `h${j + 1} of ${this.source[j]} (no α: this model never weighs the h_j)`);
       });
     }
 
     // "Step i+1 of T — emitted y" and the rest: strings, with the odd ones (pieces) set as code.
     writeCaption(i, T, t, rest) {
-      this.caption.textContent = "";
-      node("strong", {}, this.caption).textContent = `Step ${i + 1} of ${T}`;
-      this.caption.append(" — emitted ");
-      node("code", {}, this.caption).textContent = this.target[i];
-      rest.forEach((part, k) => {
-        if (k % 2) node("code", {}, this.caption).textContent = part;
-        else this.caption.append(part);
-      });
-      if (t > T) this.caption.append(`. This model stopped after ${T} steps.`);
+      fill(this.caption, [["strong", `Step ${i + 1} of ${T}`], [null, " — emitted "], ["code", this.target[i]],
+                          ...rest.map((part, k) => [k % 2 ? "code" : null, part]),
+                          ...(t > T ? [[null, `. This model stopped after ${T} steps.`]] : [])]);
     }
 
-    // Bars for one step's values on an axis that holds them and 0 (α: always [0, 1]).
-    drawBars(panel, values, best) {
-      const { gutter } = this.size;
-      // α: always [0, 1]; coverage: from 0 to 1 or more (a piece attended more than once in all)
-      const lo = panel.symbol === "α" ? 0 : Math.min(0, ...values);
-      const hi = panel.symbol === "α" ? 1 : panel.symbol === "C" ? Math.max(1, ...values) : Math.max(0, ...values);
+    // Bars for step i's values, rows[i], on one axis for every step (α's: always [0, 1]), holding 0 and the values of
+    // all of them: a bar's height compares across steps, and the axis is drawn once per translation, not per step.
+    drawBars(panel, rows, i, best) {
+      const { gutter } = this.size, values = rows[i];
+      let lo = 0, hi = panel.symbol === "C" ? 1 : 0;  // coverage: from 0 to 1 or more (a piece attended more than once in all)
+      if (panel.symbol === "α") hi = 1;
+      else for (const row of rows) for (const v of row) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
       const y = (v) => panel.top + ((hi - v) / ((hi - lo) || 1)) * panel.height;
-      if (panel.range !== `${lo} ${hi}`) {  // the axis, rebuilt only when it changes (α's never does)
+      if (panel.range !== `${lo} ${hi}`) {  // a new translation, pick or attribution
         panel.range = `${lo} ${hi}`;
         panel.ticks.textContent = "";
         for (const tick of niceTicks(lo, hi)) {
@@ -442,19 +463,21 @@
         panel.zero.setAttribute("y1", y(0));
         panel.zero.setAttribute("y2", y(0));
       }
+      let shapes = "", highlighted = "";
       values.forEach((v, j) => {
-        const bar = panel.bars[j];
-        bar.setAttribute("y", Math.min(y(v), y(0)));
-        bar.setAttribute("height", Math.abs(y(v) - y(0)));
-        bar.setAttribute("fill", j === best ? HIGHLIGHT : MUTED);
-        bar.dataset.value = v;
-        bar.tip.textContent = `${panel.symbol} = ${v.toFixed(3)} for ${this.source[j]}`;
+        const x = gutter + (j + 0.5) * this.slot, width = 0.8 * this.slot;
+        const shape = `M${x - width / 2},${Math.min(y(v), y(0))}h${width}v${Math.abs(y(v) - y(0))}h${-width}z`;
+        if (j === best) highlighted = shape;
+        else shapes += shape;
+        panel.bars[j].dataset.value = v;
+        setText(panel.bars[j].tip, `${panel.symbol} = ${v.toFixed(3)} for ${this.source[j]}`);
         if (panel.values.length) {  // α's value, written upwards from the top of its bar
-          const x = gutter + (j + 0.5) * this.slot;
           panel.values[j].setAttribute("transform", `translate(${x},${y(v) - 3}) rotate(-90)`);
-          panel.values[j].textContent = v.toFixed(2);
+          setText(panel.values[j], v.toFixed(2));
         }
       });
+      panel.shapes.setAttribute("d", shapes);
+      panel.best.setAttribute("d", highlighted);
     }
   }
 
@@ -627,7 +650,7 @@
       return groups.get(id);
     },
     // what network_view.js and heads_view.js draw with (they set window.attnSteps.NetworkView, HeadStepView, …)
-    draw: { floats, node, svgNode, write, textWidth, colourTable, alphaIndex, tableColour, running, paint, SIZES, HIGHLIGHT,
+    draw: { floats, node, svgNode, write, setText, textWidth, colourTable, alphaIndex, tableColour, running, paint, SIZES, HIGHLIGHT,
             MUTED, StepView },
   };
 }
