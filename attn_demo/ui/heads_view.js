@@ -13,8 +13,8 @@
   // drawn is one the model computed; a mean of heads is computed here in float32, as the server's numpy computes
   // the shown grid.
   // Pieces are user text: they are written as text (textContent, a text node's data), never as markup.
-  const { floats, node, svgNode, write, setText, textWidth, colourTable, alphaIndex, tableColour, running, paint, SIZES,
-          HIGHLIGHT, StepView } = window.attnSteps.draw;
+  const { floats, node, svgNode, write, setText, textWidth, colourTable, alphaIndex, tableColour, running, paint, weigh,
+          SIZES, HIGHLIGHT, StepView } = window.attnSteps.draw;
 
   const CELL = 64;  // a small multiple's width in CSS pixels at normal text (the phone's 390 px hold 4 heads and a mean)
 
@@ -327,8 +327,8 @@
         paint(this.keyRows, read.keys[layer][head], this.table);
         this.drawBars(this.scoreBars, read.scores[layer][head], i, -1);
         const values = read.values[layer][head];
-        const weighted = values.map((v, j) => v.map((x) => Math.fround(alpha[j] * x)));  // float32, as numpy
-        paint(this.valueRows, [...weighted, read.outputs[layer][head][i]], this.table);
+        this.weightedValues ??= values.map((v) => new Float32Array(v.length));
+        paint(this.valueRows, [...weigh(values, alpha, this.weightedValues), read.outputs[layer][head][i]], this.table);
       }
       this.drawBars(this.weightBars, weights, i, best);
       this.drawBars(this.coverageBars, this.coverage, i, -1);
@@ -336,7 +336,7 @@
         const scores = this.attribution[i];
         this.drawBars(this.attributionBars, this.attribution, i, scores.indexOf(Math.max(...scores)));
       }
-      const concatenated = new Float32Array(read.H * read.dk);
+      const concatenated = this.concatenatedRow ??= new Float32Array(read.H * read.dk);
       read.outputs[layer].forEach((o, h) => concatenated.set(o[i], h * read.dk));
       paint(this.concatenated, [concatenated], this.table);
       paint(this.multiHead, [read.attended[layer][i]], this.table);

@@ -114,23 +114,35 @@
 
   // Rows of numbers on a canvas, one pixel a number (CSS scales it): signed numbers centred on 0 and scaled by the
   // largest magnitude, or with `alpha`, α in [0, 1] as the alignment grids draw it.
+  // A step repaints with the canvas's own image, not a new one: a step makes nothing new to collect.
   function paint(canvas, rows, table, alpha = false) {
     const width = rows[0].length, context = canvas.getContext("2d");
-    const image = context.createImageData(width, rows.length);
+    if (canvas.attnImage?.width !== width || canvas.attnImage.height !== rows.length) {
+      canvas.attnImage = context.createImageData(width, rows.length);
+    }
+    const data = canvas.attnImage.data;
     let bound = 1;
     if (!alpha) {
       bound = 0;
-      for (const row of rows) for (const v of row) bound = Math.max(bound, Math.abs(v));
+      for (const row of rows) for (let d = 0; d < width; d++) bound = Math.max(bound, Math.abs(row[d]));
       bound = bound || 1;
     }
-    rows.forEach((row, r) => row.forEach((v, d) => {
-      const i = alpha ? alphaIndex(v) : Math.round(((v / bound) + 1) * 127.5), p = 4 * (r * width + d);
-      image.data[p] = table[3 * i]; image.data[p + 1] = table[3 * i + 1]; image.data[p + 2] = table[3 * i + 2];
-      image.data[p + 3] = 255;
-    }));
-    context.putImageData(image, 0, 0);
+    rows.forEach((row, r) => {
+      for (let d = 0; d < width; d++) {
+        const i = alpha ? alphaIndex(row[d]) : Math.round(((row[d] / bound) + 1) * 127.5), p = 4 * (r * width + d);
+        data[p] = table[3 * i]; data[p + 1] = table[3 * i + 1]; data[p + 2] = table[3 * i + 2]; data[p + 3] = 255;
+      }
+    });
+    context.putImageData(canvas.attnImage, 0, 0);
     canvas.attnValues = rows;  // what was drawn, for hover and tests
     canvas.attnBound = bound;
+  }
+
+  // Each row j times weights[j], multiplied in float32 as numpy does (a Float32Array rounds what it is given), written
+  // into `into`: rows of the same sizes, made once per view, so that a step makes no new arrays to collect.
+  function weigh(rows, weights, into) {
+    rows.forEach((row, j) => { for (let d = 0; d < row.length; d++) into[j][d] = weights[j] * row[d]; });
+    return into;
   }
 
   // About four round tick values covering [lo, hi].
@@ -414,8 +426,8 @@
       this.drawBars(this.scoreBars, this.scores, i, -1);
       this.drawBars(this.weightBars, this.weights, i, best);
       this.drawBars(this.coverageBars, this.coverage, i, -1);
-      const weighted = this.annotations.map((h, j) => h.map((v) => Math.fround(weights[j] * v)));  // float32, as numpy
-      paint(this.rows, [...weighted, this.contexts[i]], this.table);
+      this.weighted ??= this.annotations.map((h) => new Float32Array(h.length));
+      paint(this.rows, [...weigh(this.annotations, weights, this.weighted), this.contexts[i]], this.table);
 
       this.dots.forEach((dot, j) => {
         dot.setAttribute("r", (10 + 40 * weights[j]) / 2);
@@ -447,10 +459,7 @@
     // Bars for step i's values, rows[i], on one axis for every step (α's: always [0, 1]), holding 0 and the values of
     // all of them: a bar's height compares across steps, and the axis is drawn once per translation, not per step.
     drawBars(panel, rows, i, best) {
-      const { gutter } = this.size, values = rows[i];
-      let lo = 0, hi = panel.symbol === "C" ? 1 : 0;  // coverage: from 0 to 1 or more (a piece attended more than once in all)
-      if (panel.symbol === "α") hi = 1;
-      else for (const row of rows) for (const v of row) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+      const { gutter } = this.size, values = rows[i], [lo, hi] = panel.symbol === "α" ? [0, 1] : this.extent(panel, rows);
       const y = (v) => panel.top + ((hi - v) / ((hi - lo) || 1)) * panel.height;
       if (panel.range !== `${lo} ${hi}`) {  // a new translation, pick or attribution
         panel.range = `${lo} ${hi}`;
@@ -478,6 +487,18 @@
       });
       panel.shapes.setAttribute("d", shapes);
       panel.best.setAttribute("d", highlighted);
+    }
+
+    // 0 and the smallest and largest of every step's values (coverage's: from 0 to 1 or more, a piece attended more
+    // than once in all), computed once for a panel's rows.
+    extent(panel, rows) {
+      if (panel.extentOf !== rows) {
+        let lo = 0, hi = panel.symbol === "C" ? 1 : 0;
+        for (const row of rows) for (let j = 0; j < row.length; j++) { lo = Math.min(lo, row[j]); hi = Math.max(hi, row[j]); }
+        panel.extentOf = rows;
+        panel.extent = [lo, hi];
+      }
+      return panel.extent;
     }
   }
 
@@ -650,7 +671,7 @@
       return groups.get(id);
     },
     // what network_view.js and heads_view.js draw with (they set window.attnSteps.NetworkView, HeadStepView, …)
-    draw: { floats, node, svgNode, write, setText, textWidth, colourTable, alphaIndex, tableColour, running, paint, SIZES, HIGHLIGHT,
-            MUTED, StepView },
+    draw: { floats, node, svgNode, write, setText, textWidth, colourTable, alphaIndex, tableColour, running, paint, weigh,
+            SIZES, HIGHLIGHT, MUTED, StepView },
   };
 }
