@@ -13,8 +13,8 @@
   // drawn is one the model computed; a mean of heads is computed here in float32, as the server's numpy computes
   // the shown grid.
   // Pieces are user text: they are written as text (textContent, a text node's data), never as markup.
-  const { floats, node, svgNode, write, setText, textWidth, colourTable, alphaIndex, tableColour, running, paint, weigh,
-          SIZES, HIGHLIGHT, StepView } = window.attnSteps.draw;
+  const { floats, node, svgNode, write, setText, upwards, placeUpwards, textWidth, colourTable, alphaIndex, tableColour,
+          running, paint, weigh, SIZES, HIGHLIGHT, StepView } = window.attnSteps.draw;
 
   const CELL = 64;  // a small multiple's width in CSS pixels at normal text (the phone's 390 px hold 4 heads and a mean)
 
@@ -185,10 +185,10 @@
       const top = textWidth(columns.reduce((a, b) => (b.length > a.length ? b : a), ""), font);
       const svg = svgNode("svg", { width: gutter + columns.length * column + 4, height: top + rows.length * column + 4,
                                    role: "img", class: "attn-self-svg" }, scroll);
+      const texts = upwards(svg);
       columns.forEach((piece, j) => {
-        const label = svgNode("text", { class: "attn-tick", "text-anchor": "start", "dominant-baseline": "central",
-                                        transform: `translate(${gutter + (j + 0.5) * column},${top - 4}) rotate(-90)` }, svg);
-        label.textContent = piece;
+        placeUpwards(svgNode("text", { class: "attn-tick", "text-anchor": "start", "dominant-baseline": "central" }, texts),
+                     gutter + (j + 0.5) * column, top - 4).textContent = piece;
       });
       const cells = rows.map((piece, i) => {
         const label = svgNode("text", { x: gutter - 4, y: top + (i + 0.5) * column, class: "attn-tick", "text-anchor": "end",

@@ -92,6 +92,16 @@
   const write = (element, ...parts) => fill(element, parts.flatMap((part) => (
     typeof part === "string" ? [[null, part]] : [[null, part[0]], ["sub", part[1]]])));
 
+  // Text written upwards: a figure's upward texts share one group turned a quarter to the left, where the figure's point
+  // (x, y) is (−y, x). One turn for them all rather than a transform each: every element with a transform of its own
+  // is a piece of the page that the browser sorts into layers again at each frame.
+  const upwards = (parent) => svgNode("g", { transform: "rotate(-90)" }, parent);
+  function placeUpwards(text, x, y) {
+    text.setAttribute("x", -y);
+    text.setAttribute("y", x);
+    return text;
+  }
+
   const textWidth = (text, font) => Math.ceil(0.65 * font * text.length) + 4;  // generous, as figures._text_px
 
   // A 256-entry colour table from a Plotly colour scale [[0, "rgb(r,g,b)"], …, [1, …]].
@@ -283,13 +293,14 @@
       panel.zero = svgNode("line", { x1: gutter, x2: gutter + plot, stroke: "#888" }, svg);
       panel.shapes = svgNode("path", { class: "attn-bar-shapes", fill: MUTED }, svg);
       panel.best = svgNode("path", { class: "attn-bar-shapes attn-bar-best", fill: HIGHLIGHT }, svg);
+      const texts = upwards(svg);
       this.source.forEach((piece, j) => {
         const x = gutter + (j + 0.5) * this.slot;
-        const label = svgNode("text", { class: "attn-tick", "text-anchor": "end", "dominant-baseline": "central",
-                                        transform: `translate(${x},${room + height + 6}) rotate(-90)` }, svg);
-        label.textContent = piece;
+        placeUpwards(svgNode("text", { class: "attn-tick", "text-anchor": "end", "dominant-baseline": "central" }, texts),
+                     x, room + height + 6).textContent = piece;
         if (symbol === "α") {
-          const value = svgNode("text", { class: "attn-value", "text-anchor": "start", "dominant-baseline": "central" }, svg);
+          const value = svgNode("text", { class: "attn-value", "text-anchor": "start", "dominant-baseline": "central", x: 0, y: x },
+                                texts);
           value.style.fontSize = `${font - 2}px`;
           panel.values.push(value);
         }
@@ -481,7 +492,7 @@
         panel.bars[j].dataset.value = v;
         setText(panel.bars[j].tip, `${panel.symbol} = ${v.toFixed(3)} for ${this.source[j]}`);
         if (panel.values.length) {  // α's value, written upwards from the top of its bar
-          panel.values[j].setAttribute("transform", `translate(${x},${y(v) - 3}) rotate(-90)`);
+          panel.values[j].setAttribute("x", 3 - y(v));  // upwards (placeUpwards): the figure's y is the text's −x
           setText(panel.values[j], v.toFixed(2));
         }
       });
@@ -671,7 +682,7 @@
       return groups.get(id);
     },
     // what network_view.js and heads_view.js draw with (they set window.attnSteps.NetworkView, HeadStepView, …)
-    draw: { floats, node, svgNode, write, setText, textWidth, colourTable, alphaIndex, tableColour, running, paint, weigh,
-            SIZES, HIGHLIGHT, MUTED, StepView },
+    draw: { floats, node, svgNode, write, setText, upwards, placeUpwards, textWidth, colourTable, alphaIndex, tableColour,
+            running, paint, weigh, SIZES, HIGHLIGHT, MUTED, StepView },
   };
 }
