@@ -53,9 +53,9 @@
   }
   const svgNode = (tag, attributes, parent) => node(tag, attributes, parent, SVG);
 
-  // A line's words at a step, changed where they stand: the data of its text nodes, not new nodes. A step rewrites
-  // hundreds of lines (tooltips, values, captions); new nodes each time were garbage to collect and changes to the
-  // page's elements that every page watcher (page_changes.js) looked at again.
+  // A line's words at a step, changed where they stand: the data of its text node, not a new node. A step rewrites a
+  // hundred lines or more (tooltips, values, captions); new nodes each time would be garbage to collect, and changes to
+  // the page's elements that every page watcher (page_changes.js) looks at again.
   function setText(element, text) {
     const only = element.firstChild;
     if (only && only === element.lastChild && only.nodeType === Node.TEXT_NODE) {
@@ -94,7 +94,7 @@
 
   // Text written upwards: a figure's upward texts share one group turned a quarter to the left, where the figure's point
   // (x, y) is (−y, x). One turn for them all rather than a transform each: every element with a transform of its own
-  // is a piece of the page that the browser sorts into layers again at each frame.
+  // is a separate piece of paint, for the browser to sort into layers whenever the page repaints.
   const upwards = (parent) => svgNode("g", { transform: "rotate(-90)" }, parent);
   function placeUpwards(text, x, y) {
     text.setAttribute("x", -y);
@@ -123,8 +123,8 @@
   const tableColour = (table, i) => `rgb(${table[3 * i]},${table[3 * i + 1]},${table[3 * i + 2]})`;
 
   // Rows of numbers on a canvas, one pixel a number (CSS scales it): signed numbers centred on 0 and scaled by the
-  // largest magnitude, or with `alpha`, α in [0, 1] as the alignment grids draw it.
-  // A step repaints with the canvas's own image, not a new one: a step makes nothing new to collect.
+  // largest magnitude, or with `alpha`, α in [0, 1] as the alignment grids draw it. Each canvas keeps its image: a
+  // step repaints it rather than making one to collect.
   function paint(canvas, rows, table, alpha = false) {
     const width = rows[0].length, context = canvas.getContext("2d");
     if (canvas.attnImage?.width !== width || canvas.attnImage.height !== rows.length) {
