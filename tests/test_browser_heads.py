@@ -168,8 +168,8 @@ COUNT_STEP_VIEW_CHANGES = """() => {
 
 def test_a_step_change_writes_the_step_views_numbers_into_their_elements(browser, transformer_app):  # noqa: F811
     """A GRU's and a Transformer head's step views take a step's numbers into the elements they have (a text changed
-    where it stands, the bars' axis kept for the whole translation): an element made or removed at every step was laid
-    out, painted and collected anew, and woke every page watcher (page_changes.js)."""
+    where it stands, the bars' axis kept for the whole translation): an element made or removed at every step would be
+    laid out, painted and collected anew, and would wake every page watcher (page_changes.js)."""
     url, _ = transformer_app
     page = browser.new_page(viewport={"width": 1440, "height": 900})
     page.goto(f"{url}?q={SENTENCE}&left=luong-en-fr&right={KEY}", wait_until="load")

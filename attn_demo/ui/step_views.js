@@ -69,9 +69,8 @@
     const shape = segments.map(([tag]) => tag || "").join(",");
     if (element.attnShape === shape && element.childNodes.length === segments.length) {
       segments.forEach(([tag, text], k) => {
-        const child = element.childNodes[k];
-        if (tag) setText(child, text);
-        else if (child.data !== text) child.data = text;
+        const words = tag ? element.childNodes[k].firstChild : element.childNodes[k];  // a tag's one text node, made below
+        if (words.data !== text) words.data = text;
       });
       return element;
     }
