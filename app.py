@@ -16,6 +16,7 @@ build it from tiny ones); each section lives in attn_demo/ui/.
 import html
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import gradio as gr
 import torch
@@ -24,6 +25,7 @@ from threadpoolctl import threadpool_limits
 
 from attn_demo.catalogue import load_models, requested_models
 from attn_demo.classroom import MAX_VOTERS, Rooms
+from attn_demo.datasets import HANSARDS, find
 from attn_demo.examples import EXAMPLES
 from attn_demo.reach import reach_of, start_text
 from attn_demo.translator import device_name
@@ -53,6 +55,9 @@ threadpool_limits(1, user_api="blas")
 # After every queued call Gradio summarises the last 10,000 for its monitoring page, in pandas: under a class's
 # load most of a vote's server CPU (BENCHMARKS.md). A summary every 1,000 calls serves a page a person reads.
 os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
+# Data a deployed app carries beside this file, laid out as the data home (attn_demo.datasets): a Space has no data
+# home of its own, so the README's Deploy uploads the gold alignments that the alignment check reads here.
+APP_DATA = Path(__file__).resolve().parent / "data"
 OPENING_PICKS = ("bahdanau-en-fr", "luong-en-fr")  # the two models the page opens on, where they are there
 # Requests waiting beyond those running; the next one is told the app is busy, at once. Gradio counts every
 # queued call, and a REST client's room calls are queued too: 100 translations waiting, and beside them a
@@ -125,7 +130,8 @@ def build_demo(models, notices=(), rooms: Rooms | None = None) -> Page:
     share = ShareSection()
     classroom = ClassroomSection(models, share, rooms)
     attribution, why_attention, learn = AttributionSection(on_page), WhyAttentionSection(models), LearnSection(models, picks)
-    alignment_check, compare, quiz = AlignmentCheckSection(models), CompareSection(models), QuizSection(models)
+    alignment_check = AlignmentCheckSection(models, find(HANSARDS, APP_DATA))
+    compare, quiz = CompareSection(models), QuizSection(models)
     with gr.Blocks(title="attn-demo: attention in neural machine translation", delete_cache=(3600, 3600)) as demo:
         with gr.Row():
             with gr.Column(scale=4, min_width=320):  # a phone puts the switch below the title

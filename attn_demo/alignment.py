@@ -11,9 +11,10 @@ from pathlib import Path
 
 import numpy as np
 
+from attn_demo.datasets import HANSARDS, require
 from attn_demo.tokenizer import named
 
-GOLD_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "hansards-wpt03"  # ../shared beside the repo
+GOLD_DIR = HANSARDS.folder  # in the data home (attn_demo.datasets)
 WORD_START = "▁"
 EOS_PIECE = "</s>"  # SentencePiece marks the first piece of every whitespace-separated word
 THRESHOLDS = (0.1, 0.3, 0.5)
@@ -29,6 +30,8 @@ class GoldAlignments:
 
 def read_gold(folder: Path, split: str = "test") -> GoldAlignments:
     folder = Path(folder)
+    for suffix in (".e", ".f", ".wa.nonullalign"):
+        require(folder / f"{split}{suffix}")
     english = [line.split() for line in (folder / f"{split}.e").read_text(encoding="utf-8").splitlines()]
     french = [line.split() for line in (folder / f"{split}.f").read_text(encoding="utf-8").splitlines()]
     if len(english) != len(french):

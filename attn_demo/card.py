@@ -23,6 +23,7 @@ from attn_demo.attention import KINDS
 from attn_demo.cli import HelpFormatter
 from attn_demo.config import read_config
 from attn_demo.data import TEST_SET, TRAIN_POOL
+from attn_demo.datasets import HANSARDS
 from attn_demo.marks import MARKS
 from attn_demo.timeline import AGREEMENT, attach, first_agreement, read_timeline
 
@@ -31,6 +32,7 @@ CARD = "README.md"
 GENERAL_REFERENCE = ("OPUS-MT's big English–French Transformer, trained on far more data, reports BLEU 52.2 / chrF 72.5 "
                      "on it")
 DEFAULT_DATA = {"--train-pool": TRAIN_POOL.name, "--test-set": TEST_SET.name}  # options whose default files a run may name a copy of
+DEFAULT_FOLDERS = {"--alignments": HANSARDS.name}  # options that read the data home's folder when given none
 
 
 def read_card(folder: Path) -> dict:
@@ -167,8 +169,8 @@ def _front_matter(data: dict) -> str:
 def rerunnable(command: str, name: str, out: str | None = None) -> str:
     """A recorded command as a newcomer reruns it from a checkout of checkpoint `name`: --out is `out`
     (by default checkpoints/<name>), a folder under runs/ is the checkpoint folder, --init-from names a
-    checkpoint folder; a copy of a default data file (--train-pool, --test-set), --run-dir under runs/,
-    --resume, --json and --hyps are left out (each run goes on from nothing, prints for a reader, writes no
+    checkpoint folder; a copy of a default data file (--train-pool, --test-set) or folder (--alignments'
+    value), --run-dir under runs/, --resume, --json and --hyps are left out (each run goes on from nothing, prints for a reader, writes no
     side file)."""
     words, kept = command.split(), []
     while words:
@@ -177,6 +179,9 @@ def rerunnable(command: str, name: str, out: str | None = None) -> str:
             continue
         if word == "--hyps" or (word == "--run-dir" and words[0].startswith("runs/")) or \
                 (word in DEFAULT_DATA and Path(words[0]).name == DEFAULT_DATA[word]):
+            words.pop(0)
+        elif word in DEFAULT_FOLDERS and words and Path(words[0]).name == DEFAULT_FOLDERS[word]:
+            kept.append(word)
             words.pop(0)
         elif word == "--out":
             kept += [word, out or f"checkpoints/{name}"]

@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 
 from attn_demo.checkpoint import TRAINING_DATA
-from attn_demo.cli import HelpFormatter
+from attn_demo.cli import HelpFormatter, run
 from attn_demo.data import TEST_SET, TRAIN_POOL, encode_pairs, read_pairs, train_valid_split
 from attn_demo.tokenizer import Tokenizer
 
@@ -67,4 +67,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

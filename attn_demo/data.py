@@ -8,11 +8,12 @@ from pathlib import Path
 
 import torch
 
-DATA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "tatoeba-fra-eng"
-TRAIN_POOL = DATA_DIR / "fra-eng-2019-04-07.tsv.gz"
-TEST_SET = DATA_DIR / "tatoeba-test-v2020-07-28.eng-fra.tsv"
+from attn_demo.datasets import FLORES, TATOEBA, require
+
+TRAIN_POOL = TATOEBA.path("fra-eng-2019-04-07.tsv.gz")  # in the data home (attn_demo.datasets)
+TEST_SET = TATOEBA.path("tatoeba-test-v2020-07-28.eng-fra.tsv")
 # general text, test only (never trained or tuned on): Wikinews, Wikijunior and Wikivoyage sentences, mean 21.6 words
-GENERAL_SET = DATA_DIR.parent / "flores200-devtest" / "flores200-devtest.eng-fra.tsv"
+GENERAL_SET = FLORES.path("flores200-devtest.eng-fra.tsv")
 LONG_BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 40), (41, 50), (51, 60))  # English words
 
 
@@ -21,7 +22,8 @@ def normalise(text: str) -> str:
 
 
 def read_pairs(path: Path) -> list[tuple[str, str]]:
-    """`english<TAB>french` lines (plain or .gz) → whitespace-normalised pairs."""
+    """`english<TAB>french` lines (plain or .gz) → whitespace-normalised pairs (datasets.MissingData if absent)."""
+    require(path)
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as f:
         rows = (line.rstrip("\n").split("\t") for line in f)

@@ -1,12 +1,12 @@
 """Score a checkpoint with sacreBLEU on `english<TAB>french` pairs, or its attention as a word
 alignment against gold links.
 
-    python -m attn_demo.evaluate checkpoints/luong-en-fr --data ../shared/data/tatoeba-fra-eng/tatoeba-test-v2020-07-28.eng-fra.tsv --beam 5
+    python -m attn_demo.evaluate checkpoints/luong-en-fr --beam 5
     python -m attn_demo.evaluate checkpoints/luong-en-fr --long --beam 5
     python -m attn_demo.evaluate checkpoints/luong-en-fr --dev --beam 5
     python -m attn_demo.evaluate checkpoints/luong-en-fr --general --beam 5 --card
     python -m attn_demo.evaluate checkpoints/luong-en-fr --examples --card
-    python -m attn_demo.evaluate checkpoints/luong-en-fr --alignments ../shared/data/hansards-wpt03
+    python -m attn_demo.evaluate checkpoints/luong-en-fr --alignments
     python -m attn_demo.evaluate checkpoints/luong-en-fr --tune --card
     python -m attn_demo.evaluate runs/transformer-en-fr --heads --limit 2000 --card
 
@@ -62,11 +62,11 @@ from sacrebleu.metrics import BLEU, CHRF
 from sacrebleu.significance import PairedTest
 
 from attn_demo.aligner import aligner_links
-from attn_demo.alignment import (alignment_error, attention_alignments, attribution_alignments, grid_name, head_alignments,
-                                 links_source, read_gold)
+from attn_demo.alignment import (GOLD_DIR, alignment_error, attention_alignments, attribution_alignments, grid_name,
+                                 head_alignments, links_source, read_gold)
 from attn_demo.attribution import METHODS
 from attn_demo.card import against_text, heads_table, write_model_card
-from attn_demo.cli import HelpFormatter
+from attn_demo.cli import HelpFormatter, run
 from attn_demo.coverage import unseen_words
 from attn_demo.data import DEV_MIN_WORDS, GENERAL_SET, TEST_SET, TRAIN_POOL, long_dev_set, long_test_set, read_pairs, train_valid_split
 from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
@@ -332,8 +332,9 @@ def main(argv=None):
     mode.add_argument("--heads", action="store_true",
                       help="a Transformer's cross-attention heads on --data: each one's confidence and α on </s> (attn_demo.heads) "
                            "and the BLEU of the translations with its output zeroed (one decoding of --data per head)")
-    mode.add_argument("--alignments", type=Path,
-                      help="folder of gold word alignments (test.e, test.f, test.wa.nonullalign, dev.*): report AER")
+    mode.add_argument("--alignments", type=Path, nargs="?", const=GOLD_DIR, metavar="FOLDER",
+                      help="report AER against gold word alignments: FOLDER holds test.e, test.f, test.wa.nonullalign "
+                           f"and dev.* (without FOLDER: {GOLD_DIR}, the data home's)")
     p.add_argument("--per-bucket", type=int, default=200, help="inputs per length bucket with --long")
     p.add_argument("--limit", type=int, metavar="N",
                    help="with --heads: only the first N pairs of --data (each head costs a decoding of them)")
@@ -556,4 +557,4 @@ def main_long(args, translator: Translator, pairs, command: str, penalties: Pena
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -63,7 +63,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from attn_demo.card import write_model_card
-from attn_demo.cli import HelpFormatter
+from attn_demo.cli import HelpFormatter, run
 from attn_demo.checkpoint import (TRAINING_DATA, build_model, copy_into, read_folder, save_checkpoint, warm_start,
                                   warm_start_text)
 from attn_demo.config import MODEL_KINDS, ModelConfig, TransformerConfig
@@ -427,4 +427,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run(main)

@@ -15,6 +15,9 @@ import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+# The data sets the tests read (attn_demo.datasets): ../shared/data beside the checkout, where CI has it, unless a data
+# home is named; set before attn_demo is imported, which reads it once.
+os.environ.setdefault("ATTN_DEMO_DATA", str(ROOT.parent / "shared" / "data"))
 
 from attn_demo.attention import KINDS  # noqa: E402
 from attn_demo.checkpoint import save_checkpoint  # noqa: E402

@@ -2,12 +2,14 @@
 import html
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import gradio as gr
 import numpy as np
@@ -20,6 +22,7 @@ from threadpoolctl import threadpool_info
 import app
 from attn_demo.alignment import alignment_error, argmax_links, sentence_word_attention
 from attn_demo.ui import translate
+from attn_demo.ui.page import CONTENTS, section_id
 from attn_demo.ui.alignment_check import EXAMPLES, AlignmentCheckSection
 from benchmarks.server import Server, free_port
 from conftest import DEVICE, ROOT, plotly_figure, untyped
@@ -275,7 +278,7 @@ def test_a_start_that_nothing_can_rescue_ends_in_one_clear_line(tmp_path):
 def test_alignment_check_scores_a_hansards_sentence_against_its_human_links(shipped):
     section, number = shipped.alignment_check, 22
     gold = section.gold
-    assert gold is not None, "the Hansards gold alignments should be in ../shared/data"
+    assert gold is not None, "the Hansards gold alignments should be in the data home (conftest: ../shared/data)"
     outputs = section.show(number, False, *app.OPENING_PICKS)
     for key, grid, score in zip(app.OPENING_PICKS, outputs[::2], outputs[1::2]):
         alpha, figure = sentence_word_attention(section.models[key].translator, gold.english[number - 1], gold.french[number - 1]), plotly_figure(grid)
@@ -299,6 +302,24 @@ def test_alignment_check_without_the_gold_data_says_so(shipped, tmp_path):
     texts = [block.value for block in page.blocks.values() if isinstance(block, gr.Markdown)]
     assert section.gold is None and any("not on this machine" in text for text in texts)
     assert not any(isinstance(block, (gr.Dropdown, gr.Plot)) for block in page.blocks.values())
+
+
+def test_a_start_without_a_data_home_draws_every_section_and_checks_the_gold_a_deploy_puts_beside_the_app(
+        shipped, tmp_path, monkeypatch):
+    """As on a fresh Space: no data home at all, then the Hansards where the README's Deploy uploads them (APP_DATA)."""
+    gold = Path(os.environ["ATTN_DEMO_DATA"]) / "hansards-wpt03"  # the copy the tests read (conftest)
+    monkeypatch.setenv("ATTN_DEMO_DATA", str(tmp_path / "no-data-home"))
+    monkeypatch.setattr(app, "APP_DATA", tmp_path / "app" / "data")
+    bare = app.build_demo(shipped.models)
+    sections = [block.elem_id for block in bare.demo.blocks.values() if (block.elem_id or "").startswith("section-")]
+    assert sections == [section_id(key) for key, _ in CONTENTS]
+    texts = [block.value or "" for block in bare.demo.blocks.values() if isinstance(block, gr.Markdown)]
+    assert bare.alignment_check.gold is None
+    assert any("python -m attn_demo.datasets fetch hansards-wpt03" in text for text in texts)
+    shutil.copytree(gold, app.APP_DATA / "hansards-wpt03")
+    space = app.build_demo(shipped.models)
+    assert len(space.alignment_check.gold.english) == 447
+    assert "AER **" in space.alignment_check.show(22, False, *app.OPENING_PICKS)[1]
 
 
 def test_why_attention_charts_every_models_length_curve_from_its_card(shipped):

@@ -1,5 +1,6 @@
 """What leaves the repository: the Hub's limits on the files a push sends, the checkpoints as model repos,
-the README's deploy commands (checked against the installed `hf` CLI, offline), and `pip install .`."""
+the README's deploy commands (checked against the installed `hf` CLI, offline), and `pip install .` (then its data sets
+fetched from a local server and read from outside the checkout)."""
 import json
 import os
 import re
@@ -22,6 +23,7 @@ from safetensors import safe_open
 from attn_demo.checkpoint import CHECKPOINT_FILES, TRAINING_DATA
 from attn_demo.marks import MARKS
 from attn_demo.timeline import TIMELINE
+from data_server import DataServer, published_copies
 
 try:
     import tomllib
@@ -149,23 +151,42 @@ def test_deploy_uploads_every_checkpoint_as_a_model_repo_of_exactly_its_files():
         assert UPLOADED <= sent <= UPLOADED | OPTIONAL, f"{local}: {sorted(sent)}"
 
 
-def test_deploy_creates_and_uploads_the_gradio_space():
+def space_uploads() -> list[dict]:
+    return [params for command, params in map(parse_hf, deploy_commands())
+            if command == "upload" and params["repo_type"] == "space"]
+
+
+def test_deploy_creates_the_gradio_space_and_uploads_the_app_then_its_data():
     parsed = [parse_hf(args) for args in deploy_commands()]
     created = [params for command, params in parsed if command == "repos create" and params["repo_type"] == "space"]
     assert len(created) == 1 and created[0]["sdk"] == "gradio"
-    uploaded = [params for command, params in parsed if command == "upload" and params["repo_type"] == "space"]
-    assert len(uploaded) == 1
-    assert uploaded[0]["repo_id"] == created[0]["repo_id"]
+    uploaded = space_uploads()
+    assert len(uploaded) == 2 and {params["repo_id"] for params in uploaded} == {created[0]["repo_id"]}
     assert uploaded[0]["local_path"] in (None, ".") and uploaded[0]["path_in_repo"] in (None, ".")
 
 
-def test_the_space_upload_sends_the_app_and_leaves_the_benchmarks_out():
-    space = [params for command, params in map(parse_hf, deploy_commands())
-             if command == "upload" and params["repo_type"] == "space"][0]
-    sent = set(filter_repo_objects(tracked_files(), allow_patterns=space["include"] or None,
-                                   ignore_patterns=space["exclude"] or None))
+def test_the_space_upload_sends_the_app_and_leaves_the_benchmarks_and_the_data_out():
+    space = space_uploads()[0]
+    sent = set(filter_repo_objects(tracked_files() + ["data/hansards-wpt03/test.e"],
+                                   allow_patterns=space["include"] or None, ignore_patterns=space["exclude"] or None))
     assert {"app.py", "requirements.txt", "attn_demo/translator.py", "checkpoints/luong-en-fr/model.safetensors"} <= sent
-    assert not [name for name in sent if name.startswith("benchmarks/")]
+    assert not [name for name in sent if name.startswith(("benchmarks/", "data/"))]
+
+
+def test_the_space_gets_the_alignment_checks_data_where_the_app_reads_it():
+    """A Space has no data home: the deploy fetches the Hansards into data/ and uploads them to the place app.APP_DATA
+    names in the Space, which the alignment check reads when the data home does not have them."""
+    import app
+    from attn_demo.datasets import HANSARDS
+    data = app.APP_DATA.relative_to(ROOT)
+    fetched = re.search(r"^ATTN_DEMO_DATA=(\S+) python -m attn_demo.datasets fetch (.+?)\s", readme_text(), re.M)
+    assert fetched and Path(fetched[1]) == data and HANSARDS.name in fetched[2].split()
+    upload = space_uploads()[1]
+    assert Path(upload["local_path"]) == Path(upload["path_in_repo"]) == data / HANSARDS.name
+
+
+def readme_text() -> str:
+    return (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_space_front_matter():
@@ -244,3 +265,31 @@ def test_pip_install_gives_a_package_that_translates_from_anywhere(tmp_path):
     assert wanted <= got, f"not installed: {sorted(wanted - got)}"
     assert any(Path(name).name == "LICENSE" for name in result["files"])
     assert not [name for name in result["files"] if name.startswith(("benchmarks/", "tests/"))]  # the package alone
+
+    # the data sets: fetched into a data home of its own from a server of the published files, then read by a card's
+    # evaluation command and the page's alignment check, from outside the checkout
+    home = tmp_path / "data-home"
+    env = {**env, "ATTN_DEMO_DATA": str(home)}
+    server = DataServer(published_copies(Path(os.environ["ATTN_DEMO_DATA"]), tmp_path / "published"))
+    try:
+        fetched = subprocess.run([python, "-m", "attn_demo.datasets", "fetch", "--mirror", server.url(), "--quiet"],
+                                 capture_output=True, text=True, env=env, cwd=elsewhere)
+    finally:
+        server.stop()
+    assert fetched.returncode == 0, fetched.stderr
+    assert sorted(path.name for path in home.iterdir() if not path.name.startswith(".")) == \
+        ["flores200-devtest", "hansards-wpt03", "tatoeba-fra-eng"]
+    command = "python -m attn_demo.evaluate checkpoints/luong-en-fr --dev --beam 5"
+    assert command in (CHECKPOINTS / "luong-en-fr" / "README.md").read_text(encoding="utf-8")
+    evaluated = subprocess.run([python, *command.split()[1:3], str(CHECKPOINTS / "luong-en-fr"), *command.split()[4:], "--json"],
+                               capture_output=True, text=True, env={**env, "OMP_NUM_THREADS": "1"}, cwd=elsewhere)
+    assert evaluated.returncode == 0, evaluated.stderr
+    result, card = json.loads(evaluated.stdout), ModelCard.load(CHECKPOINTS / "luong-en-fr" / CARD).text
+    assert f"validation split's {result['n']} pairs" in card and f"**BLEU {result['bleu']:.2f}**" in card  # the card's, remade
+    check = ("import sys\nfrom attn_demo.catalogue import load_models\nfrom attn_demo.ui.alignment_check import AlignmentCheckSection\n"
+             "models = load_models(sys.argv[1], device='cpu')[0]\nsection = AlignmentCheckSection(models)\n"
+             "print(section.show(22, False, models[0].key, models[0].key)[1])\n")
+    shutil.copytree(CHECKPOINTS / "luong-en-fr", tmp_path / "one" / "luong-en-fr")  # a catalogue of one model
+    checked = subprocess.run([python, "-c", check, str(tmp_path / "one")], capture_output=True, text=True, env=env, cwd=elsewhere)
+    assert checked.returncode == 0, checked.stderr
+    assert "AER **" in checked.stdout

@@ -11,6 +11,7 @@ import gradio as gr
 from attn_demo.alignment import (GOLD_DIR, alignment_error, argmax_links, figure_title, grid_name, links_source,
                                  read_gold, reading_word_attention, sentence_reading)
 from attn_demo.computed_once import ComputedOnce
+from attn_demo.datasets import HANSARDS
 from attn_demo.figures import gold_check_figure
 from attn_demo.ui.page import SIDES, plot
 from attn_demo.ui.when_seen import when_seen
@@ -36,9 +37,11 @@ def cell(value) -> str:
 
 
 class AlignmentCheckSection:
-    def __init__(self, models: list, gold_dir: Path = GOLD_DIR):
+    def __init__(self, models: list, gold_dir: Path | None = GOLD_DIR):
+        """gold_dir: the Hansards folder (by default the data home's); None or a folder without them: no check here."""
         self.models = {model.key: model for model in models}
-        self.gold = read_gold(gold_dir) if (Path(gold_dir) / "test.wa.nonullalign").is_file() else None
+        has_gold = gold_dir is not None and (Path(gold_dir) / "test.wa.nonullalign").is_file()
+        self.gold = read_gold(gold_dir) if has_gold else None
         self.reading = ComputedOnce(self._reading, 256)  # a model's reading of a sentence, whichever grid is then read
 
     def sentence_choices(self) -> list[tuple[str, int]]:
@@ -110,8 +113,9 @@ class AlignmentCheckSection:
         Transformer's layer and head, picked there."""
         gr.Markdown(EXPLANATION, latex_delimiters=[])
         if self.gold is None:
-            gr.Markdown(f"The human alignments are not on this machine (looked in `{GOLD_DIR}`), so no sentence can be "
-                        "checked here; the scores below were measured where they were.")
+            gr.Markdown(f"The human alignments are not on this machine (looked in the data home, `{GOLD_DIR}`), so no "
+                        "sentence can be checked here; the scores below were measured where they were. "
+                        f"`{HANSARDS.fetch_command()}` gets them.")
         else:
             watcher = when_seen("alignment", {})  # the first sentence's grids, drawn when the reader comes near
             choices = self.sentence_choices()
