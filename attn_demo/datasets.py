@@ -245,18 +245,21 @@ def download(url: str, target: Path, progress: bool = True, timeout: float = 60)
     return target
 
 
-def _differences(dataset: DataSet, folder: Path) -> list[str]:
-    """How each unpacked file differs from the one the cards were made with (nothing: every file is that one)."""
+def _checksums(dataset: DataSet, folder: Path) -> dict:
+    """{file: {"sha256", "lines"}} of each of the set's files that `folder` has."""
+    return {name: dict(zip(("sha256", "lines"), text_sha256(folder / name))) for name in dataset.files
+            if (folder / name).is_file()}
+
+
+def _differences(dataset: DataSet, got: dict) -> list[str]:
+    """How each file's checksums `got` differ from the cards' file (nothing: every file is that one)."""
     said = []
     for name, (sha256, lines) in dataset.files.items():
-        path = folder / name
-        if not path.is_file():
+        if name not in got:
             said.append(f"{name} is missing")
-            continue
-        got_sha, got_lines = text_sha256(path)
-        if got_sha != sha256:
-            said.append(f"{name} has {got_lines:,} lines (the cards': {lines:,}) and sha256 {got_sha[:12]}… "
-                        f"(the cards': {sha256[:12]}…)")
+        elif got[name]["sha256"] != sha256:
+            said.append(f"{name} has {got[name]['lines']:,} lines (the cards': {lines:,}) and sha256 "
+                        f"{got[name]['sha256'][:12]}… (the cards': {sha256[:12]}…)")
     return said
 
 
@@ -281,13 +284,12 @@ def fetch(dataset: DataSet, mirror: str | None = None, accept_changed: bool = Fa
                 got.append({"url": url, "sha256": hashlib.sha256(saved.read_bytes()).hexdigest(), "bytes": saved.stat().st_size})
             finally:
                 saved.unlink()
-        differences = _differences(dataset, incoming)
+        files = _checksums(dataset, incoming)
+        differences = _differences(dataset, files)
         if differences and not accept_changed:
             raise FetchError(f"{dataset.name}: what was published is not what the shipped cards were made with: "
                              + "; ".join(differences) + ". The cards' figures were made on the other release. Nothing was "
                              "installed; --accept-changed installs it anyway, marked as changed in " + FETCHED)
-        files = {name: dict(zip(("sha256", "lines"), text_sha256(incoming / name))) for name in dataset.files
-                 if (incoming / name).is_file()}
         record = {"dataset": dataset.name, "fetched": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                   "downloads": got, "files": files, "as_the_cards": not differences, "differences": differences}
         (incoming / FETCHED).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
