@@ -19,6 +19,25 @@ INTERACTIVE = f"() => !!document.querySelector('{PLOTLY}')"
 APPS = {"bare": ROOT / "benchmarks" / "bare_plot_app.py", "attn-demo": ROOT / "app.py"}
 
 
+class Received:
+    """Bytes received per request, counted as they arrive: the page's grid is drawn from the HTML while the
+    HTML itself may still be loading, so a response still in flight counts what has come of it so far."""
+
+    def __init__(self):
+        self.so_far, self.total = {}, {}
+
+    def chunk(self, event):
+        # a chunk's bytes on the wire; some Chromium builds leave encodedDataLength 0 until the load finishes
+        size = event["encodedDataLength"] or event["dataLength"]
+        self.so_far[event["requestId"]] = self.so_far.get(event["requestId"], 0) + size
+
+    def finished(self, event):
+        self.total[event["requestId"]] = event["encodedDataLength"]
+
+    def bytes(self) -> int:
+        return sum(self.total.get(request, self.so_far.get(request, 0)) for request in {*self.so_far, *self.total})
+
+
 def first_grid(browser, url: str, cpu_slowdown: float, mbit: float, latency_ms: float) -> dict:
     """One cold visit (a new browser context, nothing cached): ms to the first grid, kB received until then,
     and ms to the interactive (Plotly) grid."""
@@ -30,11 +49,12 @@ def first_grid(browser, url: str, cpu_slowdown: float, mbit: float, latency_ms: 
         cdp.send("Network.emulateNetworkConditions", {"offline": False, "latency": latency_ms,
                                                       "downloadThroughput": mbit * 1e6 / 8, "uploadThroughput": mbit * 1e6 / 8})
         cdp.send("Emulation.setCPUThrottlingRate", {"rate": cpu_slowdown})
-        received = []
-        cdp.on("Network.loadingFinished", lambda event: received.append(event["encodedDataLength"]))
+        received = Received()
+        cdp.on("Network.dataReceived", received.chunk)
+        cdp.on("Network.loadingFinished", received.finished)
         page.goto(url, wait_until="commit")
         page.wait_for_function(DRAWN, timeout=120_000, polling="raf")
-        ms, kB = page.evaluate("() => performance.now()"), sum(received) / 1000
+        ms, kB = page.evaluate("() => performance.now()"), received.bytes() / 1000
         page.wait_for_function(INTERACTIVE, timeout=120_000, polling="raf")
         return {"ms": ms, "kB": kB, "interactive_ms": page.evaluate("() => performance.now()")}
     finally:
