@@ -4,10 +4,10 @@ shows what each one attended to, step by step.
     pip install -r requirements.txt && python app.py
 
 It listens on this computer only (127.0.0.1) unless GRADIO_SERVER_NAME=0.0.0.0 opens it to the network,
-and prints where it opens (attn_demo.reach); GRADIO_SHARE=True adds a public link through Gradio's servers.
+and prints where it opens (attn_demo.serving.reach); GRADIO_SHARE=True adds a public link through Gradio's servers.
 
 The models are every checkpoint in checkpoints/ plus the folders or Hub repo ids named in
-ATTN_DEMO_MODELS (attn_demo.catalogue); a Hub checkpoint out of reach is left out, and the page
+ATTN_DEMO_MODELS (attn_demo.serving.catalogue); a Hub checkpoint out of reach is left out, and the page
 says so. The page opens on OPENING_PICKS where they are there.
 
 This file loads the models and assembles the page (build_demo, from any catalogue of models: the tests
@@ -23,11 +23,11 @@ import torch
 from starlette.middleware import Middleware
 from threadpoolctl import threadpool_limits
 
-from attn_demo.catalogue import load_models, requested_models
-from attn_demo.classroom import MAX_VOTERS, Rooms
-from attn_demo.datasets import HANSARDS, find
+from attn_demo.classroom.rooms import MAX_VOTERS, Rooms
+from attn_demo.data.datasets import HANSARDS, find
 from attn_demo.examples import EXAMPLES
-from attn_demo.reach import reach_of, start_text
+from attn_demo.serving.catalogue import load_models, requested_models
+from attn_demo.serving.reach import reach_of, start_text
 from attn_demo.translator import device_name
 from attn_demo.ui.alignment_check import AlignmentCheckSection
 from attn_demo.ui.attribution import AttributionSection
@@ -55,7 +55,7 @@ threadpool_limits(1, user_api="blas")
 # After every queued call Gradio summarises the last 10,000 for its monitoring page, in pandas: under a class's
 # load most of a vote's server CPU (BENCHMARKS.md). A summary every 1,000 calls serves a page a person reads.
 os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
-# Data a deployed app carries beside this file, laid out as the data home (attn_demo.datasets): a Space has no data
+# Data a deployed app carries beside this file, laid out as the data home (attn_demo.data.datasets): a Space has no data
 # home of its own, so the README's Deploy uploads the gold alignments that the alignment check reads here.
 APP_DATA = Path(__file__).resolve().parent / "data"
 OPENING_PICKS = ("bahdanau-en-fr", "luong-en-fr")  # the two models the page opens on, where they are there

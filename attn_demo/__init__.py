@@ -17,7 +17,7 @@ Symbols shared with the app:  h_j encoder annotation, s_t decoder state, e_tj sc
 α_tj = softmax_j(e_tj) attention weight, c_t = Σ_j α_tj h_j context vector, y_t emitted piece,
 C_tj = Σ_{t'<t} α_t'j coverage (the attention h_j has received so far).
 """
-from attn_demo.search import Penalties
+from attn_demo.decoding.search import Penalties
 from attn_demo.translator import CheckpointUnavailable, Translation, Translator, load_translator
 
 __all__ = ["CheckpointUnavailable", "Penalties", "Translation", "Translator", "load_translator"]

@@ -8,14 +8,15 @@ import torch
 from huggingface_hub import snapshot_download
 from huggingface_hub.errors import LocalEntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
 
-from attn_demo.attribution import Attribution, attribute
-from attn_demo.card import scores_on_test_set
-from attn_demo.checkpoint import read_folder
-from attn_demo.data import pad
-from attn_demo.search import (NO_PENALTIES, NO_STEER, Candidate, Hypothesis, Penalties, Steer, beam_search_n_best,
-                               forced_search, greedy_search, max_target_length)
-from attn_demo.tokenizer import check_known, check_length, check_text, read_english
-from attn_demo.transformer import Transformer
+from attn_demo.checkpoints.card import scores_on_test_set
+from attn_demo.checkpoints.folder import read_folder
+from attn_demo.data.pairs import pad
+from attn_demo.decoding.attribution import Attribution, attribute
+from attn_demo.decoding.search import (
+    NO_PENALTIES, NO_STEER, Candidate, Hypothesis, Penalties, Steer, beam_search_n_best, forced_search, greedy_search,
+    max_target_length)
+from attn_demo.models.tokenizer import check_known, check_length, check_text, read_english
+from attn_demo.models.transformer import Transformer
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,7 +87,7 @@ class Translation:
                 value.flags.writeable = False
 
     def __setstate__(self, state: dict):
-        # unpickled (the result of a ZeroGPU worker, attn_demo.zerogpu): pickling drops the read-only flag
+        # unpickled (the result of a ZeroGPU worker, attn_demo.serving.zerogpu): pickling drops the read-only flag
         self.__dict__.update(state)
         self.__post_init__()
 
@@ -163,7 +164,7 @@ class Translator:
         self.length_curve = (self.card.get("length_curve") or {}).get("buckets", {})  # {"41-50": {"n", "bleu", …}, …}
         self.alignment_scores = self.card.get("alignment_results") or {}  # evaluate --alignments: {"aer": {rule: …}, …}
         self.training_data = checkpoint.training_data  # what it learned from; None if not recorded
-        self.timeline = checkpoint.timeline  # how it learned (attn_demo.timeline); None if not recorded
+        self.timeline = checkpoint.timeline  # how it learned (attn_demo.measures.timeline); None if not recorded
         decoding = (self.card.get("decoding") or {}).get("penalties")
         self.penalties = NO_PENALTIES if decoding is None else Penalties(**decoding)  # a beam's ranking (evaluate --tune)
         self.marks = checkpoint.marks  # evaluate --marks: {"threshold", "low": {…}, …}; None if not measured
@@ -337,7 +338,7 @@ class Translator:
     def attribute(self, english: str, french: str | list[str] | None = None,
                   method: str = "integrated-gradients") -> Attribution:
         """How much each English piece contributed to each French piece's log-probability (see
-        attn_demo.attribution): for the model's own greedy translation, or for a given French
+        attn_demo.decoding.attribution): for the model's own greedy translation, or for a given French
         sentence read by teacher forcing, as text or as the pieces of a Translation (target_tokens,
         </s> last). A (T, S) array, rows in the order of the French pieces."""
         source_ids, _ = self.read(english)

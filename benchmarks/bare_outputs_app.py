@@ -10,7 +10,7 @@ import os
 
 import gradio as gr
 
-from attn_demo.catalogue import load_models
+from attn_demo.serving.catalogue import load_models
 from attn_demo.ui.explore import ExploreSection
 from attn_demo.ui.page import ModelsOnPage
 from attn_demo.ui.quiz import QuizSection

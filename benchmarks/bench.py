@@ -20,17 +20,17 @@ import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from attn_demo.attribution import METHODS
-from attn_demo.catalogue import CHECKPOINTS
 from attn_demo.cli import HelpFormatter
-from attn_demo.data import TEST_SET, read_pairs
-from attn_demo.figures import alignment_figure, beam_search_figure, to_json
-from attn_demo.model import gradients_through_eval_gru
-from attn_demo.search import max_target_length
-from attn_demo.steps import pca_projection, step_payload
-from attn_demo.timing import SENTENCES, interleaved, machine, timed
-from attn_demo.transformer import Transformer
+from attn_demo.data.pairs import TEST_SET, read_pairs
+from attn_demo.decoding.attribution import METHODS
+from attn_demo.decoding.search import max_target_length
+from attn_demo.evaluation.timing import SENTENCES, interleaved, machine, timed
+from attn_demo.models.rnn import gradients_through_eval_gru
+from attn_demo.models.transformer import Transformer
+from attn_demo.serving.catalogue import CHECKPOINTS
 from attn_demo.translator import load_translator
+from attn_demo.views.figures import alignment_figure, beam_search_figure, to_json
+from attn_demo.views.steps import pca_projection, step_payload
 from benchmarks.bench_app import bench_app, bench_classroom, bench_steps, classroom_table, cores_to_set_apart
 
 MODELS = ("bahdanau-en-fr", "luong-en-fr")  # the two checkpoints timed unless --models names others
@@ -59,7 +59,7 @@ def naive_greedy(translator, text: str) -> list[int]:
         state, coverage = step.state, step.coverage
         if tokens[-1] == cfg.eos_id:
             return tokens
-    tokens[-1] = cfg.eos_id  # the length limit ends the sentence, as in attn_demo.search
+    tokens[-1] = cfg.eos_id  # the length limit ends the sentence, as in attn_demo.decoding.search
     return tokens
 
 
@@ -73,7 +73,7 @@ def naive_transformer_greedy(model, src) -> list[int]:
         if tokens[-1] == cfg.eos_id:
             return tokens
         y_in = torch.cat([y_in, y.view(1, 1)], 1)
-    tokens[-1] = cfg.eos_id  # the length limit ends the sentence, as in attn_demo.search
+    tokens[-1] = cfg.eos_id  # the length limit ends the sentence, as in attn_demo.decoding.search
     return tokens
 
 

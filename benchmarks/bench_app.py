@@ -18,10 +18,10 @@ import numpy as np
 from gradio_client import Client
 from playwright.sync_api import sync_playwright
 
-from attn_demo.catalogue import CHECKPOINTS
-from attn_demo.data import TEST_SET, read_pairs
+from attn_demo.data.pairs import TEST_SET, read_pairs
+from attn_demo.evaluation.timing import SENTENCES, percentiles
 from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
-from attn_demo.timing import SENTENCES, percentiles
+from attn_demo.serving.catalogue import CHECKPOINTS
 from attn_demo.translator import load_translator
 from attn_demo.ui.translate import client_reply
 from benchmarks.server import CHROMIUM, CHROMIUM_FLAGS, Server
@@ -50,7 +50,7 @@ def arrive(url: str, barrier: threading.Barrier, errors: list, lock: threading.L
 # The server events a translation sets off on the page, after translate and in the order its browser
 # sends them: the step data with the trace file, the explorer forgetting the last translation's beam,
 # and the quiz's questions about the new one. None decodes, and the page sends each outside the queue
-# (one HTTP POST); tests/test_browser.py checks this list against what the page sends.
+# (one HTTP POST); tests/ui/test_browser.py checks this list against what the page sends.
 AFTER_TRANSLATE = ("step_data", "explore_forget", "quiz_questions")
 
 

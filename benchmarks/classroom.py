@@ -22,7 +22,7 @@ CPU. It prints:
     floor) while the room runs on the app, then against the app itself while a second room runs on it; their
     p95 against the floor's (when this script started the server);
   - memory: a room with its votes, measured in this process (tracemalloc) at the bounds of
-    attn_demo.classroom (MAX_ROOMS rooms of MAX_VOTERS phones), and the server's RSS before and after
+    attn_demo.classroom.rooms (MAX_ROOMS rooms of MAX_VOTERS phones), and the server's RSS before and after
     opening --rooms more rooms (when this script started the server).
 """
 import argparse
@@ -42,9 +42,9 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from attn_demo import classroom  # noqa: E402
-from attn_demo.data import TEST_SET, read_pairs  # noqa: E402
-from attn_demo.room_stores import MemoryStore  # noqa: E402
+from attn_demo.classroom import rooms as classroom  # noqa: E402
+from attn_demo.classroom.stores import MemoryStore  # noqa: E402
+from attn_demo.data.pairs import TEST_SET, read_pairs  # noqa: E402
 from benchmarks.server import Server  # noqa: E402
 from attn_demo.ui.classroom import PHONE_POLL_S, POLL_S  # noqa: E402
 

@@ -261,8 +261,8 @@ def main():
 def burst(start, args) -> dict:
     """The burst on the echoing bare app (the floor), then on app.py, each server alone on the servers' core, new
     sentences for each (the app caches what it has translated)."""
-    from attn_demo.data import TEST_SET, read_pairs
-    from attn_demo.tokenizer import normalise_english
+    from attn_demo.data.pairs import TEST_SET, read_pairs
+    from attn_demo.models.tokenizer import normalise_english
     import sentencepiece
 
     english = sentencepiece.SentencePieceProcessor(model_file=str(ROOT / "checkpoints" / PICKS[0] / "source.model"))

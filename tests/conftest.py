@@ -15,17 +15,17 @@ import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-# The data sets the tests read (attn_demo.datasets): ../shared/data beside the checkout, where CI has it, unless a data
+# The data sets the tests read (attn_demo.data.datasets): ../shared/data beside the checkout, where CI has it, unless a data
 # home is named; set before attn_demo is imported, which reads it once.
 os.environ.setdefault("ATTN_DEMO_DATA", str(ROOT.parent / "shared" / "data"))
 
-from attn_demo.attention import KINDS  # noqa: E402
-from attn_demo.checkpoint import save_checkpoint  # noqa: E402
-from attn_demo.config import MODEL_KINDS, ModelConfig, TransformerConfig  # noqa: E402
-from attn_demo.checkpoint import build_model  # noqa: E402
-from attn_demo.tokenizer import train_tokenizer  # noqa: E402
+from attn_demo.checkpoints.folder import save_checkpoint  # noqa: E402
+from attn_demo.checkpoints.folder import build_model  # noqa: E402
+from attn_demo.models.attention import KINDS  # noqa: E402
+from attn_demo.models.config import MODEL_KINDS, ModelConfig, TransformerConfig  # noqa: E402
+from attn_demo.models.tokenizer import train_tokenizer  # noqa: E402
+from attn_demo.serving.catalogue import load_models  # noqa: E402
 from attn_demo.translator import pick_device  # noqa: E402
-from attn_demo.catalogue import load_models  # noqa: E402
 from attn_demo.ui.page import ModelsOnPage  # noqa: E402
 from attn_demo.ui.trace_files import TraceFiles  # noqa: E402
 from attn_demo.ui.translate import TranslateSection  # noqa: E402
@@ -185,7 +185,7 @@ def redis_url():
 
 
 def plotly_figure(figure):
-    """A figure of attn_demo.figures (a plain dict), or a plot's value as the page sends it (PlotData), as
+    """A figure of attn_demo.views.figures (a plain dict), or a plot's value as the page sends it (PlotData), as
     plotly.py reads it: every property validated against Plotly's schema, so a misspelt one fails, and read
     as attributes (fig.data[0].z)."""
     import plotly.graph_objects as go

@@ -20,10 +20,10 @@ from gradio_client.utils import QueueError
 from threadpoolctl import threadpool_info
 
 import app
-from attn_demo.alignment import alignment_error, argmax_links, sentence_word_attention
+from attn_demo.measures.alignment import alignment_error, argmax_links, sentence_word_attention
 from attn_demo.ui import translate
-from attn_demo.ui.page import CONTENTS, section_id
 from attn_demo.ui.alignment_check import EXAMPLES, AlignmentCheckSection
+from attn_demo.ui.page import CONTENTS, section_id
 from benchmarks.server import Server, free_port
 from conftest import DEVICE, ROOT, plotly_figure, untyped
 
@@ -315,7 +315,7 @@ def test_a_start_without_a_data_home_draws_every_section_and_checks_the_gold_a_d
     assert sections == [section_id(key) for key, _ in CONTENTS]
     texts = [block.value or "" for block in bare.demo.blocks.values() if isinstance(block, gr.Markdown)]
     assert bare.alignment_check.gold is None
-    assert any("python -m attn_demo.datasets fetch hansards-wpt03" in text for text in texts)
+    assert any("python -m attn_demo.data.datasets fetch hansards-wpt03" in text for text in texts)
     shutil.copytree(gold, app.APP_DATA / "hansards-wpt03")
     space = app.build_demo(shipped.models)
     assert len(space.alignment_check.gold.english) == 447

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from attn_demo.attribution import METHODS
-from attn_demo.timing import interleaved, percentiles
+from attn_demo.decoding.attribution import METHODS
+from attn_demo.evaluation.timing import interleaved, percentiles
 from attn_demo.translator import load_translator
 from benchmarks.bench import QUICK, main, naive_greedy, step_weight_bytes
 from benchmarks.bench_app import classroom_apps, cores_to_set_apart

@@ -2,6 +2,7 @@
 one of the page's sentences with shipped models, the translation it quotes for a search it walks through
 is the model's, its answer key gives each conceptual question's right answer as the quiz words it, and
 every command of CONTRIBUTING.md names a module and options that exist."""
+import ast
 import dataclasses
 import json
 import re
@@ -13,9 +14,9 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from attn_demo.config import ModelConfig, read_config
+from attn_demo.classroom.quiz import concept_questions
 from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
-from attn_demo.quiz import concept_questions
+from attn_demo.models.config import ModelConfig, read_config
 from attn_demo.translator import load_translator
 from attn_demo.ui.page import CONTENTS, section_id
 from attn_demo.ui.share import LINK_FIELDS, link, read_link
@@ -24,6 +25,7 @@ from conftest import ROOT
 
 TEACHING = (ROOT / "docs" / "teaching.md").read_text(encoding="utf-8")
 CONTRIBUTING = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+README = (ROOT / "README.md").read_text(encoding="utf-8")
 SHIPPED = sorted(path.name for path in (ROOT / "checkpoints").iterdir() if (path / "config.json").is_file())
 
 
@@ -65,7 +67,7 @@ def test_the_lesson_s_beam_at_every_step_writes_the_long_example_as_the_guide_qu
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("module", sorted(set(re.findall(r"python -m ((?:attn_demo|benchmarks)\.\w+)", CONTRIBUTING))))
+@pytest.mark.parametrize("module", sorted(set(re.findall(r"python -m ((?:attn_demo|benchmarks)(?:\.\w+)+)", CONTRIBUTING))))
 def test_every_command_of_the_contributors_guide_has_the_options_it_writes(module, monkeypatch, capsys):
     commands = CONTRIBUTING.replace("\\\n", " ")
     options = {option for rest in re.findall(rf"python -m {re.escape(module)}\b([^\n`]*)", commands)
@@ -106,7 +108,20 @@ def test_no_file_speaks_of_how_the_project_is_being_built():
     assert found == [], "\n".join(found)
 
 
-@pytest.mark.parametrize("name, limit", [("README.md", 16_000), ("BENCHMARKS.md", 20_000)])
+def test_the_readme_s_layout_is_the_package_s_tree():
+    """The README's Layout block names every subpackage of attn_demo, and nothing else, under attn_demo/; each
+    subpackage says its concern in its first line."""
+    block = README.split("## Layout", 1)[1].split("```")[1]
+    listed = re.findall(r"^  (\w+)/ ", block, flags=re.MULTILINE)
+    packages = sorted(path.parent.name for path in (ROOT / "attn_demo").glob("*/__init__.py"))
+    assert sorted(listed) == packages
+    for name in packages:
+        doc = ast.get_docstring(ast.parse((ROOT / "attn_demo" / name / "__init__.py").read_text(encoding="utf-8")))
+        assert doc, name
+
+
+@pytest.mark.parametrize("name, limit", [("README.md", 15_000), ("BENCHMARKS.md", 20_000)]
+                         + [(f"checkpoints/{name}/README.md", 12_000) for name in SHIPPED])
 def test_the_front_docs_stay_short_enough_to_read(name, limit):
     assert len((ROOT / name).read_text(encoding="utf-8")) <= limit
 

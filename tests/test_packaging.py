@@ -20,9 +20,9 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from safetensors import safe_open
 
-from attn_demo.checkpoint import CHECKPOINT_FILES, TRAINING_DATA
-from attn_demo.marks import MARKS
-from attn_demo.timeline import TIMELINE
+from attn_demo.checkpoints.folder import CHECKPOINT_FILES, TRAINING_DATA
+from attn_demo.measures.marks import MARKS
+from attn_demo.measures.timeline import TIMELINE
 from data_server import DataServer, published_copies
 
 try:
@@ -177,9 +177,9 @@ def test_the_space_gets_the_alignment_checks_data_where_the_app_reads_it():
     """A Space has no data home: the deploy fetches the Hansards into data/ and uploads them to the place app.APP_DATA
     names in the Space, which the alignment check reads when the data home does not have them."""
     import app
-    from attn_demo.datasets import HANSARDS
+    from attn_demo.data.datasets import HANSARDS
     data = app.APP_DATA.relative_to(ROOT)
-    fetched = re.search(r"^ATTN_DEMO_DATA=(\S+) python -m attn_demo.datasets fetch (.+?)\s", readme_text(), re.M)
+    fetched = re.search(r"^ATTN_DEMO_DATA=(\S+) python -m attn_demo.data.datasets fetch (.+?)\s", readme_text(), re.M)
     assert fetched and Path(fetched[1]) == data and HANSARDS.name in fetched[2].split()
     upload = space_uploads()[1]
     assert Path(upload["local_path"]) == Path(upload["path_in_repo"]) == data / HANSARDS.name
@@ -272,21 +272,21 @@ def test_pip_install_gives_a_package_that_translates_from_anywhere(tmp_path):
     env = {**env, "ATTN_DEMO_DATA": str(home)}
     server = DataServer(published_copies(Path(os.environ["ATTN_DEMO_DATA"]), tmp_path / "published"))
     try:
-        fetched = subprocess.run([python, "-m", "attn_demo.datasets", "fetch", "--mirror", server.url(), "--quiet"],
+        fetched = subprocess.run([python, "-m", "attn_demo.data.datasets", "fetch", "--mirror", server.url(), "--quiet"],
                                  capture_output=True, text=True, env=env, cwd=elsewhere)
     finally:
         server.stop()
     assert fetched.returncode == 0, fetched.stderr
     assert sorted(path.name for path in home.iterdir() if not path.name.startswith(".")) == \
         ["flores200-devtest", "hansards-wpt03", "tatoeba-fra-eng"]
-    command = "python -m attn_demo.evaluate checkpoints/luong-en-fr --dev --beam 5"
+    command = "python -m attn_demo.evaluation.evaluate checkpoints/luong-en-fr --dev --beam 5"
     assert command in (CHECKPOINTS / "luong-en-fr" / "README.md").read_text(encoding="utf-8")
     evaluated = subprocess.run([python, *command.split()[1:3], str(CHECKPOINTS / "luong-en-fr"), *command.split()[4:], "--json"],
                                capture_output=True, text=True, env={**env, "OMP_NUM_THREADS": "1"}, cwd=elsewhere)
     assert evaluated.returncode == 0, evaluated.stderr
     result, card = json.loads(evaluated.stdout), ModelCard.load(CHECKPOINTS / "luong-en-fr" / CARD).text
     assert f"validation split's {result['n']} pairs" in card and f"**BLEU {result['bleu']:.2f}**" in card  # the card's, remade
-    check = ("import sys\nfrom attn_demo.catalogue import load_models\nfrom attn_demo.ui.alignment_check import AlignmentCheckSection\n"
+    check = ("import sys\nfrom attn_demo.serving.catalogue import load_models\nfrom attn_demo.ui.alignment_check import AlignmentCheckSection\n"
              "models = load_models(sys.argv[1], device='cpu')[0]\nsection = AlignmentCheckSection(models)\n"
              "print(section.show(22, False, models[0].key, models[0].key)[1])\n")
     shutil.copytree(CHECKPOINTS / "luong-en-fr", tmp_path / "one" / "luong-en-fr")  # a catalogue of one model

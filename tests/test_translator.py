@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from attn_demo import CheckpointUnavailable, load_translator
-from attn_demo.checkpoint import save_checkpoint
-from attn_demo.config import MODEL_KINDS
-from attn_demo.search import Steer, forced_search
-from attn_demo.tokenizer import MAX_INPUT_CHARS
+from attn_demo.checkpoints.folder import save_checkpoint
+from attn_demo.decoding.search import Steer, forced_search
+from attn_demo.models.config import MODEL_KINDS
+from attn_demo.models.tokenizer import MAX_INPUT_CHARS
 from attn_demo.translator import device_name
 from conftest import DEVICE, ROOT, in_hub_cache, tiny_model
 

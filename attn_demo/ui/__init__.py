@@ -1,6 +1,6 @@
 """The page, one module per section; the only part of the package that imports gradio. No section
-names a model: each works on the catalogue it is given (attn_demo.catalogue) and reads what it says
-about a model from its attention type's description (attn_demo.attention.KINDS).
+names a model: each works on the catalogue it is given (attn_demo.serving.catalogue) and reads what it says
+about a model from its attention type's description (attn_demo.models.attention.KINDS).
 
     page.py           what the whole page shares: its theme, style rules and browser scripts (page_changes.js, the one
                       observer of the page for reachable.js and figure_text.js: each figure's text alternative), the
@@ -19,5 +19,5 @@ about a model from its attention type's description (attn_demo.attention.KINDS).
     attribution.py    is attention an explanation? gradient attribution beside α
     share.py, export.py   a link and QR code of the view on screen; the translation as one offline HTML file
     classroom.py      predict, then reveal: a class votes on which English piece the model looks at (rooms in
-                      attn_demo.classroom; drawn by classroom.js, styled by classroom.css)
+                      attn_demo.classroom.rooms; drawn by classroom.js, styled by classroom.css)
 """

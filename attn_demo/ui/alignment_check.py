@@ -8,14 +8,16 @@ from pathlib import Path
 
 import gradio as gr
 
-from attn_demo.alignment import (GOLD_DIR, alignment_error, argmax_links, figure_title, grid_name, links_source,
-                                 read_gold, reading_word_attention, sentence_reading)
-from attn_demo.computed_once import ComputedOnce
-from attn_demo.datasets import HANSARDS
-from attn_demo.figures import gold_check_figure
+from attn_demo.data.datasets import HANSARDS
+from attn_demo.decoding.grids import grid_name
+from attn_demo.measures.alignment import (
+    GOLD_DIR, alignment_error, argmax_links, links_source, read_gold, reading_word_attention, sentence_reading)
+from attn_demo.serving.computed_once import ComputedOnce
 from attn_demo.ui.page import SIDES, plot
 from attn_demo.ui.when_seen import when_seen
-from attn_demo.views import read_pick
+from attn_demo.views.figures import gold_check_figure
+from attn_demo.views.titles import figure_title
+from attn_demo.views.translation import read_pick
 
 EXAMPLES = (28, 22, 110, 76)  # 1-based sentence numbers worth checking first: one-to-one, many-to-one, paraphrases
 EXPLANATION = """## Alignment check: does attention align words?
@@ -93,7 +95,7 @@ class AlignmentCheckSection:
         """Every model's AER on the whole test set, rule by rule, and the aligner's, from the cards."""
         scores = {key: m.translator.alignment_scores for key, m in self.models.items() if m.translator.alignment_scores}
         if not scores:
-            return "No model card has alignment scores yet (`python -m attn_demo.evaluate CHECKPOINT --alignments …`)."
+            return "No model card has alignment scores yet (`python -m attn_demo.evaluation.evaluate CHECKPOINT --alignments …`)."
         names = list(scores)
         first = scores[names[0]]
         header = "| links drawn from | " + " | ".join(self.models[n].title for n in names) + " |"

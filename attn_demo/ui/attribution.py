@@ -1,5 +1,5 @@
 """Is attention an explanation? On demand, for each model on screen: a gradient attribution of its
-translation (attn_demo.attribution) drawn on the axes of its alignment grid, and how well α and
+translation (attn_demo.decoding.attribution) drawn on the axes of its alignment grid, and how well α and
 the attribution agree on this sentence. A model without attention has an attribution but no α:
 its grid is drawn, and the agreement says there is nothing to compare with.
 
@@ -11,14 +11,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 import gradio as gr
 
-from attn_demo.alignment import figure_title, words_view
-from attn_demo.attribution import METHODS, agreement
-from attn_demo.computed_once import ComputedOnce
-from attn_demo.figures import attribution_figure
-from attn_demo.steps import typed
+from attn_demo.decoding.attribution import METHODS, agreement
+from attn_demo.decoding.grids import words_view
+from attn_demo.serving.computed_once import ComputedOnce
 from attn_demo.translator import Translator
 from attn_demo.ui.page import SIDES, plot
 from attn_demo.ui.translate import STEPS
+from attn_demo.views.figures import attribution_figure
+from attn_demo.views.steps import typed
+from attn_demo.views.titles import figure_title
 
 EXPLANATION = """## Is attention an explanation?
 α says where the model looked; it does not say what the output depended on. A **gradient attribution**

@@ -1,6 +1,6 @@
 """Predict, then reveal: the class activity's section, a teacher's projector view and each student's phone view.
 
-The teacher opens a room on the sentence and the model on screen (attn_demo.classroom holds the rooms) and
+The teacher opens a room on the sentence and the model on screen (attn_demo.classroom.rooms holds the rooms) and
 shows its code, link and QR code. A phone that opens the link (?room=CODE) gets the student view: the
 sentence, the French written so far, and a button for each English piece, to guess which one the model will
 look at to write the next French piece. The projector polls the votes every POLL_S and draws them as they
@@ -12,8 +12,8 @@ import html
 
 import gradio as gr
 
-from attn_demo.classroom import AGREEMENT, LESSON, ClassroomError, Rooms
-from attn_demo.tokenizer import normalise_english
+from attn_demo.classroom.rooms import AGREEMENT, LESSON, ClassroomError, Rooms
+from attn_demo.models.tokenizer import normalise_english
 from attn_demo.ui.page import CONTENTS, HIDDEN_WHEN_EMPTY, section_id
 from attn_demo.ui.share import PAGE_ADDRESS, class_address, qr_code
 
@@ -120,7 +120,7 @@ class ClassroomSection:
         return {self.code: code, self.key: key}
 
     def phone_view(self, room: str) -> dict:
-        """What a phone shows (attn_demo.classroom.Room.view); a refusal raises the rooms' ClassroomError. The page's
+        """What a phone shows (attn_demo.classroom.rooms.Room.view); a refusal raises the rooms' ClassroomError. The page's
         phones ask ui.room_routes for it, a REST client class_state."""
         return self.with_lesson(self.rooms.state(room))
 

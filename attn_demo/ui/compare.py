@@ -3,12 +3,12 @@
 loaded weights (parameters)."""
 import gradio as gr
 
-from attn_demo.card import GENERAL_REFERENCE
-from attn_demo.catalogue import summary
-from attn_demo.evaluate import SHORT_RATIO
-from attn_demo.figures import comparison_figure
+from attn_demo.checkpoints.card import GENERAL_REFERENCE
+from attn_demo.evaluation.evaluate import SHORT_RATIO
+from attn_demo.serving.catalogue import summary
 from attn_demo.ui.page import plot
 from attn_demo.ui.when_seen import when_seen
+from attn_demo.views.figures import comparison_figure
 
 EXPLANATION = f"""## Compare them all
 Every model on this page, measured the same way: BLEU and chrF on the Tatoeba test set (beam 5, each ranked as its card's

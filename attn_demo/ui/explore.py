@@ -15,16 +15,16 @@ from typing import NamedTuple
 import gradio as gr
 import numpy as np
 
-from attn_demo.alignment import grid_name
-from attn_demo.computed_once import ComputedOnce
-from attn_demo.figures import alignment_figure, beam_search_figure
-from attn_demo.heads import alpha_moved, every_head, same_reading
-from attn_demo.search import Penalties
-from attn_demo.steps import pca_projection
+from attn_demo.decoding.grids import grid_name
+from attn_demo.decoding.search import Penalties
+from attn_demo.measures.heads import alpha_moved, every_head, same_reading
+from attn_demo.serving.computed_once import ComputedOnce
 from attn_demo.translator import Translator
 from attn_demo.ui.page import HIDDEN_WHEN_EMPTY, LATEX, SIDES, grid_values, plot
 from attn_demo.ui.step_group import StepGroup, network_slot, step_slot
-from attn_demo.views import read_pick, step_views
+from attn_demo.views.figures import alignment_figure, beam_search_figure
+from attn_demo.views.steps import pca_projection
+from attn_demo.views.translation import read_pick, step_views
 
 EXPLANATION = """## Explore the decoding
 Beam search keeps the k most probable beginnings at every step. Here are the best finished ones, ranked by

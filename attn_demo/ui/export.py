@@ -2,7 +2,7 @@
 from disk without a network and shows the same numbers as the page: both alignment grids (Plotly,
 its library inlined, each with its text alternative: figure_text.js) and both network and step
 views with their scrubber, drawn by the page's own renderer (step_views.js, network_view.js) from
-the same grids and payload the page receives (attn_demo.views). A Transformer's side shows the layer and head
+the same grids and payload the page receives (attn_demo.views.translation). A Transformer's side shows the layer and head
 picked on the page: its grid, its coverage row, its self-attention and its step view.
 
 Everything the user typed reaches the file as JSON or escaped text, never as markup."""
@@ -13,12 +13,12 @@ import json
 import gradio as gr
 import plotly.offline
 
-from attn_demo.alignment import pick_key
-from attn_demo.figures import to_json
+from attn_demo.decoding.grids import pick_key
 from attn_demo.ui.page import FIGURE_TEXT_JS, PAGE_CHANGES_JS, SIDES
 from attn_demo.ui.step_group import STEP_VIEWS_CSS, STEP_VIEWS_JS
 from attn_demo.ui.trace_files import TraceFiles
-from attn_demo.views import COVERAGE_CSS, grid_figure, read_pick, step_data, under_grid
+from attn_demo.views.figures import to_json
+from attn_demo.views.translation import COVERAGE_CSS, grid_figure, read_pick, step_data, under_grid
 
 GROUP = "export-steps"  # the element the file's step views are bound to
 PAGE = """<!doctype html>
@@ -70,7 +70,7 @@ def export_html(payload: dict, grids: dict, source: str, beam_size: int, texts: 
                 picks: dict | None = None) -> str:
     """The file's text: payload from step_data, grids {side: Plotly figure or None}, the translations {side: text},
     what is under each grid {side: HTML from views.under_grid} and a Transformer's layer and head {side: its key,
-    alignment.PICK_KEY, "" for its shown grid}."""
+    grids.PICK_KEY, "" for its shown grid}."""
     titles, picks = [view["title"] for view in payload["views"]], picks or {}
     sides = "".join(SIDE.format(title=html.escape(title), text=html.escape(texts[side]), side=side,
                                 no_grid="" if grids[side] is not None else "<p>No attention, so no grid.</p>",

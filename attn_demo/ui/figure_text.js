@@ -1,6 +1,6 @@
 (watch) => {
   // Every Plotly figure is read by a screen reader as its text alternative (WCAG 1.1.1), not as a
-  // picture it cannot see: figures.py writes the alternative into the figure's layout.meta.text,
+  // picture it cannot see: views/figures.py writes the alternative into the figure's layout.meta.text,
   // from the numbers the figure draws, and this gives it to the plot as its aria-label, with role
   // figure (not img: the plot keeps its own controls, and an image's inside is hidden from a
   // reader), whenever a figure is drawn or redrawn (watch: page_changes.js).

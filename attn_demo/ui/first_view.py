@@ -5,9 +5,9 @@ the page's scripts, and taken away once the page has drawn its own grids.
 A visitor with a link (a query string) opens another view, so gets the page alone."""
 import html
 from attn_demo.examples import EXAMPLES
-from attn_demo.figures import grid_svg
 from attn_demo.ui.page import NO_GRID, SIDES
-from attn_demo.views import grid_figure
+from attn_demo.views.figures import grid_svg
+from attn_demo.views.translation import grid_figure
 
 STYLE = """<style>
 #first-view { position: fixed; inset: 0; z-index: 1000; overflow: auto; background: #fff; color: #222;

@@ -1,5 +1,5 @@
 () => {
-  // A Transformer's heads, drawn in the browser from the step payload (attn_demo.steps.heads_payload) by the
+  // A Transformer's heads, drawn in the browser from the step payload (attn_demo.views.steps.heads_payload) by the
   // step group of step_views.js, with that file's helpers. For a model with heads:
   //   HeadsView          the Layer and Head controls and the cross-attention of every layer and head at once
   //                      (small multiples on the grids' colours), each a button that picks it;

@@ -119,7 +119,7 @@
       this.canvas.width = S;
       this.canvas.height = T;
       Object.assign(this.canvas.style, { width: `${S * CELL}px`, height: `${T * CELL}px` });
-      const most = point.alpha.map((row, t) => {  // in words, as the page's grids say it (figures.py)
+      const most = point.alpha.map((row, t) => {  // in words, as the page's grids say it (views/figures.py)
         const j = row.indexOf(Math.max(...row));
         return `${point.french_pieces[t]} ← ${point.english_pieces[j]} (α ${row[j].toFixed(2)})`;
       });

@@ -1,4 +1,4 @@
-"""Watch it learn: a model's training timeline (attn_demo.timeline) on the page. Pick a model on
+"""Watch it learn: a model's training timeline (attn_demo.measures.timeline) on the page. Pick a model on
 each side and one of the page's sentences; a slider (and Play) moves through the points of the
 recorded runs and learn.js redraws, in the browser, each side's α grid and translation at that
 point beside its run's validation BLEU and training loss. Both sides move together by target
@@ -9,10 +9,10 @@ from pathlib import Path
 import gradio as gr
 from plotly.colors import convert_colors_to_same_type
 
-from attn_demo.alignment import grid_name
-from attn_demo.figures import ALIGNMENT_COLORSCALE
-from attn_demo.timeline import PROBES, probe_history
-from attn_demo.views import read_pick
+from attn_demo.decoding.grids import grid_name
+from attn_demo.measures.timeline import PROBES, probe_history
+from attn_demo.views.figures import ALIGNMENT_COLORSCALE
+from attn_demo.views.translation import read_pick
 
 EXPLANATION = """## Watch it learn
 Attention is not built in: it is learned. At the start of training the weights α are nearly uniform and the

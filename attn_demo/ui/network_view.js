@@ -1,7 +1,7 @@
 () => {
   // The network view: one model drawn as the nodes it computes an output step with, in the order it
   // computes them, top to bottom, with step t's values on them. It is drawn from the step payload
-  // (attn_demo.steps.step_payload) by the step group of step_views.js, with that file's helpers,
+  // (attn_demo.views.steps.step_payload) by the step group of step_views.js, with that file's helpers,
   // into each element of class attn-network-slot. Nothing here names a model: the payload's `context_into`
   // (what reads c_t, from attention.KINDS), whether the model attends at all and whether it has heads
   // decide the order and the arrows; a model with heads is drawn as one decoder layer, the picked one
@@ -46,7 +46,7 @@
     return { rows, edges: edgesInto(rows, inputs) };
   }
 
-  // A Transformer's decoder layer (pre-norm, attn_demo.transformer.DecoderLayer): x_t runs down the residual
+  // A Transformer's decoder layer (pre-norm, attn_demo.models.transformer.DecoderLayer): x_t runs down the residual
   // stream through three sublayers, each reading LN(x_t) and adding its output back to x_t; the cross-attention
   // reads the h_j, the layers above do the same again, and the output layer reads LN(x_t) of the top one.
   function layerGraph() {

@@ -9,11 +9,11 @@ import gradio as gr
 from gradio.blocks import BlocksConfig
 from gradio.components.plot import PlotData
 
-from attn_demo.figures import to_json
 from attn_demo.ui.learn import LEARN_CSS, LEARN_JS
 from attn_demo.ui.step_group import STEP_VIEWS_CSS, STEP_VIEWS_JS
 from attn_demo.ui.when_seen import WHEN_SEEN_CSS
-from attn_demo.views import COVERAGE_CSS
+from attn_demo.views.figures import to_json
+from attn_demo.views.translation import COVERAGE_CSS
 
 # the page's sections, in order: the key of each (its element id is section_id(key)) and its name in the contents bar
 SECTION_PREFIX = "section-"
@@ -152,7 +152,7 @@ class BuiltConfig(BlocksConfig):
 
 
 def plot(figure: dict | None) -> PlotData | None:
-    """A figure of attn_demo.figures (a plain dict) as gr.Plot's value, written by figures.to_json: given
+    """A figure of attn_demo.views.figures (a plain dict) as gr.Plot's value, written by figures.to_json: given
     the figure itself, gr.Plot would take only a go.Figure, whose building and writing cost 2–3 ms a
     grid, on every translation of a whole class (BENCHMARKS.md)."""
     return None if figure is None else PlotData(type="plotly", plot=to_json(figure))
@@ -191,6 +191,6 @@ class ModelsOnPage:
         return self.by_key[state["picks"][side]]
 
     def sides(self, state) -> list[tuple]:
-        """(model, view) of each side of a session's translation, in the order of SIDES (attn_demo.views)."""
+        """(model, view) of each side of a session's translation, in the order of SIDES (attn_demo.views.translation)."""
         return [(self.picked(state, side), state["views"][side]) for side in SIDES]
 

@@ -1,8 +1,8 @@
 """Check your understanding: conceptual questions, then questions about the user's own
-translation (attn_demo.quiz), each checked with a short explanation."""
+translation (attn_demo.classroom.quiz), each checked with a short explanation."""
 import gradio as gr
 
-from attn_demo.quiz import concept_questions, trace_questions
+from attn_demo.classroom.quiz import concept_questions, trace_questions
 from attn_demo.ui.page import SIDES
 
 TRACE_SLOTS = 5  # questions generated from each translation, at most (quiz.trace_questions: α, the spread,

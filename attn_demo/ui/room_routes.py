@@ -6,7 +6,7 @@ second fit one core.
     POST /rooms/CODE/votes  {"voter", "step", "piece"}  a phone's pick for the step: 200 {"line": "Your vote…"}
 
 A refusal of the rooms (no such room, a step gone by, a malformed vote, a dead store…) is 4xx {"error": message}, the
-message HTML-escaped as the page writes it. The rooms' rules are attn_demo.classroom's, the same as the REST API's
+message HTML-escaped as the page writes it. The rooms' rules are attn_demo.classroom.rooms's, the same as the REST API's
 class_state and class_vote (ui.classroom), which stay for clients. The rooms are called in a worker thread: a slow
 store holds up that call alone, never the server's other requests.
 """
@@ -16,7 +16,7 @@ import json
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse
 
-from attn_demo.classroom import ClassroomError, NoSuchRoom, RoomsDown
+from attn_demo.classroom.rooms import ClassroomError, NoSuchRoom, RoomsDown
 
 PREFIX = "/rooms/"
 MAX_BODY = 2048  # bytes: a vote is under 200

@@ -8,7 +8,7 @@ models (from the cache when a room opens it at once) and shows that step. Whatev
 as text: each value is checked here, and anything off is named in the page's status, escaped.
 
 A page opened at this computer's own address (127.0.0.1) would share a link no phone can open: the link
-holds the app's public or network address instead where it has one (attn_demo.reach), and a line beside
+holds the app's public or network address instead where it has one (attn_demo.serving.reach), and a line beside
 it says why, or how to serve the room.
 """
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
@@ -16,8 +16,8 @@ from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 import gradio as gr
 import segno
 
-from attn_demo.alignment import PICK_KEY
-from attn_demo.reach import NETWORK_SWITCH, PUBLIC_SWITCH, Reach, is_loopback
+from attn_demo.decoding.grids import PICK_KEY
+from attn_demo.serving.reach import NETWORK_SWITCH, PUBLIC_SWITCH, Reach, is_loopback
 from attn_demo.ui.page import CONTENTS, HIDDEN_WHEN_EMPTY, section_id
 
 LINK_FIELDS = ("q", "left", "right", "beam", "step", "unit")  # the query parameters, in the order links write them

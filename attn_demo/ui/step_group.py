@@ -1,7 +1,7 @@
 """A decoder-step scrubber and the step views it drives, bound to one page element: the Python side
 of step_views.js's StepGroup. A section renders the scrubber inside its element and puts slots
 (step_slot, and network_slot for a network view; heads_slot, self_attention_slot and pick_slot for a
-Transformer's heads) beside it; one payload (attn_demo.steps.step_payload, one view per slot, in order)
+Transformer's heads) beside it; one payload (attn_demo.views.steps.step_payload, one view per slot, in order)
 then fills the slots, and every step is drawn in the browser, without asking the server again."""
 import json
 from dataclasses import dataclass

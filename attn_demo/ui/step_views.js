@@ -1,6 +1,6 @@
 () => {
   // The decoder-step view, drawn in the browser from the payload the server sends once per
-  // translation (TranslateSection.step_data, built by attn_demo.steps.step_payload). Each model's
+  // translation (TranslateSection.step_data, built by attn_demo.views.steps.step_payload). Each model's
   // view is five panels, top to bottom: the query, the scores e_tj, the weights α_tj, the rows
   // α_tj·h_j with the model's c_t under them, and the h_j in 2-D with c_t as their α-weighted
   // centroid. A model without attention has no query, e or α: its view shows the one fixed c and
@@ -13,7 +13,7 @@
   // network slots, class attn-network-slot, filled the same way by network_view.js); a page may
   // hold several such groups.
   // Pieces are user text: they are written as text (textContent, a text node's data), never as markup.
-  // tests/test_browser.py checks the drawn numbers against the model's trace.
+  // tests/ui/test_browser.py checks the drawn numbers against the model's trace.
 
   const PLAY_INTERVAL_MS = 1000;
   const HIGHLIGHT = "#d62728", MUTED = "#7f9ec9";

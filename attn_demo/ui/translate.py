@@ -3,7 +3,7 @@ each with its alignment grid, and a decoder-step scrubber shows how every contex
 formed. The server sends every step of both sides once (step_data); step_views.js draws any step
 from it in the browser, so scrubbing costs the server nothing and a step change takes milliseconds.
 
-Nothing here names a model: the section works on the catalogue it is given (attn_demo.catalogue),
+Nothing here names a model: the section works on the catalogue it is given (attn_demo.serving.catalogue),
 and what it says about each one comes from its attention type's description (attention.KINDS)."""
 import dataclasses
 import functools
@@ -17,15 +17,15 @@ import gradio as gr
 import numpy as np
 import orjson
 
-from attn_demo.attention import KINDS
-from attn_demo.coverage import LONG_WORDS, unseen_words
 from attn_demo.examples import EXAMPLES
+from attn_demo.models.attention import KINDS
+from attn_demo.models.tokenizer import named, normalise_english
+from attn_demo.training.coverage import LONG_WORDS, unseen_words
 from attn_demo.ui.page import HIDDEN_WHEN_EMPTY, LATEX, SIDES, ModelsOnPage, grid_values
 from attn_demo.ui.share import read_link
 from attn_demo.ui.step_group import StepGroup, heads_slot, network_slot, pick_slot, self_attention_slot, step_slot
 from attn_demo.ui.trace_files import TraceFiles
-from attn_demo.tokenizer import named, normalise_english
-from attn_demo.views import coverage_marks, grid_figure, read_pick, step_data, steps_of, under_grid
+from attn_demo.views.translation import coverage_marks, grid_figure, read_pick, step_data, steps_of, under_grid
 
 UNITS = ("pieces", "words")  # what the alignment grids show: SentencePiece pieces, or whole words
 CONCURRENCY = 48  # requests in /translate at once; they wait on the decoding workers (catalogue.Model)

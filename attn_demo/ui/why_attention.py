@@ -5,9 +5,9 @@ model on a long sentence."""
 import gradio as gr
 
 from attn_demo.examples import LONG_EXAMPLE
-from attn_demo.figures import length_figure
 from attn_demo.ui.page import plot
 from attn_demo.ui.when_seen import when_seen
+from attn_demo.views.figures import length_figure
 
 EXPLANATION = """## Why attention?
 An encoder–decoder without attention squeezes the whole English sentence into one fixed vector, and the

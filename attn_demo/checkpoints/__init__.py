@@ -1,0 +1,1 @@
+"""Checkpoint folders in Hugging Face Hub layout, and their model cards."""

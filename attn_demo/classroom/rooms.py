@@ -1,0 +1,280 @@
+"""The rooms of "Predict, then reveal": a class guesses, step by step, which English piece a model looks at.
+
+A teacher opens a room on one translation (its English pieces, its French pieces and α, one row per step)
+and gets a short code for the class and a key for themselves. Each student's phone votes for one English
+piece per step (a new vote replaces the old); the teacher's key reveals the model's α for the step and moves
+the room on. After the last step the room sums up where the class and the model agreed.
+
+The rules live here, once; the rooms live in a store (attn_demo.classroom.stores): this process's memory, or a
+Redis server that several app processes share and that outlives them. Each change reads a room, applies
+one rule and writes it back atomically, so votes arriving together, on one process or several, each count
+once. A room closes IDLE_S after its last vote or move. Every refusal is a ClassroomError whose message is
+fit for a student's screen, and changes nothing.
+"""
+import os
+import re
+import secrets
+import time
+from dataclasses import dataclass, field
+
+import orjson
+
+from attn_demo.classroom.stores import FULL, OPENED, ROOMS_ENV, StoreDown, store_named, take_token
+
+# Codes are read off a projector and typed on a phone: no 0/O, 1/I/L. 31 letters, 6 of them: 31⁶ ≈ 8.9 × 10⁸
+# codes. Wrong codes are refused beyond WRONG_CODES_PER_S for the whole app, so a guesser gets at most
+# 10 × 7200 = 72,000 tries in a class's two hours: a chance of 1 in 12,000 of finding a given room, and
+# 1 in 120 of finding any of MAX_ROOMS rooms, which would let them vote in it, nothing more.
+CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
+CODE_LENGTH = 6
+CODE = re.compile(f"[{CODE_ALPHABET}]{{{CODE_LENGTH}}}")  # what can name a room (and a store's key)
+WRONG_CODES_PER_S = 10
+IDLE_S = 2 * 3600  # a room without a vote, a reveal or a move for this long is closed
+MAX_ROOMS = 100
+MAX_VOTERS = 300  # phones in one room
+VOTE_BURST, VOTE_EVERY_S = 5, 2.0  # a phone may vote 5 times at once, then once every 2 s
+VOTER_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")  # the random id a page keeps (never a name)
+AGREEMENT = ("α on the class's picks: the α of the piece each vote chose, averaged over the votes "
+             "(Σ over pieces of α_j × the share of the votes on j); 1 when every vote is on a piece that took all of α.")
+LESSON = ("Where the class and the model disagree, look at what the model looked at: a step resting on </s> "
+          "(a first article, punctuation) looks at no English piece in particular, and an α that is no word's "
+          "translation is where attention stops being an explanation.")
+
+
+class ClassroomError(ValueError):
+    """A refusal; its message is what the student or teacher is told."""
+
+
+class NoSuchRoom(ClassroomError):
+    pass
+
+
+class WrongKey(ClassroomError):
+    pass
+
+
+class BadVote(ClassroomError):
+    pass
+
+
+class TooMany(ClassroomError):
+    """A bound reached: rooms, phones in a room, votes from one phone, or wrong codes app-wide."""
+
+
+class NoAttention(ClassroomError):
+    pass
+
+
+class RoomsDown(ClassroomError):
+    """The store of the rooms cannot be reached."""
+
+
+@dataclass
+class Room:
+    code: str
+    key: str
+    model: str  # the model's key, for the teacher's screen
+    english: list[str]  # S pieces, </s> last
+    french: list[str]  # T pieces, </s> last: step t writes french[t - 1]
+    alpha: list[list[float]]  # (T, S): α at each step
+    active_at: float
+    step: int = 1
+    revealed: bool = False
+    finished: bool = False
+    votes: dict = field(default_factory=dict)  # str(step) → {voter: piece index} (JSON's keys are strings)
+    buckets: dict = field(default_factory=dict)  # voter → its vote bucket [tokens, at] (take_token)
+    version: int = 0  # one more with every change: a page redraws only when it has moved
+
+    def to_bytes(self) -> bytes:
+        return orjson.dumps(self)  # orjson writes a dataclass itself, several times faster than asdict
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "Room":
+        return cls(**orjson.loads(data))
+
+    def counts(self, step: int) -> list[int]:
+        counts = [0] * len(self.english)
+        for piece in self.votes.get(str(step), {}).values():
+            counts[piece] += 1
+        return counts
+
+    def argmax(self, step: int) -> int:
+        row = self.alpha[step - 1]
+        return row.index(max(row))
+
+    def step_result(self, step: int) -> dict:
+        """How the class's votes at `step` compare with the model's α there."""
+        counts, best = self.counts(step), self.argmax(step)
+        votes, row = sum(counts), self.alpha[step - 1]
+        top = max(counts)
+        return {"step": step, "written": self.french[step - 1], "argmax": best, "votes": votes,
+                "picked_argmax": counts[best],
+                "alpha_on_picks": round(sum(a * n for a, n in zip(row, counts)) / votes, 4) if votes else None,
+                "class_picks": [j for j, n in enumerate(counts) if n == top] if votes else [],
+                # the class's most-voted piece (any of them, on a tie) is the model's argmax
+                "agreed": counts[best] == top if votes else None}
+
+    def view(self, with_counts: bool) -> dict:
+        """What a page draws: the step, the sentence and the French so far; α and how the class did once revealed;
+        the votes per piece where with_counts (the projector; the phones only once revealed, so as not to sway them)."""
+        shown = self.revealed or self.finished
+        view = {"room": self.code, "model": self.model, "version": self.version, "step": self.step,
+                "steps": len(self.french), "english": self.english, "french": self.french[:self.step - 1],
+                "revealed": shown, "finished": self.finished,
+                "alpha": self.alpha[self.step - 1] if shown else None,
+                "counts": self.counts(self.step) if with_counts or shown else None,
+                "result": self.step_result(self.step) if shown else None,
+                "summary": None}
+        if self.finished:
+            view["summary"] = [self.step_result(t) for t in range(1, len(self.french) + 1)]
+        return view
+
+
+def step_number(value, what: str = "step") -> int:
+    """A whole number from a page or a client (which may send 3.0), or a BadVote naming `what`."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise BadVote(f"The {what} must be a whole number, not {str(value)[:20]!r}.") from None
+    if not number.is_integer():
+        raise BadVote(f"The {what} must be a whole number, not {str(value)[:20]!r}.")
+    return int(number)
+
+
+
+
+class Rooms:
+    """Every open room of the app, kept in `store` (room_stores: memory by default); each method is one atomic
+    read or change of one room, so concurrent requests, from this process or another, see whole changes."""
+
+    def __init__(self, store=None, clock=time.time, max_rooms: int = MAX_ROOMS, max_voters: int = MAX_VOTERS,
+                 idle_s: float = IDLE_S):
+        # the clock is wall time: rooms kept in Redis are read by other processes and after a restart
+        self.store = store or store_named(os.environ.get(ROOMS_ENV, "memory"))
+        self.clock, self.max_rooms, self.max_voters, self.idle_s = clock, max_rooms, max_voters, idle_s
+
+    def open(self, english: list[str], french: list[str], alpha, model: str = "") -> tuple[str, str]:
+        """A new room on one translation (α (T, S), as Translation.attention); its code and the teacher's key."""
+        if alpha is None:
+            raise NoAttention(f"{model or 'This model'} has no attention, so there is no α to guess: pick a model with "
+                              "attention to open a room.")
+        alpha = [[round(float(a), 4) for a in row] for row in alpha]
+        if len(alpha) != len(french) or any(len(row) != len(english) for row in alpha):
+            raise ValueError(f"α is {len(alpha)} × {len(alpha[0]) if alpha else 0}, not {len(french)} × {len(english)}")
+        key, now = secrets.token_urlsafe(24), self.clock()
+        while True:  # a code already open is drawn again
+            code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+            room = Room(code, key, model, list(english), list(french), alpha, now)
+            found = self._stored(self.store.open, code, room.to_bytes(), now, self.idle_s, self.max_rooms)
+            if found == OPENED:
+                return code, key
+            if found == FULL:
+                raise TooMany(f"{self.max_rooms} rooms are open on this app, the most it holds: try again when one "
+                              f"closes (a room closes after {self.idle_s / 3600:g} h without a vote).")
+
+    def state(self, code) -> dict:
+        """What a phone shows: the votes only once the step is revealed."""
+        return self._read(code).view(with_counts=False)
+
+    def tally(self, code) -> dict:
+        """What the projector shows: the votes per English piece as they arrive."""
+        return self._read(code).view(with_counts=True)
+
+    def vote(self, code, voter, step, piece) -> str:
+        """Record one phone's pick for the current step (replacing its earlier one); a line saying what was recorded."""
+        if not isinstance(voter, str) or not VOTER_ID.fullmatch(voter):
+            raise BadVote("This page's voter id is missing or malformed: reload the page to get a new one.")
+        step, piece = step_number(step), step_number(piece, "piece")
+
+        def vote(room: Room, now: float) -> str:
+            if room.finished:
+                raise BadVote("The activity is over: there is nothing left to vote on.")
+            if step != room.step:
+                raise BadVote(f"The room is at step {room.step}, not {step}: vote again for step {room.step}.")
+            if room.revealed:
+                raise BadVote(f"Step {step} is already revealed: wait for the next step.")
+            if not 0 <= piece < len(room.english):
+                raise BadVote(f"There is no English piece {piece}: pick one of the {len(room.english)} pieces shown.")
+            if voter not in room.buckets and len(room.buckets) >= self.max_voters:
+                raise TooMany(f"This room already has {self.max_voters} phones, the most it takes.")
+            room.buckets[voter], allowed = take_token(room.buckets.get(voter), VOTE_BURST, VOTE_EVERY_S, now)
+            if not allowed:
+                raise TooMany("Too many votes from this phone: wait a couple of seconds, then vote again.")
+            room.votes.setdefault(str(step), {})[voter] = piece
+            return f"Your vote for step {step}: {room.english[piece]} (tap another piece to change it)."
+
+        return self._change(code, vote)
+
+    def reveal(self, code, key) -> dict:
+        """Show the model's α for the current step; the projector's view after it."""
+        def reveal(room: Room, now: float) -> dict:
+            self._check_key(room, key)
+            room.revealed = True
+            return room.view(with_counts=True)
+
+        return self._change(code, reveal)
+
+    def next(self, code, key) -> dict:
+        """Move on to the next step, or after the last one, to the summary; the projector's view after it."""
+        def move(room: Room, now: float) -> dict:
+            self._check_key(room, key)
+            if room.finished:
+                raise ClassroomError("The activity is over: open a new room for another sentence.")
+            if room.step == len(room.french):
+                room.finished = True
+            else:
+                room.step, room.revealed = room.step + 1, False
+            return room.view(with_counts=True)
+
+        return self._change(code, move)
+
+    def __len__(self) -> int:
+        return self._stored(self.store.count, self.clock())
+
+    @staticmethod
+    def _check_key(room: Room, key):
+        if not isinstance(key, str) or not secrets.compare_digest(key.encode(), room.key.encode()):
+            raise WrongKey("Only the teacher's page that opened this room can reveal or move it on.")
+
+    def _read(self, code) -> Room:
+        code, now = self._code(code), self.clock()
+        value = self._stored(self.store.read, code, now) if CODE.fullmatch(code) else None
+        if value is None:
+            self._no_room(code, now)
+        return Room.from_bytes(value)
+
+    def _change(self, code, rule):
+        """rule(room, now) applied to the open room with this code, atomically; a change moves its version and keeps
+        the room open IDLE_S more; what the rule raises leaves the room as it was."""
+        code, now = self._code(code), self.clock()
+
+        def change(value):
+            if value is None:
+                return None, None
+            room = Room.from_bytes(value)
+            reply = rule(room, now)
+            room.active_at, room.version = now, room.version + 1
+            return room.to_bytes(), (reply,)  # in a 1-tuple: the store's None means no room
+
+        changed = self._stored(self.store.change, code, change, now, self.idle_s) if CODE.fullmatch(code) else None
+        if changed is None:
+            self._no_room(code, now)
+        return changed[0]
+
+    def _no_room(self, code: str, now: float):
+        """NoSuchRoom, or where too many wrong codes came in just now (from any phone, on any process), TooMany."""
+        if not self._stored(self.store.take, "wrong-codes", WRONG_CODES_PER_S, 1 / WRONG_CODES_PER_S, now):
+            raise TooMany("Too many wrong room codes were tried just now: wait a few seconds, then check the code.")
+        raise NoSuchRoom(f"There is no open room {code!r}: check the code with your teacher (a room closes after "
+                         f"{self.idle_s / 3600:g} h without a vote).")
+
+    @staticmethod
+    def _code(code) -> str:
+        """The code as typed (any case, spaces ignored), cut short: a 10,000-character one is not worth reading."""
+        return "".join(str(code or "")[:4 * CODE_LENGTH].split()).upper()[:2 * CODE_LENGTH]
+
+    def _stored(self, call, *args):
+        try:
+            return call(*args)
+        except StoreDown as error:
+            raise RoomsDown(str(error)) from None

@@ -1,0 +1,192 @@
+"""What does the model rely on? Gradient attribution of each output piece to the source pieces,
+beside α, and how well the two agree (Jain & Wallace 2019; Wiegreffe & Pinter 2019; Ding, Xu &
+Koehn 2019 found saliency aligns words better than attention).
+
+For output step t the attributed quantity is f_t(x) = log p(y_t | y_<t, x), the French teacher-forced
+(the model's own translation, or a given sentence). Captum attributes it to the source embeddings
+E x_j, summed over the embedding dimensions into one number per source piece j:
+
+    integrated gradients   A_tj = Σ_d (x_jd − x'_jd) ∫_0^1 ∂f_t(x' + a(x − x')) / ∂x_jd da,
+                           baseline x' = 0 (the padding embedding); completeness: Σ_j A_tj = f_t(x) − f_t(x')
+    input × gradient       A_tj = Σ_d x_jd ∂f_t(x) / ∂x_jd
+
+The steps are attributed in batches (the sentence repeated, copy t asking about y_t): all T at once
+for input × gradient; for integrated gradients, pieces of the integration path of many steps, each
+piece's Gauss–Legendre points batched too (Captum's internal_batch_size). A step's path starts whole;
+where its integral misses completeness, the pieces that miss it are halved and integrated again (below).
+Copy t runs the decoder up to step t only (Decoder.readout_at), so a sentence's T copies cost about
+T²/2 decoder steps, not T².
+
+The embeddings are looked up once and handed to the model as an input (Encoder.annotate), so no
+hook is set on the model: many requests attribute with the one shared model at once, each on its
+own tensors."""
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from captum.attr import InputXGradient, IntegratedGradients
+
+from attn_demo.models.rnn import gradients_through_eval_gru
+
+METHODS = ("integrated-gradients", "input-x-gradient")
+# Integrated gradients on a path cut where it turns: the integral is additive over pieces of the path,
+# and each piece has its own completeness, Σ_j A_tj over [a, b] = f_t(b·x) − f_t(a·x) (x' = 0), so a miss
+# can be found and mended where it happens. Every step starts with the whole path on FIRST_POINTS points
+# (enough for the page's examples with every model); while a step's gap is over MAX_GAP, each of its
+# pieces whose own miss is over its share of MAX_GAP (its length's) is halved, each half on PIECE_POINTS
+# points, down to 2^-MAX_HALVINGS of the path. Measured on the page's 41-word example (BENCHMARKS.md):
+# Bahdanau's late steps turn sharply between a = 0.56 and 0.6, where 40 and then 80 evenly spread points
+# still left a 74.5% gap (64 s); cut pieces bring every step under 5% with at most 42 points (34 s).
+FIRST_POINTS = 20
+PIECE_POINTS = 6
+MAX_HALVINGS = 6
+MAX_GAP = 0.05
+POINTS_PER_PASS = 160  # path points in one batch: 8 steps of 20 at once was fastest (all T of a 20-word sentence: 1.9 → 2.4 s, Bahdanau)
+
+
+@dataclass(frozen=True, eq=False)
+class Attribution:
+    """Attribution of every output piece's log-probability to the source pieces."""
+
+    method: str
+    source_tokens: list[str]  # S pieces, EOS last
+    target_tokens: list[str]  # T pieces, EOS last
+    scores: np.ndarray  # A_tj (T, S), float32
+    log_probs: np.ndarray  # f_t(x) (T,)
+    completeness_gap: np.ndarray | None  # integrated gradients: |Σ_j A_tj − (f_t(x) − f_t(x'))| / |f_t(x) − f_t(x')| (T,)
+    path_points: int | None  # integrated gradients: the most points of the integration path a step took
+
+
+def log_likelihood(model, embedded, lengths, y_in, y_out, steps) -> torch.Tensor:
+    """log p(y_t | y_<t, x) of a teacher-forced target at one step t per row, from the source
+    embeddings (B, S, E), steps (B,) from 0: (B,). The decoder runs each row up to its step only, and
+    only that step goes through the output layer (a vocabulary-wide softmax at every step of every row
+    would cost T times as much; Decoder.readout_at). The source mask
+    comes from the lengths, so that the all-zero baseline still reads as a sentence of that length."""
+    annotations, backward_first = model.encoder.annotate(embedded, lengths)
+    mask = torch.arange(embedded.size(1), device=embedded.device)[None, :] < lengths[:, None]  # (B, S)
+    readouts = model.decoder.readout_at(y_in, model.decoder.memory(annotations, backward_first, mask), steps)  # (B, E)
+    logits = model.decoder.logits(readouts)  # (B, V)
+    rows = torch.arange(embedded.size(0), device=embedded.device)
+    return logits.log_softmax(-1).gather(-1, y_out[rows, steps][:, None])[:, 0]
+
+
+def attribute(model, source_ids: list[int], target_ids: list[int], method: str) -> tuple:
+    """A_tj (T, S), f_t(x) (T,) and, for integrated gradients, the completeness gap (T,) and the
+    most path points any step's integral took (integrated_gradients)."""
+    if method not in METHODS:
+        raise ValueError(f"unknown attribution method {method!r}; valid: {', '.join(METHODS)}")
+    device, T = next(model.parameters()).device, len(target_ids)
+    src = torch.tensor([source_ids] * T, device=device)  # (T, S): copy t asks about y_t
+    embedded = model.encoder.embed(src).detach().requires_grad_()  # E x_j (T, S, E), what is attributed to
+    lengths = torch.full((T,), len(source_ids), device=device)
+    y_in = torch.tensor([[model.config.bos_id, *target_ids[:-1]]] * T, device=device)  # (T, T)
+    y_out = torch.tensor([target_ids] * T, device=device)
+    forward = lambda *inputs: log_likelihood(model, *inputs)  # noqa: E731
+    args = (lengths, y_in, y_out, torch.arange(T, device=device))  # Captum repeats them along the path
+    with torch.enable_grad(), gradients_through_eval_gru():
+        log_probs = forward(embedded, *args)  # f_t(x) (T,)
+        if method == "input-x-gradient":
+            scores = InputXGradient(forward).attribute(embedded, additional_forward_args=args)
+            return scores.sum(-1).detach().float().cpu().numpy(), log_probs.detach().float().cpu().numpy(), None, None
+        # Captum differentiates at its own points of the path: a graph back to `embedded` would cost 15%
+        scores, gap, points = integrated_gradients(IntegratedGradients(forward), embedded.detach(), args, log_probs.detach())
+    return scores, log_probs.detach().float().cpu().numpy(), gap, points
+
+
+@dataclass(eq=False)
+class Piece:
+    """A piece [start, end] of step t's integration path, from start·x to end·x (x' = 0), with f_t at its
+    ends; once integrated, its A_tj (S,) on `points` points and its miss, Σ_j A_tj − (f_t(end·x) − f_t(start·x))."""
+
+    step: int
+    start: float
+    end: float
+    f_start: float
+    f_end: float
+    points: int = 0
+    scores: np.ndarray | None = None
+    miss: float = 0.0
+
+
+def integrated_gradients(ig, embedded, args, log_probs) -> tuple:
+    """Integrated gradients of every step, its path cut into pieces where it misses completeness
+    (FIRST_POINTS … MAX_HALVINGS above). Returns A (T, S), the completeness gap (T,) and the most
+    points any step's integral took."""
+    with torch.no_grad():
+        at_baseline = ig.forward_func(torch.zeros_like(embedded), *args).tolist()  # f_t(x'), x' = 0: the padding piece's embedding
+    paths = [[Piece(t, 0.0, 1.0, f0, f1)] for t, (f0, f1) in enumerate(zip(at_baseline, log_probs.tolist()))]
+    change = [max(abs(path[0].f_end - path[0].f_start), 1e-12) for path in paths]  # |f_t(x) − f_t(x')|
+    todo, points = [path[0] for path in paths], FIRST_POINTS
+    while todo:
+        integrate(ig, embedded, args, todo, points)
+        halved = [piece for path, c in zip(paths, change) if gap(path, c) > MAX_GAP for piece in path if misses(piece, c)]
+        todo, points = halve(ig, embedded, args, paths, halved), PIECE_POINTS
+    scores = np.stack([sum(piece.scores for piece in path) for path in paths])
+    gaps = np.array([gap(path, c) for path, c in zip(paths, change)])
+    return scores, gaps, max(sum(piece.points for piece in path) for path in paths)
+
+
+def gap(path: list[Piece], change: float) -> float:
+    """A step's completeness gap: what its pieces miss together, over |f_t(x) − f_t(x')|."""
+    return abs(sum(piece.miss for piece in path)) / change
+
+
+def misses(piece: Piece, change: float) -> bool:
+    """Whether a piece misses completeness by more than its share of MAX_GAP and may still be halved."""
+    length = piece.end - piece.start
+    return abs(piece.miss) > MAX_GAP * change * length and length > 2.0 ** -MAX_HALVINGS
+
+
+def halve(ig, embedded, args, paths: list[list[Piece]], pieces: list[Piece]) -> list[Piece]:
+    """Each of `pieces` replaced in its path by its two halves, f_t at the middles computed in one batch;
+    returns the new halves, in step order."""
+    if not pieces:
+        return []
+    middles = [(piece.start + piece.end) / 2 for piece in pieces]
+    rows = torch.tensor([piece.step for piece in pieces], device=embedded.device)
+    scale = torch.tensor(middles, dtype=embedded.dtype, device=embedded.device)[:, None, None]
+    with torch.no_grad():
+        at_middles = ig.forward_func(embedded[rows] * scale, *(arg[rows] for arg in args)).tolist()
+    halves = {piece: [Piece(piece.step, piece.start, middle, piece.f_start, f), Piece(piece.step, middle, piece.end, f, piece.f_end)]
+              for piece, middle, f in zip(pieces, middles, at_middles)}
+    for t, path in enumerate(paths):
+        paths[t] = [half for piece in path for half in halves.get(piece, [piece])]
+    return [half for path in paths for half in path if half.scores is None]
+
+
+def integrate(ig, embedded, args, pieces: list[Piece], points: int):
+    """Each piece's integral on `points` Gauss–Legendre points and its miss, filled in place, in batches
+    of about POINTS_PER_PASS path points (the pieces in step order, so a batch's decoder runs are alike)."""
+    for block in np.array_split(np.arange(len(pieces)), -(-len(pieces) * points // POINTS_PER_PASS)):
+        batch = [pieces[i] for i in block]
+        rows = torch.tensor([piece.step for piece in batch], device=embedded.device)
+        start, end = (torch.tensor([getattr(piece, side) for piece in batch], device=embedded.device,
+                                   dtype=embedded.dtype)[:, None, None] for side in ("start", "end"))
+        scores = ig.attribute(embedded[rows] * end, embedded[rows] * start, n_steps=points, internal_batch_size=len(batch) * points,
+                              additional_forward_args=tuple(arg[rows] for arg in args)).sum(-1).detach().float().cpu().numpy()
+        for piece, row in zip(batch, scores):
+            piece.points, piece.scores, piece.miss = points, row, float(row.sum()) - (piece.f_end - piece.f_start)
+
+
+def ranks(values: np.ndarray) -> np.ndarray:
+    """Ranks from 0, ties given the mean of the ranks they share (as Spearman's ρ needs)."""
+    order = np.argsort(values, kind="stable")
+    plain = np.empty(len(values))
+    plain[order] = np.arange(len(values))
+    _, tie, counts = np.unique(values, return_inverse=True, return_counts=True)
+    return (np.bincount(tie, weights=plain) / counts)[tie]
+
+
+def agreement(alpha: np.ndarray, scores: np.ndarray) -> dict:
+    """How α (T, S) and an attribution (T, S) agree, step by step: Spearman's ρ between the two rows
+    (the mean over steps where both rows vary), and the share of steps whose largest entries sit on
+    the same source piece."""
+    rhos = []
+    for a, s in zip(alpha, scores):
+        ra, rs = ranks(a), ranks(s)
+        if ra.std() > 0 and rs.std() > 0:
+            rhos.append(float(np.corrcoef(ra, rs)[0, 1]))
+    same = alpha.argmax(1) == scores.argmax(1)
+    return {"spearman_mean": float(np.mean(rhos)) if rhos else None, "argmax_agreement": float(same.mean()),
+            "steps": len(alpha)}

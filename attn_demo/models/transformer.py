@@ -1,0 +1,354 @@
+"""Transformer encoder–decoder (Vaswani et al. 2017): scaled dot-product, multi-head attention inside the
+encoder, inside the decoder and between them, with the entry points of the GRU models (attn_demo.models.rnn).
+
+Letters of the shape comments, besides the package's B, S, T, V: D = d_model (every sublayer's size and
+the annotations h_j), H heads of d_k = D / H each, L decoder layers, F the feed-forward size.
+
+What one sentence needs is passed in, never kept on the modules (one model serves every user at once):
+the cross-attention keys and values of every decoder layer, computed once per sentence (Memory.keys), and
+the decoder's cache of its own keys and values so far (the decoder state, which grows by one position
+a step). `trace` runs a whole target at once and returns every layer's and head's numbers.
+"""
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from attn_demo.models.attention import KINDS
+from attn_demo.models.config import TransformerConfig
+from attn_demo.models.rnn import Memory, Step, no_coverage
+
+
+@dataclass
+class Attended:
+    """What one multi-head attention computed, every head at once."""
+
+    queries: torch.Tensor  # q_t = (W_Q x_t) split into heads (B, H, T, d_k)
+    scores: torch.Tensor  # e_tj = q_t · k_j / √d_k (B, H, T, S), before the mask
+    weights: torch.Tensor  # α_tj (B, H, T, S), 0 where masked
+    heads: torch.Tensor  # o_t = Σ_j α_tj v_j, each head's output (B, H, T, d_k)
+    output: torch.Tensor  # W_O [o_t^1; …; o_t^H] + b_O (B, T, D)
+
+
+class MultiHeadAttention(nn.Module):
+    """Scaled dot-product attention in H heads (Vaswani et al. 2017, eq. 1 and §3.2.2):
+
+        q_t = W_Q x_t,  k_j = W_K h_j,  v_j = W_V h_j,   each split into H heads of d_k = D / H
+        e_tj = q_t · k_j / √d_k,   α_tj = softmax_j(e_tj),   o_t = Σ_j α_tj v_j        (per head)
+        output_t = W_O [o_t^1; …; o_t^H]
+
+    The dot product is Luong's e_tj = s_tᵀ h_j between learnt projections; dividing by √d_k keeps the
+    scores' spread near 1 whatever d_k (a sum of d_k products of unit-variance numbers has variance
+    d_k), so the softmax does not saturate. Keys and values come from project_keys, once per sentence.
+    """
+
+    def __init__(self, d_model: int, heads: int):
+        super().__init__()
+        self.heads, self.d_k = heads, d_model // heads
+        self.W_Q = nn.Linear(d_model, d_model)
+        self.W_K = nn.Linear(d_model, d_model)
+        self.W_V = nn.Linear(d_model, d_model)
+        self.W_O = nn.Linear(d_model, d_model)
+
+    def split(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, N, D) → (B, H, N, d_k)."""
+        return x.view(x.size(0), x.size(1), self.heads, self.d_k).transpose(1, 2)
+
+    def project_keys(self, h: torch.Tensor) -> torch.Tensor:
+        """k_j and v_j of every head from h (B, S, D), stacked: (B, 2, H, S, d_k)."""
+        return torch.stack([self.split(self.W_K(h)), self.split(self.W_V(h))], 1)
+
+    def forward(self, x, keys, mask, forced=None, heads_on=None) -> Attended:
+        """x (B, T, D) the positions that ask, keys (B, 2, H, S, d_k) from project_keys, mask (B or 1, T or 1, S)
+        True where a position may be attended to (None: every one). forced, when given, (B, H, T, S) weights that stand in
+        for α where they are not NaN (the page's "move the attention"); heads_on (B, H), when given, 0 for a head
+        turned off: its output is zeroed before W_O (Michel et al. 2019), its α still computed."""
+        queries = self.split(self.W_Q(x))  # (B, H, T, d_k)
+        scores = queries @ keys[:, 0].transpose(-1, -2) / math.sqrt(self.d_k)  # (B, H, T, S)
+        masked = scores if mask is None else scores.masked_fill(~mask[:, None], float("-inf"))
+        weights = masked.softmax(-1)  # (B, H, T, S)
+        if forced is not None:
+            weights = torch.where(forced.isnan(), weights, forced)
+        heads = weights @ keys[:, 1]  # (B, H, T, d_k)
+        if heads_on is not None:
+            heads = heads * heads_on[:, :, None, None]
+        concatenated = heads.transpose(1, 2).reshape(x.size(0), x.size(1), -1)  # (B, T, D)
+        return Attended(queries, scores, weights, heads, self.W_O(concatenated))
+
+
+class FeedForward(nn.Module):
+    """FFN(x) = W_2 max(0, W_1 x + b_1) + b_2, at every position apart (Vaswani et al. 2017, eq. 2). No dropout
+    inside, as in the paper: on this CPU drawing its F-wide mask cost more than a sixth of a training step."""
+
+    def __init__(self, d_model: int, ff_size: int):
+        super().__init__()
+        self.W_1, self.W_2 = nn.Linear(d_model, ff_size), nn.Linear(ff_size, d_model)
+
+    def forward(self, x):
+        return self.W_2(F.relu(self.W_1(x)))  # (B, N, D)
+
+
+class EncoderLayer(nn.Module):
+    """x ← x + SelfAttention(LN(x));  x ← x + FFN(LN(x))   (pre-norm)."""
+
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.self_attention = MultiHeadAttention(cfg.d_model, cfg.heads)
+        self.feed_forward = FeedForward(cfg.d_model, cfg.ff_size)
+        self.norm_1, self.norm_2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
+        self.dropout = nn.Dropout(cfg.dropout)
+
+    def forward(self, x, mask) -> tuple[torch.Tensor, Attended]:
+        """x (B, S, D), mask (B, 1, S) → x (B, S, D) and its self-attention."""
+        y = self.norm_1(x)
+        attended = self.self_attention(y, self.self_attention.project_keys(y), mask)
+        x = x + self.dropout(attended.output)
+        return x + self.dropout(self.feed_forward(self.norm_2(x))), attended
+
+
+class DecoderLayer(nn.Module):
+    """x ← x + MaskedSelfAttention(LN(x));  x ← x + CrossAttention(LN(x), h);  x ← x + FFN(LN(x))."""
+
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.self_attention = MultiHeadAttention(cfg.d_model, cfg.heads)
+        self.cross_attention = MultiHeadAttention(cfg.d_model, cfg.heads)
+        self.feed_forward = FeedForward(cfg.d_model, cfg.ff_size)
+        self.norm_1, self.norm_2, self.norm_3 = (nn.LayerNorm(cfg.d_model) for _ in range(3))
+        self.dropout = nn.Dropout(cfg.dropout)
+
+    def forward(self, x, past, causal, cross_keys, cross_mask, forced=None, heads_on=None):
+        """x (B, T, D) the new positions; past (B, 2, H, t₀, d_k) the keys and values of the t₀ positions before
+        them (t₀ = 0 for a whole target); causal (1, T, t₀ + T) which positions each may see; cross_keys (B, 2, H,
+        S, d_k), cross_mask (B, 1, S); forced (B, H, T, S) and heads_on (B, H), or None (MultiHeadAttention). → x (B, T, D), the keys
+        and values of all t₀ + T positions (B, 2, H, t₀ + T, d_k), the self- and the cross-attention."""
+        y = self.norm_1(x)
+        keys = self.self_attention.project_keys(y)  # (B, 2, H, T, d_k)
+        if past.size(3):  # a step after the first: the earlier positions' from the cache
+            keys = torch.cat([past, keys], 3)  # (B, 2, H, t₀ + T, d_k)
+        own = self.self_attention(y, keys, causal)
+        x = x + self.dropout(own.output)
+        cross = self.cross_attention(self.norm_2(x), cross_keys, cross_mask, forced, heads_on)
+        x = x + self.dropout(cross.output)
+        return x + self.dropout(self.feed_forward(self.norm_3(x))), keys, own, cross
+
+
+def sinusoids(length: int, d_model: int) -> torch.Tensor:
+    """PE(pos, 2i) = sin(pos / 10000^{2i/D}), PE(pos, 2i+1) = cos(…) (Vaswani et al. 2017, §3.5): (length, D)."""
+    position = torch.arange(length, dtype=torch.float32)[:, None]
+    frequency = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / d_model))
+    table = torch.zeros(length, d_model)
+    table[:, 0::2], table[:, 1::2] = torch.sin(position * frequency), torch.cos(position * frequency)
+    return table
+
+
+MAX_POSITIONS = 512  # a source has at most max_source_pieces (150), a translation 2 × that + 10 (search)
+
+
+def embedding(vocab_size: int, cfg: TransformerConfig) -> nn.Embedding:
+    """E, its entries drawn with variance 1/D so that √D · E x has unit variance; padding's is zero."""
+    table = nn.Embedding(vocab_size, cfg.d_model, padding_idx=cfg.pad_id)
+    nn.init.normal_(table.weight, std=cfg.d_model ** -0.5)
+    with torch.no_grad():
+        table.weight[cfg.pad_id].zero_()
+    return table
+
+
+class Positions(nn.Module):
+    """√D · E x_i + PE(i) (Vaswani et al. 2017, §3.4–3.5), then dropout: what the first layer reads."""
+
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.register_buffer("table", sinusoids(MAX_POSITIONS, cfg.d_model), persistent=False)
+        self.dropout = nn.Dropout(cfg.dropout)
+
+    def forward(self, looked_up, start: int = 0):
+        """E x (B, N, D) at positions start … start + N − 1 → (B, N, D)."""
+        scaled = looked_up * math.sqrt(looked_up.size(-1))
+        return self.dropout(scaled + self.table[start:start + looked_up.size(1)])
+
+
+class Encoder(nn.Module):
+    """h = LN(layer_N(… layer_1(√D · E x + PE)))."""
+
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.embed = embedding(cfg.src_vocab_size, cfg)  # E x_j: what attribution varies, as in the GRU encoder
+        self.positions = Positions(cfg)
+        self.layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.enc_layers))
+        self.norm = nn.LayerNorm(cfg.d_model)
+
+    def annotate(self, looked_up, lengths):
+        """h_j (B, S, D) from E x_j (B, S, D) and the lengths (B,); None stands where the GRU encoder returns ←h_1."""
+        return self.run(looked_up, _source_mask(lengths, looked_up.size(1)))[0], None
+
+    def run(self, looked_up, mask) -> tuple[torch.Tensor, list[Attended]]:
+        """h (B, S, D) and each layer's self-attention, from E x (B, S, D) and the mask (B, S)."""
+        x, attended = self.positions(looked_up), []
+        for layer in self.layers:
+            x, own = layer(x, mask[:, None, :])
+            attended.append(own)
+        return self.norm(x), attended
+
+
+def _source_mask(lengths, S: int) -> torch.Tensor:
+    """(B, S) True at the real pieces of each row."""
+    return torch.arange(S, device=lengths.device)[None, :] < lengths[:, None]
+
+
+class Decoder(nn.Module):
+    """Masked self-attention over y_<t, cross-attention over h, feed-forward, in each of L layers;
+    p(y_t) = softmax(E_y LN(x_t) + b): the output layer is the target embedding (Press & Wolf 2017).
+
+    Its state is the cache of every layer's self-attention keys and values (B, L, 2, H, t, d_k): a step
+    computes the new position's alone and reads the cache for the earlier ones. The Step it returns
+    carries the cross-attention α of the grid the page shows (TransformerConfig.shown_layer and
+    shown_head) and that layer's cross-attention output as its context; every head's numbers come from
+    Transformer.trace."""
+
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.config = cfg
+        self.embed = embedding(cfg.tgt_vocab_size, cfg)
+        self.positions = Positions(cfg)
+        self.layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.dec_layers))
+        self.norm = nn.LayerNorm(cfg.d_model)
+        self.out_bias = nn.Parameter(torch.zeros(cfg.tgt_vocab_size))
+
+    def memory(self, annotations, _backward_first, mask) -> Memory:
+        """Every layer's cross-attention keys and values, and an empty cache as s_0."""
+        cfg = self.config
+        empty = annotations.new_zeros(annotations.size(0), cfg.dec_layers, 2, cfg.heads, 0, cfg.head_size)
+        return Memory(annotations, self.cross_keys(annotations), mask, empty)
+
+    def cross_keys(self, annotations) -> torch.Tensor:
+        """k_j and v_j of every layer's cross-attention from h (B, S, D): (B, L, 2, H, S, d_k)."""
+        return torch.stack([layer.cross_attention.project_keys(annotations) for layer in self.layers], 1)
+
+    def logits(self, readout):
+        """(…, D) → (…, V), through the target embedding matrix."""
+        return F.linear(readout, self.embed.weight, self.out_bias)
+
+    def run(self, y_in, cache, memory, forced=None):
+        """y_in (B, T) at positions t₀ … t₀ + T − 1 after the cache (B, L, 2, H, t₀, d_k) → LN(x) (B, T, D), the
+        new cache (B, L, 2, H, t₀ + T, d_k), and each layer's self- and cross-attention. forced (B, T, S) α set by
+        hand (NaN rows: the model's own) for the heads of the shown grid; memory.heads_on the cross-attention heads
+        at work."""
+        start, T = cache.size(4), y_in.size(1)
+        x = self.positions(self.embed(y_in), start)  # (B, T, D)
+        # which positions each may see (1, T, t₀ + T); one new position sees them all
+        causal = None if T == 1 else torch.ones(T, start + T, dtype=torch.bool, device=x.device).tril(start)[None]
+        cross_mask, kept, own, cross = memory.mask[:, None, :], [], [], []
+        for l, layer in enumerate(self.layers):
+            heads_on = None if memory.heads_on is None else memory.heads_on[:, l]  # (B, H)
+            x, keys, mine, theirs = layer(x, cache[:, l], causal, memory.keys[:, l], cross_mask, self._forced(forced, l),
+                                          heads_on)
+            kept.append(keys)
+            own.append(mine)
+            cross.append(theirs)
+        return self.norm(x), torch.stack(kept, 1), own, cross
+
+    def _forced(self, forced, layer: int):
+        """forced (B, T, S) as the weights of every head of the layer (B, H, T, S): those of the shown grid
+        take them (all of its heads for a mean: then their mean is the weights set), the others none (NaN)."""
+        cfg = self.config
+        if forced is None or layer != cfg.layer_shown:
+            return None
+        per_head = forced[:, None].repeat(1, cfg.heads, 1, 1)  # (B, H, T, S)
+        if cfg.shown_head is not None:
+            others = torch.arange(cfg.heads, device=forced.device) != cfg.shown_head
+            per_head[:, others] = float("nan")
+        return per_head
+
+    def shown(self, cross: list[Attended]) -> tuple[torch.Tensor, torch.Tensor]:
+        """The page's grid α (B, T, S) and its layer's cross-attention output (B, T, D)."""
+        cfg = self.config
+        attended = cross[cfg.layer_shown]
+        weights = attended.weights.mean(1) if cfg.shown_head is None else attended.weights[:, cfg.shown_head]
+        return weights, attended.output
+
+    def forward(self, y_in, memory):
+        """y_in (B, T) = BOS y_1 … y_{T−1} → logits (B, T, V), every step at once."""
+        return self.logits(self.readouts(y_in, memory))
+
+    def readouts(self, y_in, memory):
+        """LN(x_t) at every step (B, T, D), what the output layer reads."""
+        return self.readouts_and_attention(y_in, memory)[0]
+
+    def readouts_and_attention(self, y_in, memory):
+        """The readouts (B, T, D) and the shown grid's α (B, T, S) of a whole target at once."""
+        readouts, _, _, cross = self.run(y_in, memory.init_state, memory)
+        return readouts, self.shown(cross)[0]
+
+    def readout_at(self, y_in, memory, steps):
+        """readouts(y_in, memory)[b, steps[b]] for every row b: (B, D). The mask keeps each step from
+        seeing later ones, so the target is run once, up to the last step asked: what follows it cannot change
+        it (attribution asks in batches of like steps, so a sentence costs about T²/2 positions, not T²)."""
+        y_in = y_in[:, : int(steps.max()) + 1]
+        return self.readouts(y_in, memory)[torch.arange(y_in.size(0), device=y_in.device), steps]
+
+    def step(self, y_prev, cache, memory, weights=None, coverage=None) -> Step:
+        """One output step from the cache (B, L, 2, H, t, d_k); weights (B, S), when given, replace the shown
+        grid's α at this step; coverage (B, S), the step before's Step.coverage, is summed on (no score reads it)."""
+        forced = None if weights is None else weights[:, None]
+        readout, cache, _, cross = self.run(y_prev[:, None], cache, memory, forced)
+        alpha, context = (value[:, 0] for value in self.shown(cross))  # (B, S), (B, D)
+        coverage = no_coverage(memory) if coverage is None else coverage
+        return Step(self.logits(readout[:, 0]), cache, None, None, alpha, context, coverage + alpha)
+
+
+@dataclass
+class Trace:
+    """Every number of a Transformer's translation of one batch, layer by layer (a list of L)."""
+
+    encoder: list[Attended]  # each encoder layer's self-attention (S positions ask, S answer)
+    decoder: list[Attended]  # each decoder layer's masked self-attention (T ask, T answer)
+    cross: list[Attended]  # each decoder layer's cross-attention (T ask, S answer)
+    annotations: torch.Tensor  # h_j (B, S, D)
+    cross_keys: torch.Tensor  # each decoder layer's k_j and v_j of the cross-attention (B, L, 2, H, S, d_k)
+    logits: torch.Tensor  # (B, T, V)
+
+
+class Transformer(nn.Module):
+    """x_1 … x_S → h_j = Encoder(x) → for each t: x_t from y_{t−1} through L decoder layers, each attending to
+    y_<t (masked self-attention) and to every h_j (cross-attention) → p(y_t) (Vaswani et al. 2017)."""
+
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.config = cfg
+        self.encoder = Encoder(cfg)
+        self.decoder = Decoder(cfg)
+
+    @property
+    def query_symbol(self) -> str:
+        return KINDS[self.config.attention].query
+
+    def num_params(self, attention_only: bool = False) -> int:
+        """How many parameters it has (the output layer's weight is the target embedding's, counted once);
+        or those of its attention modules alone (every layer's self- and cross-attention)."""
+        modules = [m for m in self.modules() if isinstance(m, MultiHeadAttention)] if attention_only else [self]
+        return sum(p.numel() for module in modules for p in module.parameters())
+
+    def encode(self, src, lengths) -> Memory:
+        """src (B, S) ids with EOS and padding, lengths (B,) → the decoder's Memory."""
+        annotations, _ = self.encoder.annotate(self.encoder.embed(src), lengths)
+        return self.decoder.memory(annotations, None, src != self.config.pad_id)
+
+    def forward(self, src, lengths, y_in):
+        return self.forward_with_attention(src, lengths, y_in)[0]  # (B, T, V)
+
+    def forward_with_attention(self, src, lengths, y_in):
+        """Teacher-forced logits (B, T, V) and the shown grid's α (B, T, S), as the GRU models give theirs."""
+        readouts, weights = self.decoder.readouts_and_attention(y_in, self.encode(src, lengths))
+        return self.decoder.logits(readouts), weights
+
+    def trace(self, src, lengths, y_in, forced=None, heads_on=None) -> Trace:
+        """Every layer's and head's attention of a teacher-forced target y_in (B, T), all positions at once;
+        forced (B, T, S), NaN rows where α is the model's own, and heads_on (B, L, H), as Decoder.run."""
+        annotations, encoder = self.encoder.run(self.encoder.embed(src), _source_mask(lengths, src.size(1)))
+        memory = self.decoder.memory(annotations, None, src != self.config.pad_id)
+        memory.heads_on = heads_on
+        readouts, _, decoder, cross = self.decoder.run(y_in, memory.init_state, memory, forced)
+        return Trace(encoder, decoder, cross, annotations, memory.keys, self.decoder.logits(readouts))

@@ -1,0 +1,1 @@
+"""Training a checkpoint, and what it learned from."""

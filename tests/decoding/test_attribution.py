@@ -1,0 +1,183 @@
+import threading
+
+import numpy as np
+import pytest
+import torch
+from captum.attr import IntegratedGradients
+
+from attn_demo import load_translator
+from attn_demo.decoding import attribution
+from attn_demo.decoding.attribution import METHODS, agreement, ranks
+from attn_demo.models.rnn import FixedContextDecoder, gradients_through_eval_gru
+from conftest import DEVICE, ROOT
+
+SENTENCE = "I see the red cat."
+
+
+@pytest.fixture
+def translator(toy_checkpoint):
+    return load_translator(toy_checkpoint, device=DEVICE)
+
+
+def test_integrated_gradients_is_complete_within_five_percent_at_every_step(translator):
+    result = translator.attribute(SENTENCE, method="integrated-gradients")
+    T, S = len(result.target_tokens), len(result.source_tokens)
+    assert result.scores.shape == (T, S) and result.completeness_gap.shape == (T,)
+    assert (result.completeness_gap <= 0.05).all(), result.completeness_gap
+    assert result.target_tokens == translator.translate(SENTENCE).target_tokens  # the model's own translation
+
+
+def test_input_x_gradient_is_the_embedding_times_its_gradient(translator):
+    """By hand with autograd, step by step: Σ_d x_jd ∂ log p(y_t) / ∂x_jd."""
+    result = translator.attribute(SENTENCE, method="input-x-gradient")
+    model = translator.model
+    source = torch.tensor([translator.encode(SENTENCE)], device=DEVICE)
+    target = [translator.target_tokenizer.sp.piece_to_id(p) for p in result.target_tokens]
+    y_in = torch.tensor([[model.config.bos_id, *target[:-1]]], device=DEVICE)
+    for t in range(len(target)):
+        embedded = model.encoder.embed(source).detach().requires_grad_()
+        with torch.enable_grad(), gradients_through_eval_gru():
+            original = model.encoder.embed.forward
+            model.encoder.embed.forward = lambda ids: embedded  # the embeddings, as attribution hands them in
+            try:
+                log_p = model(source, torch.tensor([source.size(1)], device=DEVICE), y_in).log_softmax(-1)[0, t, target[t]]  # the training pass
+            finally:
+                model.encoder.embed.forward = original
+            (grad,) = torch.autograd.grad(log_p, embedded)
+        np.testing.assert_allclose(result.scores[t], (embedded * grad).sum(-1)[0].detach().cpu().numpy(), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(result.log_probs.sum(), translator.translate(SENTENCE).log_prob, rtol=1e-5)
+
+
+def test_a_given_french_sentence_is_attributed_as_read_and_bad_requests_are_refused(translator):
+    result = translator.attribute(SENTENCE, "je vois le chat rouge.", method="input-x-gradient")
+    assert result.target_tokens == translator.force_decode(SENTENCE, "je vois le chat rouge.").target_tokens
+    with pytest.raises(ValueError, match="unknown attribution method"):
+        translator.attribute(SENTENCE, method="lime")
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_shipped_model_is_attributed_with_a_small_completeness_gap(method):
+    translator = load_translator(ROOT / "checkpoints" / "luong-en-fr", device=DEVICE)
+    result = translator.attribute("The red car is in front of the house.", method=method)
+    assert np.isfinite(result.scores).all()
+    if method == "integrated-gradients":
+        assert (result.completeness_gap <= 0.05).all(), result.completeness_gap
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_the_baselines_attribution_is_that_of_its_whole_teacher_forced_pass(method, monkeypatch):
+    """The model without attention runs its GRU only as far as a batch's steps ask, reading c once a row
+    (FixedContextDecoder.readout_at): what it attributes is what the whole target's readouts give, to float rounding."""
+    translator = load_translator(ROOT / "checkpoints" / "no-attention-en-fr", device=DEVICE)
+    sentence = "The red car is in front of the house."
+    fast = translator.attribute(sentence, method=method)
+    monkeypatch.setattr(FixedContextDecoder, "readout_at", lambda decoder, y_in, memory, steps: decoder.readouts(
+        y_in, memory)[torch.arange(y_in.size(0), device=y_in.device), steps])
+    whole = translator.attribute(sentence, method=method)
+    np.testing.assert_allclose(fast.scores, whole.scores, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(fast.log_probs, whole.log_probs, rtol=1e-5, atol=1e-5)
+    assert fast.path_points == whole.path_points
+
+
+def test_ranks_share_ties_and_agreement_counts_steps():
+    np.testing.assert_array_equal(ranks(np.array([0.3, 0.1, 0.3, 0.2])), [2.5, 0.0, 2.5, 1.0])
+    alpha = np.array([[0.7, 0.2, 0.1], [0.1, 0.2, 0.7]])
+    same = agreement(alpha, alpha * 3)
+    assert same == {"spearman_mean": pytest.approx(1.0), "argmax_agreement": 1.0, "steps": 2}
+    flipped = agreement(alpha, alpha[:, ::-1])
+    assert flipped["spearman_mean"] == pytest.approx(-1.0) and flipped["argmax_agreement"] == 0.0
+
+
+def test_more_path_points_are_taken_only_where_the_whole_path_leaves_a_gap(translator, monkeypatch):
+    monkeypatch.setattr(attribution, "MAX_HALVINGS", 2)
+    monkeypatch.setattr(attribution, "MAX_GAP", -1.0)  # no integral is ever close enough: every piece is halved, twice
+    assert translator.attribute(SENTENCE).path_points == 4 * attribution.PIECE_POINTS
+    monkeypatch.setattr(attribution, "MAX_GAP", float("inf"))
+    assert translator.attribute(SENTENCE).path_points == attribution.FIRST_POINTS
+
+
+def test_the_completeness_gap_is_what_the_scores_miss(translator, monkeypatch):
+    """The reported gap, path cut into pieces or not, is |Σ_j A_tj − (f_t(x) − f_t(x'))| / |f_t(x) − f_t(x')|
+    with f_t computed here afresh: the pieces' own misses add up to the whole path's."""
+    monkeypatch.setattr(attribution, "MAX_HALVINGS", 3)
+    for gap in (float("inf"), -1.0):
+        monkeypatch.setattr(attribution, "MAX_GAP", gap)
+        result = translator.attribute(SENTENCE)
+        model, T = translator.model, len(result.target_tokens)
+        source = torch.tensor([translator.encode(SENTENCE)] * T, device=DEVICE)
+        target = [translator.target_tokenizer.sp.piece_to_id(p) for p in result.target_tokens]
+        args = [torch.tensor(x, device=DEVICE) for x in ([source.size(1)] * T, [[model.config.bos_id, *target[:-1]]] * T,
+                                                          [target] * T, list(range(T)))]
+        with torch.no_grad(), gradients_through_eval_gru():  # the GRU kernels attribution ran: a gap is float noise
+            embedded = model.encoder.embed(source)
+            change = (attribution.log_likelihood(model, embedded, *args) - attribution.log_likelihood(model, 0 * embedded, *args)).cpu().numpy()
+        # float32 sums divided by a change that can be small: another CPU (AVX-512) moved a gap by 3e-5
+        np.testing.assert_allclose(result.completeness_gap, np.abs(result.scores.sum(1) - change) / np.abs(change), rtol=1e-3, atol=1e-4)
+
+
+def test_halved_steps_come_closer_to_the_integral_and_the_others_keep_the_whole_paths(translator, monkeypatch):
+    monkeypatch.setattr(attribution, "MAX_GAP", float("inf"))
+    monkeypatch.setattr(attribution, "FIRST_POINTS", 64)
+    exact = translator.attribute(SENTENCE)  # 64 points on a tiny model: the integral, near enough
+    monkeypatch.setattr(attribution, "FIRST_POINTS", 1)
+    whole = translator.attribute(SENTENCE)
+    monkeypatch.setattr(attribution, "PIECE_POINTS", 3)
+    monkeypatch.setattr(attribution, "MAX_HALVINGS", 1)
+    monkeypatch.setattr(attribution, "MAX_GAP", float(np.median(whole.completeness_gap)))
+    mixed = translator.attribute(SENTENCE)
+    halved = whole.completeness_gap > attribution.MAX_GAP
+    assert halved.any() and not halved.all() and mixed.path_points == 6
+    np.testing.assert_array_equal(mixed.scores[~halved], whole.scores[~halved])
+    error = lambda result: np.abs(result.scores[halved] - exact.scores[halved]).sum(1)  # noqa: E731
+    assert (error(mixed) < error(whole)).all(), (error(mixed), error(whole))
+
+
+ROW_SUM = 10.0  # Σx of every row of the sharp turn's input
+
+
+class SharpTurn(torch.nn.Module):
+    """f(x) = σ(k (Σ x − c)) of each row: a step function of the path's position where a·Σx = c, whose
+    integrated gradients are known exactly, A_j = x_j / Σx · (f(x) − f(0)) (the gradient is the same for every x_j)."""
+
+    def forward(self, embedded, *row_args):
+        return torch.sigmoid(400 * (embedded.sum((1, 2)) - 0.58 * ROW_SUM))
+
+
+def test_a_sharp_turn_of_the_path_is_found_and_integrated(monkeypatch):
+    generator = torch.Generator().manual_seed(3)
+    x = torch.rand(5, 7, 3, generator=generator) + 0.1  # (T, S, E): 5 steps
+    x = x / x.sum((1, 2), keepdim=True) * ROW_SUM
+    args = tuple(torch.arange(5) for _ in range(4))
+    f = SharpTurn()
+    exact = (x.sum(-1) / ROW_SUM * (f(x) - f(0 * x))[:, None]).numpy()
+    monkeypatch.setattr(attribution, "MAX_HALVINGS", 0)  # the whole path only: 20 points miss the turn
+    scores, gap, points = attribution.integrated_gradients(IntegratedGradients(f), x, args, f(x))
+    assert (gap > 0.05).all() and points == attribution.FIRST_POINTS
+    monkeypatch.setattr(attribution, "MAX_HALVINGS", 12)
+    scores, gap, points = attribution.integrated_gradients(IntegratedGradients(f), x, args, f(x))
+    assert (gap <= 0.05).all() and points > attribution.FIRST_POINTS
+    np.testing.assert_allclose(scores, exact, atol=0.05 * np.abs(exact).max())
+
+
+def test_attributions_running_at_once_on_the_shared_model_each_equal_their_own_result(translator):
+    """A class presses the button together: several sentences and both methods in threads on the one
+    model, started at once, each as computed alone (a hook on the shared model mixed them up)."""
+    jobs = [(sentence, method) for sentence in (SENTENCE, "the blue dog", "I see the green truck.", "the white boat")
+            for method in METHODS]
+    alone = {job: translator.attribute(job[0], method=job[1]) for job in jobs}
+    together, start = {}, threading.Barrier(len(jobs))
+
+    def run(job):
+        start.wait()
+        together[job] = [translator.attribute(job[0], method=job[1]) for _ in range(3)]
+
+    threads = [threading.Thread(target=run, args=(job,)) for job in jobs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for job in jobs:
+        assert len(together[job]) == 3, job  # a thread that raised left nothing
+        for result in together[job]:
+            assert result.target_tokens == alone[job].target_tokens
+            np.testing.assert_allclose(result.scores, alone[job].scores, rtol=1e-6, atol=1e-7, err_msg=str(job))
