@@ -159,7 +159,7 @@ class Translator:
         self.model, self.source_tokenizer, self.target_tokenizer = (checkpoint.model, checkpoint.source_tokenizer,
                                                                     checkpoint.target_tokenizer)
         self.config = self.model.config
-        self.card = checkpoint.card  # its front matter as plain data: training, test_results, …
+        self.card = checkpoint.card  # its card's facts as plain data: training, test_results, …
         self.metrics = scores_on_test_set(self.card)  # e.g. {"bleu": 41.2, "chrf": 60.1}
         self.length_curve = (self.card.get("length_curve") or {}).get("buckets", {})  # {"41-50": {"n", "bleu", …}, …}
         self.alignment_scores = self.card.get("alignment_results") or {}  # evaluate --alignments: {"aer": {rule: …}, …}

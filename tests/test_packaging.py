@@ -20,6 +20,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from safetensors import safe_open
 
+from attn_demo.checkpoints.card import CARD, FACTS
 from attn_demo.checkpoints.folder import CHECKPOINT_FILES, TRAINING_DATA
 from attn_demo.measures.marks import MARKS
 from attn_demo.measures.timeline import TIMELINE
@@ -34,8 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CHECKPOINTS = ROOT / "checkpoints"
 HUB_FILE_LIMIT = 10 * 1024 * 1024  # the largest file the Hub takes outside LFS
 LFS_POINTER = b"version https://git-lfs"
-CARD = "README.md"
-UPLOADED = {*CHECKPOINT_FILES, CARD}  # what a model repo must hold for load_translator and the Hub
+UPLOADED = {*CHECKPOINT_FILES, CARD, FACTS}  # what a model repo must hold for load_translator and the Hub
 OPTIONAL = {TRAINING_DATA, TIMELINE, MARKS}
 
 

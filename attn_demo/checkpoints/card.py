@@ -1,8 +1,9 @@
-"""The model card: a checkpoint's README.md, read and written.
+"""The model card: a checkpoint's README.md and the facts it is written from (card.json), read and written.
 
-Each section of its text is written from the facts measured (SECTIONS: training, test_results, …); its
-Hub YAML front matter keeps those the app and the tools read, under the section's key. Re-writing a
-card keeps every section not given, text and facts, as it was:
+Each section of its text is written from the facts measured (SECTIONS: training, test_results, …); card.json
+beside it keeps those the app and the tools read, under the section's key, and the card's Hub YAML front matter
+what the Hub reads (language, licence, tags). Re-writing a card keeps every section not given, text and facts, as
+it was:
 
     python -m attn_demo.checkpoints.card checkpoints/*                                # every card, re-written
     python -m attn_demo.checkpoints.card checkpoints/a-model --timeline-from runs/a   # a separate run's timeline beside it
@@ -12,6 +13,7 @@ runs/ and its copies of the default data are machine-specific, so they are writt
 checkpoint folder and the defaults.
 """
 import argparse
+import json
 import re
 from pathlib import Path
 
@@ -29,6 +31,8 @@ from attn_demo.models.attention import KINDS
 from attn_demo.models.config import read_config
 
 CARD = "README.md"
+FACTS = "card.json"  # the facts of the card's sections, by key: the card shows them, the app and the tools read them
+HUB_KEYS = ("language", "license", "library_name", "pipeline_tag", "tags", "datasets", "metrics")  # the front matter's
 # for scale beside a card's general-text scores: a big Transformer trained on far more data, as shared/data's README reports it
 GENERAL_REFERENCE = ("OPUS-MT's big English–French Transformer, trained on far more data, reports BLEU 52.2 / chrF 72.5 "
                      "on it")
@@ -37,9 +41,14 @@ DEFAULT_FOLDERS = {"--alignments": HANSARDS.name}  # options that read the data 
 
 
 def read_card(folder: Path) -> dict:
-    """A checkpoint's card front matter as plain data (training, test_results, …); {} without a card."""
-    path = Path(folder) / CARD
-    return ModelCard.load(path).data.to_dict() if path.is_file() else {}
+    """A checkpoint's card facts as plain data (training, test_results, …); {} without a card. A card written
+    before its facts had a file of their own keeps them in its front matter, beside the Hub's keys."""
+    folder = Path(folder)
+    if (folder / FACTS).is_file():
+        return json.loads((folder / FACTS).read_text(encoding="utf-8"))
+    if not (folder / CARD).is_file():
+        return {}
+    return {key: value for key, value in ModelCard.load(folder / CARD).data.to_dict().items() if key not in HUB_KEYS}
 
 
 def scores_on_test_set(card: dict) -> dict:
@@ -129,7 +138,6 @@ def write_model_card(folder: Path, **sections) -> None:
     data = ModelCardData(
         language=["en", "fr"], license="cc-by-2.0", library_name="pytorch", pipeline_tag="translation",
         tags=["translation", "attention", architecture, config.attention], datasets=["tatoeba"], metrics=["bleu", "chrf"],
-        **facts,
     )
     text = CARD_TEMPLATE.format(
         yaml=_front_matter(data.to_dict()), name=folder.name, attention=config.attention, attention_title=kind.title,
@@ -138,6 +146,8 @@ def write_model_card(folder: Path, **sections) -> None:
         **texts,
     )
     (folder / CARD).write_text(text)
+    measured = {key: value for key, value in facts.items() if value is not None}
+    (folder / FACTS).write_text(json.dumps(measured, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def _section_texts(card: str) -> dict:
@@ -162,8 +172,8 @@ def _texts_by(template: str, card: str) -> dict:
 
 
 def _front_matter(data: dict) -> str:
-    """The YAML front matter, a collection of plain values on one line ({n: 200, bleu: 40.14}): half the length
-    of one value a line, and what the Hub and yaml.safe_load read alike; a long line is not wrapped."""
+    """The YAML front matter (the Hub's keys), a collection of plain values on one line ([en, fr]), as the Hub and
+    yaml.safe_load read it; a long line is not wrapped."""
     return yaml.dump(data, sort_keys=False, allow_unicode=True, default_flow_style=None, width=1000)
 
 
@@ -515,7 +525,7 @@ def _said_unmeasured(key: str, text: str) -> bool:
 
 
 # Each section of the card: its key, what writes its text from the facts measured, and which of those
-# facts the front matter keeps (None: all): those the app and the tools read; the text holds them all.
+# facts card.json keeps (None: all): those the app and the tools read; the text holds them all.
 #   training: train's facts of the run that made the weights, {"command", "minutes", "steps", …, "continued_from"}
 #   test_results: {"bleu", "chrf", "n", "beam", "dataset", "by_length": {...}, "faults", "command"} (evaluate --card)
 #   length_curve: {"dataset", "beam", "buckets": {"1-10": {"n", "bleu", "chrf", "refused"}, …}, "command"} (--long)

@@ -4,7 +4,8 @@
     model.safetensors    the weights, stored as float16 (upcast to float32 on load)
     source.model         SentencePiece model for English
     target.model         SentencePiece model for French
-    README.md            model card: Hub YAML metadata, training command, measured scores (attn_demo.checkpoints.card)
+    README.md            model card: Hub YAML metadata, what the model is, how it was trained, what was measured
+    card.json            the card's facts: training, measured scores, … (attn_demo.checkpoints.card)
     training-data.json   what it learned from (attn_demo.training.coverage), optional
     timeline.json        how it learned: α and translations of the page's sentences during training (attn_demo.measures.timeline), optional
     coverage-marks.json  how often a word its α barely looked at was missing, and the threshold the page marks by
@@ -73,7 +74,7 @@ class CheckpointFolder:
     model: Seq2Seq  # in eval mode, on the device it was read to
     source_tokenizer: Tokenizer
     target_tokenizer: Tokenizer
-    card: dict  # the model card's front matter (attn_demo.checkpoints.card); {} without a card
+    card: dict  # the model card's facts (attn_demo.checkpoints.card.read_card); {} without a card
     training_data: dict | None  # what it learned from (attn_demo.training.coverage); None if not recorded
     timeline: dict | None  # how it learned (attn_demo.measures.timeline); None if not recorded
     marks: dict | None  # its coverage marks measured (attn_demo.measures.marks); None if not measured

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from huggingface_hub import ModelCard
 
 from attn_demo.checkpoints.folder import build_model, load_checkpoint, read_training_data
+from attn_demo.checkpoints.card import read_card
 from attn_demo.data.pairs import collate, encode_pairs
 from attn_demo.measures.timeline import ALPHA_DECIMALS, PROBES, kept_point, read_timeline
 from attn_demo.training.train import RunClock, coverage_loss, learning_rate, main, parse_args
@@ -42,7 +42,7 @@ def test_a_short_run_lowers_the_loss_and_leaves_a_hub_checkpoint(tmp_path, toy_t
     torch.manual_seed(0)
     untrained = build_model(model.config).eval()
     assert loss_on_toy(model, src_tok, tgt_tok) < 0.7 * loss_on_toy(untrained, src_tok, tgt_tok)
-    facts = ModelCard.load(tmp_path / "out" / "README.md").data.training
+    facts = read_card(tmp_path / "out")["training"]
     assert facts["parameters"] == sum(p.numel() for p in model.parameters()) and facts["steps"] > 0
     assert "--attention " + attention in facts["command"]
 
@@ -85,7 +85,7 @@ def test_the_coverage_loss_counts_attention_paid_again_to_a_piece_already_attend
 
 def test_a_coverage_run_with_its_loss_trains_and_the_card_records_the_weight(tmp_path, toy_tsv):
     main(train_args(tmp_path, toy_tsv, "bahdanau-coverage", minutes=10) + ["--target-tokens", "3000", "--coverage-loss", "1.0"])
-    facts = ModelCard.load(tmp_path / "out" / "README.md").data.training
+    facts = read_card(tmp_path / "out")["training"]
     assert facts["coverage_loss"] == 1.0
     model = load_checkpoint(tmp_path / "out")[0]
     assert model.decoder.attention.w_c.weight.abs().sum() > 0  # the counting weight learned from zero
@@ -97,7 +97,7 @@ def test_resume_continues_the_same_run(tmp_path, toy_tsv):
     main(train_args(tmp_path, toy_tsv, "luong-general", minutes=0.1) + ["--resume"])
     second = torch.load(tmp_path / "run" / "last.pt", weights_only=True)["state"]
     assert second["step"] > first["step"] and second["elapsed"] > first["elapsed"]
-    assert second["parts"] == [] and ModelCard.load(tmp_path / "out" / "README.md").data.training.get("parts") is None
+    assert second["parts"] == [] and read_card(tmp_path / "out")["training"].get("parts") is None
 
 
 def test_a_resume_that_moves_the_run_records_each_part_on_the_card(tmp_path, toy_tsv):
@@ -105,7 +105,7 @@ def test_a_resume_that_moves_the_run_records_each_part_on_the_card(tmp_path, toy
     where each trained, and the parts add up to the whole."""
     main(train_args(tmp_path, toy_tsv, "none", minutes=10) + ["--target-tokens", "1500"])
     main(train_args(tmp_path, toy_tsv, "none", minutes=10) + ["--target-tokens", "3000", "--threads", "2", "--resume", "--keep-last"])
-    facts = ModelCard.load(tmp_path / "out" / "README.md").data.training
+    facts = read_card(tmp_path / "out")["training"]
     here = device_name(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
     assert [(part["device"], part["threads"]) for part in facts["parts"]] == [(here, 1), (here, 2)]
     assert 1500 <= facts["parts"][0]["target_tokens"] < 1800
@@ -148,7 +148,7 @@ def test_a_token_budget_with_joined_examples_gives_the_same_run_whatever_the_mac
         assert torch.equal(weights, again["model"][name]), name
     resumed = run("a", 3000, "--resume")
     assert resumed["state"]["target_tokens"] >= 3000 and resumed["state"]["step"] > first["state"]["step"]
-    facts = ModelCard.load(tmp_path / "a" / "out" / "README.md").data.training
+    facts = read_card(tmp_path / "a" / "out")["training"]
     assert facts["target_tokens"] > 0 and "--join-prob 0.5" in facts["command"] and facts["clause_join_prob"] == 0.3
 
 
@@ -162,9 +162,9 @@ def test_init_from_continues_a_checkpoint_and_its_card_keeps_both_trainings(tmp_
     after, src_after, _ = load_checkpoint(tmp_path / "out")
     assert src_after.model_file.read_bytes() == src_tok.model_file.read_bytes()  # the same vocabulary
     assert loss_on_toy(after, src_tok, tgt_tok) < loss_on_toy(before, src_tok, tgt_tok)  # it went on learning
-    facts = ModelCard.load(tmp_path / "out" / "README.md").data.training
+    facts = read_card(tmp_path / "out")["training"]
     assert facts["continued_from"]["checkpoint"] == "checkpoints/first"  # as a checkout names it
-    assert facts["continued_from"]["training"] == ModelCard.load(first / "README.md").data.training
+    assert facts["continued_from"]["training"] == read_card(first)["training"]
     assert (facts["continued_from"]["training"]["dropout"], facts["dropout"]) == (0.2, 0.0)  # each run's own
     assert facts["device"] == device_name(torch.device("cuda" if torch.cuda.is_available() else "cpu"))  # where it ran
     card = (tmp_path / "out" / "README.md").read_text()
@@ -186,7 +186,7 @@ def test_init_from_another_attention_warm_starts_and_the_card_says_what_it_took(
     baseline = train_args(tmp_path, toy_tsv, "none", minutes=10)
     baseline[baseline.index("--run-dir") + 1] = str(tmp_path / "baseline-run")
     main(baseline + ["--target-tokens", "3000", "--init-from", str(first)])
-    facts = ModelCard.load(tmp_path / "out" / "README.md").data.training["continued_from"]
+    facts = read_card(tmp_path / "out")["training"]["continued_from"]
     assert (facts["attention"], facts["replaced_by"]) == ("bahdanau", "none") and "no attention module" in facts["how"]
     card = (tmp_path / "out" / "README.md").read_text()
     assert "Run 2: bahdanau attention replaced by none" in card and "| 2 | `checkpoints/first` |" in card
@@ -197,7 +197,7 @@ def test_a_run_whose_out_folder_is_its_run_folder_writes_its_card_and_training_d
     args[args.index("--run-dir") + 1] = str(tmp_path / "out")  # as `--out runs/x` does with the default run folder
     main(args + ["--target-tokens", "1000"])
     # the card of this run (its best weights may be those it started with, so not its last piece count)
-    assert "--target-tokens 1000" in ModelCard.load(tmp_path / "out" / "README.md").data.training["command"]
+    assert "--target-tokens 1000" in read_card(tmp_path / "out")["training"]["command"]
     assert read_training_data(tmp_path / "out")["pairs"] > 0
 
 
@@ -211,7 +211,7 @@ def test_a_run_records_its_timeline_from_the_first_piece_to_the_kept_weights(tmp
     timeline, beside_weights = read_timeline(tmp_path / "run"), read_timeline(tmp_path / "out")
     assert timeline["from_scratch"] and timeline["made_these_weights"]
     pieces = [p["target_pieces"] for p in timeline["points"]]
-    training = ModelCard.load(tmp_path / "out" / "README.md").data.training
+    training = read_card(tmp_path / "out")["training"]
     assert pieces[0] == 0 and pieces == sorted(set(pieces)) and pieces[-1] >= 3000
     first, last = timeline["points"][0], timeline["points"][-1]
     assert last["loss"] < first["loss"]  # the first batch's, before any update, against the mean of all since
@@ -237,7 +237,7 @@ def test_the_checkpoint_s_timeline_ends_at_its_weights_and_the_run_s_goes_on(tmp
     main(train_args(tmp_path, toy_tsv, "bahdanau", minutes=10) + ["--target-tokens", "2000", "--valid-minutes", "0"])
     run, out = read_timeline(tmp_path / "run"), read_timeline(tmp_path / "out")
     assert len(run["points"]) > 2 and out["points"] == run["points"][:2]
-    training = ModelCard.load(tmp_path / "out" / "README.md").data.training
+    training = read_card(tmp_path / "out")["training"]
     assert (training["target_tokens"], training["valid_bleu_greedy"]) == (out["points"][-1]["target_pieces"], 5.0)
     assert f"to {training['target_tokens']:,} target pieces" in (tmp_path / "out" / "README.md").read_text()
 

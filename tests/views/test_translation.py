@@ -92,7 +92,7 @@ def test_a_grids_note_says_what_the_card_measured_of_that_grid(tmp_path, toy_tok
     write_model_card(tmp_path / "t", heads={"bleu": 30.0, "n": 2000, "of": 10000, "beam": 5, "dataset": "test.tsv",
                                             "command": "python -m attn_demo.evaluation.evaluate", "refused": 0, "heads": {
         grid_name(1, 2): {"confidence": 0.614, "eos_share": 0.083, "bleu_without": 28.75, "bleu_cost": 1.25}}})
-    model = load_models(tmp_path, device=DEVICE)[0][0]  # read back from the card's front matter, as the page reads it
+    model = load_models(tmp_path, device=DEVICE)[0][0]  # read back from the card's facts, as the page reads it
     note = grid_note(model, (1, 2))
     assert ("argmax AER 0.475 on the Hansards test split; over 2,000 Tatoeba test sentences, confidence 0.61, "
             "8% of its α on </s>, and BLEU -1.25 with it turned off.") in note
