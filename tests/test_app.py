@@ -152,6 +152,18 @@ def test_running_app_through_gradio_client_keeps_sessions_apart(app_url):
     assert bob.predict(api_name="/step_data")[0] == b_steps  # bob's session survived alice's bad input
 
 
+@pytest.mark.slow
+def test_a_rest_call_to_a_name_the_app_lacks_is_a_404_naming_its_endpoints(app_url):
+    """Gradio answers it with HTTP 500 and prints a traceback; the app says what it has instead (ui.rest_inputs)."""
+    request = urllib.request.Request(f"{app_url}gradio_api/call/train_toy", b'{"data": ["reverse"]}',
+                                     {"Content-Type": "application/json"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=30)
+    detail = json.loads(refused.value.read())["detail"]
+    assert refused.value.code == 404 and detail.startswith('This app has no endpoint "train_toy". Its endpoints: ')
+    assert {"translate", "step_data", "class_vote"} <= set(detail.split(": ", 1)[1].rstrip(".").split(", "))
+
+
 def test_repeated_input_is_served_from_the_cache_read_only(shipped, translated, monkeypatch):
     computed = []  # every model call goes through Model.run
     for model in shipped.models:

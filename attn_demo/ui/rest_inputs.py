@@ -5,7 +5,9 @@ Gradio's REST API (POST /gradio_api/call/NAME, {"data": [...]}) takes the inputs
 them. Given fewer, or a number where a text goes, Gradio fails inside the call: its event stream says only
 {"error": null} and the server prints a traceback. RestInputs is ASGI middleware that reads that list from the
 page's API info and answers such a call with HTTP 422 and {"detail": message} instead; a whole, well-formed call
-passes through untouched (a value outside a picker's choices is left to Gradio, whose message says so).
+passes through untouched (a value outside a picker's choices is left to Gradio, whose message says so). A call to a
+name the app does not have, which Gradio answers with HTTP 500 and a traceback in the server's log, is answered
+with HTTP 404 and a message naming the app's endpoints.
 """
 import json
 
@@ -42,9 +44,23 @@ def kind_error(parameter: dict, value) -> str:
     return f"{parameter['parameter_name']} must be {'an' if kind == 'integer' else 'a'} {kind}, not {json.dumps(value)[:40]}."
 
 
+def unknown_endpoint(name: str, endpoints) -> str:
+    """What a call to a name the app lacks is told: the name (cut short) and every endpoint it has."""
+    shown = name if len(name) <= 40 else name[:40] + "…"
+    return f"This app has no endpoint {json.dumps(shown, ensure_ascii=False)}. Its endpoints: {', '.join(sorted(endpoints))}."
+
+
+async def reply_json(send, status: int, content: dict):
+    reply = json.dumps(content).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(reply)).encode())]})
+    await send({"type": "http.response.body", "body": reply})
+
+
 class RestInputs:
-    """ASGI middleware over the page `blocks`: a POST to /gradio_api/call/NAME whose inputs checked_inputs refuses is
-    answered with 422 and the message; one with missing inputs that have defaults goes on with them filled in."""
+    """ASGI middleware over the page `blocks`: a POST to /gradio_api/call/NAME for a name the page lacks is answered
+    with 404, one whose inputs checked_inputs refuses with 422 and the message; one with missing inputs that have
+    defaults goes on with them filled in."""
 
     def __init__(self, app, blocks):
         self.app, self.blocks, self.endpoints = app, blocks, None
@@ -52,16 +68,16 @@ class RestInputs:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or scope["method"] != "POST" or not scope["path"].startswith(CALL_PREFIX):
             return await self.app(scope, receive, send)
+        name = scope["path"].removeprefix(CALL_PREFIX).strip("/")
+        if name not in self.named_endpoints():
+            return await reply_json(send, 404, {"detail": unknown_endpoint(name, self.named_endpoints())})
         body, more = b"", True
         while more:
             message = await receive()
             body, more = body + message.get("body", b""), message.get("more_body", False)
-        body, error = self.check(scope["path"].removeprefix(CALL_PREFIX).strip("/"), body)
+        body, error = self.check(name, body)
         if error:
-            reply = json.dumps({"detail": error}).encode()
-            await send({"type": "http.response.start", "status": 422,
-                        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(reply)).encode())]})
-            return await send({"type": "http.response.body", "body": reply})
+            return await reply_json(send, 422, {"detail": error})
         sent = False
 
         async def replay():
@@ -74,17 +90,22 @@ class RestInputs:
         headers = [(k, v) for k, v in scope["headers"] if k != b"content-length"]
         await self.app({**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}, replay, send)
 
-    def check(self, name: str, body: bytes) -> tuple[bytes, str]:
-        """(the body to pass on, '') or (b'', the message); a body that is not a call's JSON passes as it came, for
-        FastAPI to answer as it does."""
-        if self.endpoints is None:  # the API info, read once the page is running
+    def named_endpoints(self) -> dict:
+        """Each endpoint's name → its inputs, from the API info (read once the page is running)."""
+        if self.endpoints is None:
             self.endpoints = {key.lstrip("/"): value["parameters"]
                               for key, value in self.blocks.get_api_info()["named_endpoints"].items()}
+        return self.endpoints
+
+    def check(self, name: str, body: bytes) -> tuple[bytes, str]:
+        """(the body to pass on, '') or (b'', the message) for a call to one of the named endpoints; a body that is
+        not a call's JSON passes as it came, for FastAPI to answer as it does."""
+        endpoints = self.named_endpoints()
         try:
             call = json.loads(body)
         except ValueError:
             return body, ""
-        if name not in self.endpoints or not isinstance(call, dict) or not isinstance(call.get("data"), list):
+        if not isinstance(call, dict) or not isinstance(call.get("data"), list):
             return body, ""
-        data, error = checked_inputs(name, self.endpoints[name], call["data"])
+        data, error = checked_inputs(name, endpoints[name], call["data"])
         return (b"", error) if error else (json.dumps({**call, "data": data}).encode(), "")

@@ -59,8 +59,8 @@ def test_a_call_missing_an_input_or_with_one_of_the_wrong_kind_is_refused_by_nam
     assert filled == [] and message in error
 
 
-def post(url: str, body: dict) -> tuple[int, dict]:
-    request = urllib.request.Request(f"{url}gradio_api/call/call_me", json.dumps(body).encode(),
+def post(url: str, body: dict, name: str = "call_me") -> tuple[int, dict]:
+    request = urllib.request.Request(f"{url}gradio_api/call/{name}", json.dumps(body).encode(),
                                      {"Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(request, timeout=30) as reply:
@@ -86,5 +86,10 @@ def test_the_running_app_answers_a_short_call_with_its_defaults_and_a_bad_one_wi
                                                                    "(code, text, beam, large, step), in that order."})
         status, reply = post(url, {"data": "oops"})  # not a call's JSON: FastAPI's own answer, untouched
         assert status == 422 and reply["detail"][0]["loc"] == ["body", "data"]
+        assert post(url, {"data": ["reverse", "bahdanau", 30, 0]}, "train_toy") == (  # Gradio's own: 500, a traceback
+            404, {"detail": 'This app has no endpoint "train_toy". Its endpoints: call_me.'})
+        status, reply = post(url, {"data": []}, "x" * 10_000)
+        assert status == 404 and reply["detail"].startswith(f'This app has no endpoint "{"x" * 40}…". Its endpoints')
+        assert post(url, {"data": ["ABCDEF", "Hi.", 3, True, 2]})[0] == 200  # the page's own still answered
     finally:
         page.close()
