@@ -110,7 +110,7 @@ def test_no_file_speaks_of_how_the_project_is_being_built():
 
 def test_the_readme_s_layout_is_the_package_s_tree():
     """The README's Layout block names every subpackage of attn_demo, and nothing else, under attn_demo/; each
-    subpackage says its concern in its first line."""
+    subpackage has a docstring saying its concern."""
     block = README.split("## Layout", 1)[1].split("```")[1]
     listed = re.findall(r"^  (\w+)/ ", block, flags=re.MULTILINE)
     packages = sorted(path.parent.name for path in (ROOT / "attn_demo").glob("*/__init__.py"))
@@ -120,8 +120,7 @@ def test_the_readme_s_layout_is_the_package_s_tree():
         assert doc, name
 
 
-@pytest.mark.parametrize("name, limit", [("README.md", 15_000), ("BENCHMARKS.md", 20_000)]
-                         + [(f"checkpoints/{name}/README.md", 12_000) for name in SHIPPED])
+@pytest.mark.parametrize("name, limit", [("README.md", 15_000), ("BENCHMARKS.md", 20_000)])  # a card's: test_card
 def test_the_front_docs_stay_short_enough_to_read(name, limit):
     assert len((ROOT / name).read_text(encoding="utf-8")) <= limit
 

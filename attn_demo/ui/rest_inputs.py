@@ -68,9 +68,9 @@ class RestInputs:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or scope["method"] != "POST" or not scope["path"].startswith(CALL_PREFIX):
             return await self.app(scope, receive, send)
-        name = scope["path"].removeprefix(CALL_PREFIX).strip("/")
-        if name not in self.named_endpoints():
-            return await reply_json(send, 404, {"detail": unknown_endpoint(name, self.named_endpoints())})
+        name, endpoints = scope["path"].removeprefix(CALL_PREFIX).strip("/"), self.named_endpoints()
+        if name not in endpoints:
+            return await reply_json(send, 404, {"detail": unknown_endpoint(name, endpoints)})
         body, more = b"", True
         while more:
             message = await receive()
@@ -100,12 +100,11 @@ class RestInputs:
     def check(self, name: str, body: bytes) -> tuple[bytes, str]:
         """(the body to pass on, '') or (b'', the message) for a call to one of the named endpoints; a body that is
         not a call's JSON passes as it came, for FastAPI to answer as it does."""
-        endpoints = self.named_endpoints()
         try:
             call = json.loads(body)
         except ValueError:
             return body, ""
         if not isinstance(call, dict) or not isinstance(call.get("data"), list):
             return body, ""
-        data, error = checked_inputs(name, endpoints[name], call["data"])
+        data, error = checked_inputs(name, self.named_endpoints()[name], call["data"])
         return (b"", error) if error else (json.dumps({**call, "data": data}).encode(), "")

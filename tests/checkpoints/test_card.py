@@ -140,6 +140,24 @@ def test_a_card_not_yet_measured_says_so_in_the_words_of_its_kind(toy_checkpoint
     assert f"### What each head does\n{heads}\n" in (toy_checkpoint / CARD).read_text()
 
 
+def test_a_card_with_its_facts_in_its_front_matter_is_read_and_rewritten_with_them_beside_it(toy_checkpoint):
+    """A card written before card.json (a Hub repo uploaded then) keeps its facts in its front matter: they are read
+    from there, and a re-write puts them in card.json, the text unchanged and the front matter the Hub's keys alone."""
+    training = {"command": "python -m attn_demo.training.train --attention x", "minutes": 2.5, "steps": 20, "epochs": 1.0,
+                "parameters": 99, "threads": 1, "valid_bleu_greedy": 3.5, "valid_chrf_greedy": 12.0, "training_pairs": 9}
+    write_model_card(toy_checkpoint, training=training)
+    card = ModelCard.load(toy_checkpoint / CARD)
+    older = ModelCard.load(toy_checkpoint / CARD)  # as such a card was written: the facts beside the Hub's keys
+    older.data = type(card.data)(**card.data.to_dict(), training=training)
+    older.save(toy_checkpoint / CARD)
+    (toy_checkpoint / FACTS).unlink()
+    assert read_card(toy_checkpoint) == {"training": training}
+    write_model_card(toy_checkpoint)
+    assert read_card(toy_checkpoint) == {"training": training} and (toy_checkpoint / FACTS).is_file()
+    again = ModelCard.load(toy_checkpoint / CARD)
+    assert set(again.data.to_dict()) == set(HUB_KEYS) and again.text == card.text
+
+
 def test_a_checkpoint_folder_is_read_whole(toy_checkpoint):
     assert read_card(toy_checkpoint) == {}  # no card yet
     write_model_card(toy_checkpoint, training={"command": "python -m attn_demo.training.train", "minutes": 1.0, "steps": 2,
