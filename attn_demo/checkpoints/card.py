@@ -260,9 +260,10 @@ def _training_text(t: dict | None) -> str:
     replaced = "".join(f"\n\nRun {i}: {w['attention']} attention replaced by {w['replaced_by']}, {w['how']}."
                        for i, w in enumerate((r.get("continued_from") or {} for r in runs), 1) if "replaced_by" in w)
     commands = "\n".join(run["command"] for run in runs)
-    return (f"{_pairs_text(runs)} Validation scores are greedy.\n\n| run | from | target pieces (updates, epochs) | time "
-            "| dropout; joined | valid BLEU (chrF) |\n"
-            f"|---|---|---|---|---|---|\n{rows}{replaced}\n\n```\n{commands}\n```")
+    return (f"{_pairs_text(runs)} Validation scores are greedy; a run ends at its budget or at its plateau (no better "
+            "validation BLEU in its patience's validations in a row).\n\n| run | from | target pieces (updates, epochs) | time "
+            "| dropout; joined | valid BLEU (chrF) | ended |\n"
+            f"|---|---|---|---|---|---|---|\n{rows}{replaced}\n\n```\n{commands}\n```")
 
 
 def _pairs_text(runs: list[dict]) -> str:
@@ -293,7 +294,13 @@ def _run_row(t: dict) -> str:
              if t.get("clause_join_prob") else "", f"coverage loss {t['coverage_loss']:g}" if t.get("coverage_loss") else ""]
     dropout = f"{t['dropout']:g}" if "dropout" in t else "–"
     return (f"{tokens}({t['steps']}, {t['epochs']}) | {run_time(t)} | "
-            f"{dropout}; {', '.join(part for part in joins if part) or 'none'} | {t['valid_bleu_greedy']} ({t['valid_chrf_greedy']})")
+            f"{dropout}; {', '.join(part for part in joins if part) or 'none'} | {t['valid_bleu_greedy']} ({t['valid_chrf_greedy']}) "
+            f"| {_ended_text(t)}")
+
+
+def _ended_text(t: dict) -> str:
+    """What ended a run: its plateau, or its budget (every run before --patience existed)."""
+    return f"plateau ({t['patience']} validations)" if t.get("ended") == "plateau" else "budget"
 
 
 def _timeline_text(timeline: dict | None, training: dict | None, name: str) -> str:

@@ -23,6 +23,18 @@ up, then follows a cosine over the budget, so a run of any length ends annealed.
 --valid-minutes the model is scored on the validation split (greedy BLEU); the best one is kept
 in --out in Hub layout. --resume continues a run from runs/<name>/last.pt.
 
+Until it stops improving: with --patience N a run ends once N validations in a row (every --valid-minutes)
+have not beaten its best validation BLEU (the budget is then a ceiling), and the card says which ended it. The rule is
+the same for every model, so that models compared on the page have each reached their plateau. The
+weights of the last --keep-saves validations stay in runs/<name>/saves/, for averaging them (Vaswani
+et al. 2017 averaged the last 5 checkpoints). A run continued from an inverse-sqrt checkpoint goes on
+with its schedule: --schedule-step K, the steps it trained, and --lr the rate it had reached there
+(lr · √(warmup / K)); its fresh Adam moments warm up again over --warmup-steps:
+
+    python -m attn_demo.training.train --attention transformer --out runs/transformer-plateau \
+        --init-from checkpoints/transformer-en-fr --schedule inverse-sqrt --schedule-step 14255 --lr 2.65e-4 \
+        --warmup-steps 300 --patience 4 --target-tokens 80000000 --clause-join-prob 0.1 --dropout 0.3 --adam-beta2 0.98
+
 Long inputs: each epoch, a --join-prob fraction of the examples is replaced by 2 to --join-max
 random training pairs joined in order (data.join_examples), up to --join-max-len pieces a side.
 Tatoeba sentences have 6.2 English words on average, so joins of 2–10 pairs span about 12–60
@@ -62,7 +74,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from attn_demo.checkpoints.card import write_model_card
+from attn_demo.checkpoints.card import read_card, write_model_card
 from attn_demo.checkpoints.folder import (
     TRAINING_DATA, build_model, copy_into, read_folder, save_checkpoint, warm_start, warm_start_text)
 from attn_demo.cli import HelpFormatter, run
@@ -79,7 +91,7 @@ DEFAULTS = dict(
     minutes=60.0, target_tokens=0, join_prob=0.1, clause_join_prob=0.0, join_max=10, join_max_len=150, vocab_size=4000, emb_size=256, enc_hidden_size=256, dec_hidden_size=512, attn_hidden_size=256, attn_rank=64,
     d_model=256, heads=4, enc_layers=3, dec_layers=3, ff_size=1024,
     dropout=0.2, max_tokens=3000, max_len=50, lr=2e-3, adam_beta2=0.999, schedule="cosine", warmup_steps=300,
-    final_lr_fraction=0.02,
+    final_lr_fraction=0.02, schedule_step=0, patience=0, keep_saves=5,
     label_smoothing=0.1, coverage_loss=0.0, clip=1.0, n_valid=2000, valid_minutes=5.0, save_minutes=10.0, seed=1, threads=2,
 )
 
@@ -112,7 +124,10 @@ def parse_args(argv=None):
              "dec_hidden_size": "H (GRU models)", "d_model": "D (transformer)", "heads": "heads (transformer)",
              "enc_layers": "encoder layers (transformer)", "dec_layers": "decoder layers (transformer)",
              "ff_size": "feed-forward size (transformer)",
-             "adam_beta2": "Adam's β2 (Vaswani et al. 2017 train the Transformer with 0.98)"}
+             "adam_beta2": "Adam's β2 (Vaswani et al. 2017 train the Transformer with 0.98)",
+             "schedule_step": "inverse-sqrt: go on with a schedule as if this many steps were trained (a continued run)",
+             "patience": "end the run once this many validations in a row have not beaten its best (0: train to the budget)",
+             "keep_saves": "keep the weights of this many last validations in runs/<name>/saves/"}
     for name, value in DEFAULTS.items():
         p.add_argument("--" + name.replace("_", "-"), type=type(value), default=value, help=helps.get(name, name.replace("_", " ")),
                        choices=SCHEDULES if name == "schedule" else None)
@@ -126,10 +141,12 @@ def parse_args(argv=None):
 
 def learning_rate(args, step: int, spent: float) -> float:
     """Linear warm-up, then a cosine over the fraction of the budget spent, or the inverse square root
-    of the step (Vaswani et al. 2017, eq. 3, peaking at --lr)."""
+    of the step (Vaswani et al. 2017, eq. 3, peaking at --lr). A run continued at --schedule-step K warms up
+    to --lr over its own first --warmup-steps, then decays as 1/√step from there, as the run before did."""
     warmup = min(1.0, (step + 1) / args.warmup_steps)
     if args.schedule == "inverse-sqrt":
-        return args.lr * min(warmup, math.sqrt(args.warmup_steps / (step + 1)))
+        start = args.schedule_step
+        return args.lr * min(warmup, math.sqrt((start + args.warmup_steps) / (start + step + 1)))
     cosine = 0.5 * (1 + math.cos(math.pi * min(1.0, spent)))
     return args.lr * warmup * (args.final_lr_fraction + (1 - args.final_lr_fraction) * cosine)
 
@@ -231,6 +248,8 @@ class Progress:
     batch: int = 0  # batches of the current epoch trained on
     elapsed: float = 0.0  # RunClock seconds
     best_bleu: float = -1.0
+    since_best: int = 0  # validations in a row that have not beaten best_bleu (see --patience)
+    validated_step: int = -1  # the step whose weights were last validated
     target_tokens: int = 0
     next_point: int = 0  # target pieces at which the timeline takes its next point
     loss_sum: float = 0.0  # the training loss since the timeline's last point, summed over pieces
@@ -306,11 +325,16 @@ class Run:
             return self.progress.target_tokens / self.args.target_tokens
         return elapsed / (self.args.minutes * 60)
 
-    def checkpoint_if_best(self, elapsed: float):
+    def checkpoint_if_best(self, elapsed: float, regular: bool = True):
         """Score on validation; keep the model in --out if it is the best so far (or --keep-last); add a
-        timeline point; save the resume state."""
+        timeline point; save the resume state. Only the regular validations (every --valid-minutes, and the
+        last) count towards --patience: those the timeline adds early in a run come closer together."""
         scores = validate(self.model, self.src_tok, self.tgt_tok, self.valid, self.device)
         self.add_point(scores["bleu"])
+        self.keep_save(scores["bleu"])
+        improved = scores["bleu"] > self.progress.best_bleu
+        self.progress.since_best = 0 if improved else self.progress.since_best + regular
+        self.progress.validated_step = self.progress.step
         print(f"\n[{elapsed / 60:.1f} min] step {self.progress.step} epoch {self.progress.target_tokens / self.epoch_tokens:.2f} "
               f"valid BLEU {scores['bleu']:.2f} chrF {scores['chrf']:.2f}", flush=True)
         if self.args.keep_last or scores["bleu"] >= self.progress.best_bleu:  # a tie keeps the later, more trained weights
@@ -322,6 +346,29 @@ class Run:
             write_model_card(out, training=self.card_training(elapsed, scores))
         self.save_state(elapsed)
 
+    def plateaued(self) -> bool:
+        """--patience validations in a row have not beaten the best: the run has stopped improving."""
+        return bool(self.args.patience) and self.progress.since_best >= self.args.patience
+
+    def keep_save(self, bleu: float):
+        """The weights just validated, in the run folder's saves/, which keeps the last --keep-saves of them."""
+        if not self.args.keep_saves:
+            return
+        saves = self.run_dir / "saves"
+        saves.mkdir(exist_ok=True)
+        torch.save({"model": self.model.state_dict(), "step": self.progress.step, "valid_bleu": bleu,
+                    "target_pieces": self.pieces_before + self.progress.target_tokens}, saves / f"step-{self.progress.step:07d}.pt")
+        for old in sorted(saves.glob("step-*.pt"))[:-self.args.keep_saves]:
+            old.unlink()
+
+    def record_end(self):
+        """The card in --out says what ended the run: its plateau (with the patience) or its budget."""
+        card = read_card(self.args.out)
+        if card and card.get("training"):
+            ended = {"ended": "plateau" if self.plateaued() else "budget",
+                     **({"patience": self.args.patience} if self.args.patience else {})}
+            write_model_card(self.args.out, training={**card["training"], **ended})
+
     def card_training(self, elapsed: float, scores: dict) -> dict:
         """The card's record of this run, for the weights as they are."""
         args, progress = self.args, self.progress
@@ -332,6 +379,7 @@ class Run:
             "valid_bleu_greedy": round(scores["bleu"], 2), "valid_chrf_greedy": round(scores["chrf"], 2),
             "training_pairs": len(self.train_pairs), "join_prob": args.join_prob, "join_max": args.join_max,
             "clause_join_prob": args.clause_join_prob, "dropout": args.dropout,
+            **({"schedule_step": args.schedule_step} if args.schedule_step else {}),
             **({"coverage_loss": args.coverage_loss} if args.coverage_loss else {}),
             **({"parts": progress.card_parts(elapsed)} if progress.parts else {}),
             **({"continued_from": {**self.warm, "training": self.init.card.get("training")}} if self.init else {}),
@@ -373,14 +421,14 @@ class Run:
         return batches(examples, args.max_tokens, shuffle=True, seed=seed)
 
     def train(self):
-        """Train to the budget, validating every --valid-minutes and at the timeline's points."""
+        """Train to the budget or the plateau, validating every --valid-minutes and at the timeline's points."""
         args, progress = self.args, self.progress
         clock = RunClock(progress.elapsed)
         next_valid = progress.elapsed + args.valid_minutes * 60
         next_save = progress.elapsed + args.save_minutes * 60
         bar = tqdm(total=100, initial=int(100 * self.spent(progress.elapsed)), unit="%", mininterval=30, file=sys.stdout)
         self.model.train()
-        while self.spent(clock()) < 1:
+        while self.spent(clock()) < 1 and not self.plateaued():
             for i, batch in enumerate(self.epoch()):
                 if i < progress.batch:  # trained on before --resume
                     continue
@@ -393,10 +441,12 @@ class Run:
                 progress.loss_sum += loss.item() * pieces
                 progress.loss_pieces += pieces
                 if elapsed >= next_valid or progress.target_tokens >= progress.next_point:
-                    self.checkpoint_if_best(elapsed)  # validation and the timeline see the weights before this update
+                    self.checkpoint_if_best(elapsed, regular=elapsed >= next_valid)  # validation and the timeline see the weights before this update
                     # the next one --valid-minutes after this one ends: one that takes longer (an untrained model
                     # translating to the length limit) must not run again at every step
                     next_valid = clock() + args.valid_minutes * 60
+                    if self.plateaued():
+                        break
                 self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.model.parameters(), args.clip)
@@ -414,7 +464,9 @@ class Run:
             else:
                 progress.epoch += 1
                 progress.batch = 0
-        self.checkpoint_if_best(clock())
+        if progress.validated_step != progress.step:  # the last weights, unless just validated
+            self.checkpoint_if_best(clock())
+        self.record_end()
         bar.close()
 
 

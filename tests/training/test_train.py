@@ -44,6 +44,7 @@ def test_a_short_run_lowers_the_loss_and_leaves_a_hub_checkpoint(tmp_path, toy_t
     assert loss_on_toy(model, src_tok, tgt_tok) < 0.7 * loss_on_toy(untrained, src_tok, tgt_tok)
     facts = read_card(tmp_path / "out")["training"]
     assert facts["parameters"] == sum(p.numel() for p in model.parameters()) and facts["steps"] > 0
+    assert facts["ended"] == "budget" and "patience" not in facts
     assert "--attention " + attention in facts["command"]
 
 
@@ -129,6 +130,39 @@ def test_the_inverse_square_root_schedule_peaks_after_the_warm_up_whatever_the_b
     assert math.isclose(learning_rate(args, 1599, 0.0), 5e-4 / 2) and learning_rate(args, 1599, 1.0) == learning_rate(args, 1599, 0.0)
     with pytest.raises(SystemExit):
         parse_args(["--attention", "transformer", "--out", "x", "--schedule", "linear"])
+
+
+def test_a_continued_inverse_square_root_run_warms_up_again_then_decays_as_the_run_before():
+    first = parse_args(["--attention", "transformer", "--out", "x", "--lr", "5e-4", "--warmup-steps", "4000",
+                        "--schedule", "inverse-sqrt"])
+    k, warmup = 14255, 300
+    reached = 5e-4 * math.sqrt(4000 / (k + warmup))  # the first run's rate where the continued one ends its warm-up
+    on = parse_args(["--attention", "transformer", "--out", "x", "--lr", str(reached), "--warmup-steps", str(warmup),
+                     "--schedule", "inverse-sqrt", "--schedule-step", str(k)])
+    assert learning_rate(on, 0, 0.0) == reached / warmup  # fresh Adam moments start small
+    for step in (warmup - 1, 1000, 20000):
+        assert math.isclose(learning_rate(on, step, 0.0), learning_rate(first, k + step, 0.0), rel_tol=1e-9)
+
+
+def test_a_run_with_patience_ends_at_its_plateau_and_its_card_says_so(tmp_path, toy_tsv, monkeypatch):
+    """Three validations in a row without a better BLEU end the run long before its budget; the kept weights
+    are the best ones, and the card's row says the run ended at its plateau."""
+    bleus = iter([1.0, 5.0, 5.0, 2.0, 4.9] + [9.0] * 10_000)
+    validated = []
+    monkeypatch.setattr("attn_demo.training.train.validate",
+                        lambda *args: validated.append(1) or {"bleu": next(bleus), "chrf": 0.0})
+    main(train_args(tmp_path, toy_tsv, "luong-dot", minutes=10) + ["--target-tokens", "10000000", "--valid-minutes", "0",
+                                                                   "--patience", "3", "--keep-saves", "2"])
+    assert len(validated) == 5  # 1, 5 (best), then 5 (a tie keeps the later weights), 2, 4.9: three not better
+    training = read_card(tmp_path / "out")["training"]
+    assert (training["ended"], training["patience"], training["valid_bleu_greedy"]) == ("plateau", 3, 5.0)
+    assert training["target_tokens"] < 10000000
+    assert "| plateau (3 validations) |" in (tmp_path / "out" / "README.md").read_text()
+    saves = sorted((tmp_path / "run" / "saves").glob("*.pt"))
+    assert [torch.load(f, weights_only=True)["valid_bleu"] for f in saves] == [2.0, 4.9]
+    main(train_args(tmp_path, toy_tsv, "luong-dot", minutes=10) + ["--target-tokens", "10000000", "--valid-minutes", "0",
+                                                                   "--patience", "3", "--resume"])
+    assert len(validated) == 5  # a plateaued run resumed stays ended
 
 
 def test_a_token_budget_with_joined_examples_gives_the_same_run_whatever_the_machine_does(tmp_path, toy_tsv):
