@@ -42,6 +42,7 @@ from attn_demo.ui.quiz import QuizSection
 from attn_demo.ui.rest_inputs import RestInputs
 from attn_demo.ui.room_routes import RoomRoutes
 from attn_demo.ui.share import ShareSection
+from attn_demo.ui.student_page import StudentPage
 from attn_demo.ui.trace_files import TraceFiles
 from attn_demo.ui.translate import CONCURRENCY, TranslateSection
 from attn_demo.ui.why_attention import WhyAttentionSection
@@ -182,7 +183,8 @@ def serve(page: Page):
     page.demo.launch(**LAUNCH, quiet=True, prevent_thread_lock=True,
                      app_kwargs={"middleware": [Middleware(FirstView, first_view=page.first_view),
                                                 Middleware(RestInputs, blocks=page.demo),
-                                                Middleware(RoomRoutes, section=page.classroom)]})
+                                                Middleware(RoomRoutes, section=page.classroom),
+                                                Middleware(StudentPage, section=page.classroom)]})
     page.share.reach = reach_of(page.demo.server_name, page.demo.server_port, page.demo.share_url)
     print(start_text(page.share.reach), flush=True)
     page.demo.block_thread()

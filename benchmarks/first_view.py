@@ -1,11 +1,14 @@
 """A phone's first view: the time from opening the page to its first alignment grid drawn, and the bytes
 on the wire until then, on a throttled phone (390 × 844, Chrome's 4× CPU slowdown, 10 Mbit/s, 40 ms),
-against a bare Gradio app of the same version opening on one Plotly heatmap (bare_plot_app.py).
+against a bare Gradio app of the same version opening on one Plotly heatmap (bare_plot_app.py); then a
+student joining a room: the time to the first English piece to tap and the bytes until then, on the
+student's page (join/CODE) and on the whole page's student view (?room=CODE&full=1).
 
     python -m benchmarks.first_view --runs 3
 """
 import argparse
 import statistics
+from contextlib import contextmanager
 from pathlib import Path
 
 from attn_demo.cli import HelpFormatter
@@ -17,6 +20,10 @@ PLOTLY = "#left-grid .js-plotly-plot .heatmaplayer image, #left-grid .js-plotly-
 DRAWN = f"() => !!document.querySelector('{PLOTLY}, #left-grid svg.light-grid rect')"
 INTERACTIVE = f"() => !!document.querySelector('{PLOTLY}')"
 APPS = {"bare": ROOT / "benchmarks" / "bare_plot_app.py", "attn-demo": ROOT / "app.py"}
+# a piece to tap: a button of the student's page, or a radio label of the whole page's student view
+PIECE = "() => !!document.querySelector('#student-pieces button, #class-vote label')"
+# the student's page and the whole page's view of a room, as the page's links name them (ui.classroom)
+JOINS = {"student's page (join/CODE)": "join/{code}", "whole page (?room=CODE&full=1)": "?room={code}&full=1#section-classroom"}
 
 
 class Received:
@@ -38,9 +45,10 @@ class Received:
         return sum(self.total.get(request, self.so_far.get(request, 0)) for request in {*self.so_far, *self.total})
 
 
-def first_grid(browser, url: str, cpu_slowdown: float, mbit: float, latency_ms: float) -> dict:
-    """One cold visit (a new browser context, nothing cached): ms to the first grid, kB received until then,
-    and ms to the interactive (Plotly) grid."""
+@contextmanager
+def throttled(browser, cpu_slowdown: float, mbit: float, latency_ms: float):
+    """A cold phone (a new browser context, nothing cached) on a throttled network: its page, and the bytes it
+    receives (Received)."""
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
     try:
         page = context.new_page()
@@ -52,13 +60,38 @@ def first_grid(browser, url: str, cpu_slowdown: float, mbit: float, latency_ms: 
         received = Received()
         cdp.on("Network.dataReceived", received.chunk)
         cdp.on("Network.loadingFinished", received.finished)
+        yield page, received
+    finally:
+        context.close()
+
+
+def first_grid(browser, url: str, cpu_slowdown: float, mbit: float, latency_ms: float) -> dict:
+    """One cold visit: ms to the first grid, kB received until then, and ms to the interactive (Plotly) grid."""
+    with throttled(browser, cpu_slowdown, mbit, latency_ms) as (page, received):
         page.goto(url, wait_until="commit")
         page.wait_for_function(DRAWN, timeout=120_000, polling="raf")
         ms, kB = page.evaluate("() => performance.now()"), received.bytes() / 1000
         page.wait_for_function(INTERACTIVE, timeout=120_000, polling="raf")
         return {"ms": ms, "kB": kB, "interactive_ms": page.evaluate("() => performance.now()")}
-    finally:
-        context.close()
+
+
+def first_piece(browser, url: str, cpu_slowdown: float, mbit: float, latency_ms: float) -> dict:
+    """One cold visit of a room's link: ms to the first English piece to tap, kB received until then, and the
+    kB of the whole visit once the network is quiet."""
+    with throttled(browser, cpu_slowdown, mbit, latency_ms) as (page, received):
+        page.goto(url, wait_until="commit")
+        page.wait_for_function(PIECE, timeout=120_000, polling="raf")
+        ms, kB = page.evaluate("() => performance.now()"), received.bytes() / 1000
+        page.wait_for_load_state("networkidle", timeout=120_000)
+        return {"ms": ms, "kB": kB, "all_kB": received.bytes() / 1000}
+
+
+def open_room(url: str) -> str:
+    """A room opened on the app as the teacher's page does (class_open), its code."""
+    from gradio_client import Client
+    import app
+    return Client(url, verbose=False).predict("The red car is in front of the house.", app.OPENING_PICKS[0],
+                                              api_name="/class_open")[0]
 
 
 def main(argv=None):
@@ -69,17 +102,26 @@ def main(argv=None):
     p.add_argument("--latency-ms", type=float, default=40.0)
     args = p.parse_args(argv)
     from playwright.sync_api import sync_playwright
+    throttling = (args.cpu_slowdown, args.mbit, args.latency_ms)
     servers = {name: Server(script, env={"PYTHONPATH": str(ROOT)}) for name, script in APPS.items()}
     try:
-        results = {name: [] for name in APPS}
+        code = open_room(servers["attn-demo"].url)
+        results, joins = {name: [] for name in APPS}, {name: [] for name in JOINS}
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
             for _ in range(args.runs):
                 for name, server in servers.items():
-                    results[name].append(first_grid(browser, server.url, args.cpu_slowdown, args.mbit, args.latency_ms))
+                    results[name].append(first_grid(browser, server.url, *throttling))
+                for name, path in JOINS.items():
+                    joins[name].append(first_piece(browser, servers["attn-demo"].url + path.format(code=code), *throttling))
     finally:
         for server in servers.values():
             server.stop()
+    print_grids(results)
+    print_joins(joins)
+
+
+def print_grids(results: dict):
     bare = statistics.median(r["ms"] for r in results["bare"])
     print("| app | first grid, median ms | runs (ms) | kB received until then | / bare | interactive grid, median ms |\n"
           "|---|---|---|---|---|---|")
@@ -90,6 +132,14 @@ def main(argv=None):
         print(f"| {name} | {median:.0f} | {each} | {statistics.median(r['kB'] for r in runs):.0f} | {median / bare:.2f} "
               f"| {interactive:.0f} |")
 
+
+def print_joins(joins: dict):
+    print("\n| a room's link opens | first piece to tap, median ms | runs (ms) | kB received until then | kB in all |\n"
+          "|---|---|---|---|---|")
+    for name, runs in joins.items():
+        each = ", ".join(f"{r['ms']:.0f}" for r in runs)
+        print(f"| {name} | {statistics.median(r['ms'] for r in runs):.0f} | {each} | "
+              f"{statistics.median(r['kB'] for r in runs):.0f} | {statistics.median(r['all_kB'] for r in runs):.0f} |")
 
 if __name__ == "__main__":
     main()

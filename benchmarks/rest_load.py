@@ -6,6 +6,9 @@ server.
     python -m benchmarks.rest_load --processes 2            # two app.py sharing a redis-server started here; then
                                                             # one is killed (SIGKILL) and started again
     python -m benchmarks.rest_load --as-page                # the phones vote as the page's browser calls
+    python -m benchmarks.rest_load --with-page              # each phone loads the student's page, then votes from
+                                                            # it; first on bare routes (the floor), then on app.py
+    python -m benchmarks.rest_load --with-page --processes 2  # on two app.py sharing Redis, one killed in the middle
     python -m benchmarks.rest_load --url http://127.0.0.1:7860/
     python -m benchmarks.rest_load --burst 60               # 60 students each translate 3 new sentences at once,
                                                             # on the echoing bare app (the floor), then on app.py
@@ -82,6 +85,31 @@ async def page_vote(url: str, code: str, voter: str, step: int, piece: int) -> R
     return Reply(time.perf_counter() - started, "ok", reply["line"])
 
 
+async def page_load(url: str, code: str) -> Reply:
+    """A phone opening the room's link: the student's page (attn_demo.ui.student_page), its pieces in its HTML."""
+    started = time.perf_counter()
+    try:
+        status, page = await request(url, "GET", f"join/{code}")
+    except (OSError, ValueError, asyncio.IncompleteReadError) as error:
+        return Reply(time.perf_counter() - started, "error", f"{type(error).__name__}: {error}")
+    ok = status == 200 and b'id="student-pieces"' in page
+    return Reply(time.perf_counter() - started, "ok" if ok else "refused" if status == 503 else "error",
+                 len(page) if ok else status)
+
+
+async def with_retries(urls: list[str], first: int, call_at) -> Reply:
+    """call_at(url) on urls[first], and where it fails on the way, again after each of the page's retry waits
+    (VOTE_RETRIES_S), on the next app each time, as a load balancer sends a retry to a process that answers."""
+    from attn_demo.ui.classroom import VOTE_RETRIES_S
+    started = time.perf_counter()
+    for attempt, wait in enumerate((0, *VOTE_RETRIES_S)):
+        await asyncio.sleep(wait)
+        reply = await call_at(urls[(first + attempt) % len(urls)])
+        if reply.status == "ok":
+            break
+    return Reply(time.perf_counter() - started, reply.status, reply.data)
+
+
 async def request(url: str, method: str, path: str, body: bytes = b"", cookie: str = "") -> tuple[int, bytes]:
     """One HTTP/1.1 request on a connection of its own, read to its end (an event stream ends with its result):
     (status, body). A few lines of asyncio instead of an HTTP library, whose CPU per call would rival the server's."""
@@ -111,6 +139,28 @@ async def request(url: str, method: str, path: str, body: bytes = b"", cookie: s
         return status, await reader.read()
     finally:
         writer.close()
+
+
+async def join_and_vote(urls: list[str], code: str, pieces: int, phones: int, within_s: float, seed: int,
+                        midway=None) -> dict:
+    """`phones` phones each open the student's page at a random moment of `within_s` seconds, then vote from it at
+    step 1 (phone i on app i mod len(urls), retrying as the page does); midway(), where given, runs at half the
+    window (a process killed). The page loads and the votes, each timed on its own."""
+    rng = random.Random(seed)
+    moments = [rng.uniform(0, within_s) for _ in range(phones)]
+
+    async def phone(i: int) -> tuple[Reply, Reply]:
+        await asyncio.sleep(moments[i])
+        page = await with_retries(urls, i, lambda url: page_load(url, code))
+        vote = await with_retries(urls, i, lambda url: page_vote(url, code, f"phone-{i:05d}", 1, i % pieces))
+        return page, vote
+
+    async def halfway():
+        await asyncio.sleep(within_s / 2)
+        midway()
+
+    pairs = await asyncio.gather(*(phone(i) for i in range(phones)), *([halfway()] if midway else []))
+    return {"pages": [page for page, _ in pairs[:phones]], "replies": [vote for _, vote in pairs[:phones]]}
 
 
 def quantiles(values: list[float]) -> str:
@@ -206,6 +256,8 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--as-page", action="store_true",
                         help="the phones vote as the page's browser does (POST /rooms/CODE/votes), not through /call/")
+    parser.add_argument("--with-page", action="store_true",
+                        help="each phone loads the student's page, then votes from it, against bare routes first")
     parser.add_argument("--app", default="app.py", help="the app script to start (benchmarks/bare_rooms_app.py: the floor)")
     parser.add_argument("--burst", type=int, default=0, metavar="STUDENTS",
                         help="instead of votes: this many students each translating --each new sentences at once")
@@ -229,6 +281,14 @@ def main():
             os.sched_setaffinity(0, apart[1])
         return server
 
+    if args.with_page:
+        summary = lecture_hall(start, args, redis)
+        print(json.dumps(summary, indent=1))
+        if args.json:
+            Path(args.json).write_text(json.dumps(summary, indent=1) + "\n")
+        if redis:
+            redis.stop()
+        return
     if args.burst:
         summary = burst(start, args)
         print(json.dumps(summary, indent=1))
@@ -256,6 +316,57 @@ def main():
                 server.stop()
         if redis:
             redis.stop()
+
+
+def lecture_hall(start, args, redis) -> dict:
+    """--with-page: the phones load the student's page and vote, on the floor (bare_routes_app.py), then on app.py
+    (--processes of them sharing Redis, the first killed halfway through and started again); each server alone on
+    the servers' core, the client on its own."""
+    summary = {"phones": args.phones, "within_s": args.within}
+    floor = start("benchmarks/bare_routes_app.py")
+    try:
+        result = asyncio.run(join_and_vote([floor.url], "ABCDEF", 4, args.phones, args.within, args.seed))
+        summary["floor"] = hall_report(result)
+    finally:
+        floor.stop()
+    servers = [start() for _ in range(args.processes)]
+    try:
+        opened = asyncio.run(call(servers[0].url, "class_open", SENTENCE, MODEL))
+        code, key = opened.data
+        pieces = len(asyncio.run(call(servers[0].url, "class_state", code)).data[0]["english"])
+        midway = servers[0].kill if len(servers) > 1 else None  # a crash: SIGKILL, nothing tidied up
+        cpu = sum(server.cpu_seconds() for server in servers[int(bool(midway)):])
+        result = asyncio.run(join_and_vote([s.url for s in servers], code, pieces, args.phones, args.within, args.seed,
+                                           midway))
+        summary["app"] = hall_report(result)
+        if midway:
+            servers[0] = start()
+            tallies, revealed = asyncio.run(after_restart([s.url for s in servers], code, key))
+            summary["after_kill_and_restart"] = {"tallies": tallies, "reveal_seen_everywhere": revealed}
+        else:
+            summary["app"]["server_cpu_ms_per_phone"] = round(1000 * (servers[0].cpu_seconds() - cpu) / args.phones, 2)
+            summary["tally"] = sum(asyncio.run(call(servers[0].url, "class_tally", code)).data[0]["counts"])
+    finally:
+        for server in servers:
+            if server.process.poll() is None:
+                server.stop()
+    for what in ("page", "vote"):
+        summary[f"{what}_p95_app_over_floor"] = round(summary["app"][f"{what}_p95_s"] / summary["floor"][f"{what}_p95_s"], 2)
+    return summary
+
+
+def hall_report(result: dict) -> dict:
+    """What the phones got: page loads and votes counted, refused and failed, and their latencies."""
+    report = {}
+    for what, replies in (("page", result["pages"]), ("vote", result["replies"])):
+        ok = sorted(r.seconds for r in replies if r.status == "ok")
+        report[f"{what}s_ok"] = len(ok)
+        report[f"{what}s_refused"] = sum(r.status == "refused" for r in replies)
+        report[f"{what}s_failed"] = sum(r.status == "error" for r in replies)
+        report[f"{what}_latency"] = quantiles(ok)
+        report[f"{what}_p95_s"] = round(ok[min(len(ok) - 1, round(0.95 * (len(ok) - 1)))], 3) if ok else None
+    report["page_kB"] = round(max((r.data for r in result["pages"] if r.status == "ok"), default=0) / 1000, 1)
+    return report
 
 
 def burst(start, args) -> dict:

@@ -178,3 +178,22 @@ def test_the_room_benchmark_times_others_translating_beside_the_room():
     for app in ("echo", "attn-demo"):
         assert re.search(rf"translate on {app} during the room: p50 \d+ ms, p95 \d+ ms, max \d+ ms \(n=3\); errors 0", out), out
     assert out.count("every vote counted once: True") == 2 and re.search(r"p95 \d+\.\d\d× the echo's", out)
+
+
+def test_the_lecture_hall_benchmark_loads_the_student_page_and_votes_for_every_phone_through_a_dead_process(app_url):
+    """benchmarks.rest_load --with-page on the running app beside an address that refuses every connection (a process
+    killed): each phone sent there first loads its page and votes on the app at its retry, each counted once."""
+    import asyncio
+
+    import app
+    from benchmarks import rest_load
+    from benchmarks.server import free_port
+
+    code, _ = asyncio.run(rest_load.call(app_url, "class_open", "The red car.", app.OPENING_PICKS[0])).data
+    dead = f"http://127.0.0.1:{free_port()}/"
+    result = asyncio.run(rest_load.join_and_vote([app_url, dead], code, 3, phones=8, within_s=0.5, seed=0))
+    report = rest_load.hall_report(result)
+    assert (report["pages_ok"], report["votes_ok"], report["pages_failed"], report["votes_failed"]) == (8, 8, 0, 0)
+    assert 0 < report["page_kB"] < 50
+    assert sum(asyncio.run(rest_load.call(app_url, "class_tally", code)).data[0]["counts"]) == 8
+    assert min(r.seconds for r in result["pages"][1::2]) >= 1  # the phones sent to the dead one waited for their retry

@@ -20,4 +20,7 @@ about a model from its attention type's description (attn_demo.models.attention.
     share.py, export.py   a link and QR code of the view on screen; the translation as one offline HTML file
     classroom.py      predict, then reveal: a class votes on which English piece the model looks at (rooms in
                       attn_demo.classroom.rooms; drawn by classroom.js, styled by classroom.css)
+    student_page.py   a room's own page for a student's phone (join/CODE): the room alone, plain HTML with
+                      classroom.js, student_page.js and student_page.css inline
+    room_routes.py, rest_inputs.py   a phone's poll and vote as plain HTTP; REST calls' inputs checked, unknown names 404
 """

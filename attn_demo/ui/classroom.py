@@ -1,14 +1,17 @@
 """Predict, then reveal: the class activity's section, a teacher's projector view and each student's phone view.
 
 The teacher opens a room on the sentence and the model on screen (attn_demo.classroom.rooms holds the rooms) and
-shows its code, link and QR code. A phone that opens the link (?room=CODE) gets the student view: the
-sentence, the French written so far, and a button for each English piece, to guess which one the model will
-look at to write the next French piece. The projector polls the votes every POLL_S and draws them as they
+shows its code, link and QR code. A phone that opens the link (join/CODE) gets the student's page
+(ui.student_page), which holds the room alone: the sentence, the French written so far, and a button for each
+English piece, to guess which one the model will look at to write the next French piece. The same student view
+is in this section of the whole page, for a student who opens it there (?room=CODE&full=1).
+The projector polls the votes every POLL_S and draws them as they
 arrive (the phones poll every PHONE_POLL_S); Reveal draws the model's α beside them (on the phones too), Next step moves the room on, and after
 the last step the room sums up where the class and the model agreed. classroom.js draws both views from the
 JSON that class_tally (projector) and class_state (phone) send; the teacher's key never leaves their page.
 """
 import html
+from urllib.parse import quote
 
 import gradio as gr
 
@@ -17,7 +20,10 @@ from attn_demo.models.tokenizer import normalise_english
 from attn_demo.ui.page import CONTENTS, HIDDEN_WHEN_EMPTY, section_id
 from attn_demo.ui.share import PAGE_ADDRESS, class_address, qr_code
 
-SECTION = "classroom"  # its key in page.CONTENTS: a room's link opens the page on it
+SECTION = "classroom"  # its key in page.CONTENTS: the whole page's link to a room opens it on this section
+JOIN_PATH = "join/"  # a room's student page: the app's address, then join/CODE (ui.student_page)
+# in a ?room=CODE link: the whole page, not the student page such a link opens (Gradio reads ?page= as its own)
+FULL_PAGE = "full=1"
 POLL_S = 1.0  # how often the projector asks for the votes: a vote shows there within about a second
 # how often a phone asks for the room (a new step, the reveal), from the room routes: 300 phones asking every 2 s
 # take under a fifth of a core (benchmarks/rest_load.py)
@@ -31,15 +37,17 @@ NOT_SENT = "⚠️ Your vote could not be sent: the app did not answer. Check yo
 # A phone's poll and vote go to the room routes (ui.room_routes), outside Gradio's events: the page's own address,
 # then rooms/CODE
 ROOM_URL = "(code) => new URL(`rooms/${encodeURIComponent(code || '')}`, document.baseURI)"
-# the room as it is now, and the note above it: a refusal (the room closed) is said there; a poll that failed on the
-# way (the network, a restarting app) changes nothing, and the next one asks again
+OFFLINE = (f"⚠️ The app did not answer just now (the connection, or the app restarting): asking again every "
+           f"{PHONE_POLL_S:g} s.")
+# the room as it is now, and the note above it: a refusal (the room closed) is said there, and so is a poll that
+# failed on the way (the network, a restarting app), which changes nothing else: the next one asks again
 POLL_ROOM = f"""async (code, shown) => {{
   try {{
     const reply = await fetch(({ROOM_URL})(code), {{ cache: "no-store" }}), answer = await reply.json();
     if (reply.ok) return [answer.room, ""];
     if (reply.status < 500) return [shown, "⚠️ " + answer.error];
   }} catch (error) {{}}
-  return [shown, ""];
+  return [shown, {OFFLINE!r}];
 }}"""
 # a phone's pick, sent; a call that failed on the way (or a store out of reach, 503) is sent again after each of
 # VOTE_RETRIES_S, and a refusal is said at once (a vote replaces the phone's earlier one: sent twice, counted once)
@@ -63,17 +71,20 @@ EXPLANATION = """A class activity. Open a room on the sentence and the model abo
 At each step every phone guesses which English piece the model will look at to write the next French piece;
 the votes arrive here as they are cast. **Reveal** shows the model's α for the step, **Next step** moves on,
 and after the last step a summary shows where the class and the model agreed."""
-QUESTION = ("### Which English piece will the model look at to write the next French piece?\n"
-            "Tap one. You can change your mind until your teacher reveals the answer.")
-# the page's voter id, made once and kept in this browser, and the room its link names
-JOIN_JS = f"""() => {{
+ASK = "Which English piece will the model look at to write the next French piece?"
+TAP = "Tap one. You can change your mind until your teacher reveals the answer."
+QUESTION = f"### {ASK}\n{TAP}"
+# the page's voter id, made once and kept in this browser (random: no name, nothing personal)
+VOTER_JS = f"""() => {{
   let voter = localStorage.getItem({VOTER_STORE!r});
   if (!voter) {{
     voter = Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
     localStorage.setItem({VOTER_STORE!r}, voter);
   }}
-  return [voter, new URLSearchParams(window.location.search).get("room") || ""];
+  return voter;
 }}"""
+# the voter id, and the room the page's link names
+JOIN_JS = f"""() => [({VOTER_JS})(), new URLSearchParams(window.location.search).get("room") || ""]"""
 DRAW_PROJECTOR = f"(room) => {{ window.attnClassroom.view({PROJECTOR_ID!r}).draw(room); }}"
 # a phone draws the room, and where the room has moved on, forgets its pick: a new step, a new guess
 FOLLOW_ON_PHONE = f"""(room, step, pick) => {{
@@ -91,7 +102,13 @@ def refused(call, *args):
 
 
 def join_link(address: str, code: str) -> str:
-    return f"{address}?room={code}#{section_id(SECTION)}"
+    """The link and QR code a class joins by: the student's page of the room (ui.student_page)."""
+    return f"{address}{JOIN_PATH}{code}"
+
+
+def full_page_link(code: str) -> str:
+    """The whole page with the room in its section, relative to the app's address: for a student who wants the lesson."""
+    return f"./?room={quote(code, safe='')}&{FULL_PAGE}#{section_id(SECTION)}"
 
 
 class ClassroomSection:
@@ -101,7 +118,7 @@ class ClassroomSection:
     def __init__(self, models: list, share, rooms: Rooms | None = None):
         self.models = {model.key: model for model in models}
         self.share = share
-        self.rooms = rooms or Rooms()
+        self.rooms = rooms if rooms is not None else Rooms()  # an empty Rooms is falsy (len 0)
 
     def open_room(self, sentence: str, model_key: str) -> dict:
         """class_open: translate the sentence greedily with the model (as the page does, from its cache) and open

@@ -1,4 +1,5 @@
-"""Predict, then reveal in a real browser: a teacher's projector (1440 px) and three phones (390 px) play a room."""
+"""Predict, then reveal in a real browser: a teacher's projector (1440 px) and three phones (390 px) play a room
+in the whole page's student view (?room=CODE&full=1); the student's own page is test_browser_student_page's."""
 import time
 
 import pytest
@@ -26,14 +27,15 @@ def test_a_teacher_and_three_phones_play_a_room_through_vote_reveal_and_next(shi
                               timeout=60_000)
     code = teacher.locator("#class-code").get_by_role("textbox").input_value()
     link = teacher.locator("#class-link").get_by_role("textbox").input_value()
-    assert link.startswith(app_url) and f"?room={code}#section-classroom" in link
+    assert link == f"{app_url}join/{code}"  # the student's page (test_browser_student_page)
+    full = f"{app_url}?room={code}&full=1#section-classroom"
     teacher.locator("#class-qr svg").wait_for(timeout=10_000)
     teacher.locator("#class-projector .attn-class-table").wait_for(timeout=10_000)
 
     phones = []
     for _ in range(3):
         phone = browser.new_page(viewport=PHONE, has_touch=True)
-        phone.goto(link, wait_until="load")
+        phone.goto(full, wait_until="load")
         phone.locator("#class-phone .attn-class-step").wait_for(timeout=60_000)
         phones.append(phone)
     buttons = phones[0].locator("#class-vote label")
@@ -103,7 +105,7 @@ def test_a_teacher_and_three_phones_play_a_room_through_vote_reveal_and_next(shi
 
 def test_a_link_to_a_room_that_is_not_open_says_so_on_the_phone(browser, app_url):
     phone = browser.new_page(viewport=PHONE)
-    phone.goto(f"{app_url}?room=ZZZZZZ#section-classroom", wait_until="load")
+    phone.goto(f"{app_url}?room=ZZZZZZ&full=1#section-classroom", wait_until="load")
     phone.locator("#class-phone-note").get_by_text("There is no open room 'ZZZZZZ'").wait_for(timeout=60_000)
     assert phone.locator("#class-vote label").count() == 0
     phone.close()
@@ -129,7 +131,7 @@ def test_a_phone_sends_a_failed_vote_again_by_itself_and_says_so_when_it_never_g
     code, _ = Client(app_url, verbose=False).predict("The red car.", app.OPENING_PICKS[0], api_name="/class_open")
     phone = browser.new_page(viewport=PHONE, has_touch=True)
     seen = vote_calls_dropped(phone, dropped)
-    phone.goto(f"{app_url}?room={code}#section-classroom", wait_until="load")
+    phone.goto(f"{app_url}?room={code}&full=1#section-classroom", wait_until="load")
     phone.locator("#class-phone .attn-class-step").wait_for(timeout=60_000)
     phone.locator("#class-vote label").nth(0).tap()
     phone.locator("#class-voted").get_by_text(line).wait_for(timeout=20_000)
@@ -145,7 +147,7 @@ def test_a_phone_whose_room_closes_says_so_and_keeps_its_last_view(browser, app_
 
     code, _ = Client(app_url, verbose=False).predict("The red car.", app.OPENING_PICKS[0], api_name="/class_open")
     phone = browser.new_page(viewport=PHONE, has_touch=True)
-    phone.goto(f"{app_url}?room={code}#section-classroom", wait_until="load")
+    phone.goto(f"{app_url}?room={code}&full=1#section-classroom", wait_until="load")
     phone.locator("#class-phone .attn-class-step").wait_for(timeout=60_000)
     phone.route(lambda url: url.split("?")[0].endswith(f"/rooms/{code}"),  # its polls now ask for a room never opened
                 lambda route_, request: route_.continue_(url=request.url.replace(f"/rooms/{code}", "/rooms/ZZZZZZ")))

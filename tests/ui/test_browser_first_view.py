@@ -36,3 +36,10 @@ def test_the_first_view_benchmark_sees_the_pages_own_grid_before_the_interactive
     from benchmarks.first_view import first_grid
     visit = first_grid(browser, app_url, cpu_slowdown=1, mbit=10, latency_ms=40)  # the phone's 4× slowdown is the benchmark's
     assert 0 < visit["ms"] < visit["interactive_ms"] and visit["kB"] > 0
+
+
+def test_the_first_view_benchmark_times_a_student_s_first_piece_to_tap_on_the_student_page(browser, app_url):
+    """benchmarks.first_view's join: the student's page draws its pieces from its one response (figures printed)."""
+    from benchmarks.first_view import first_piece, open_room
+    visit = first_piece(browser, f"{app_url}join/{open_room(app_url)}", cpu_slowdown=1, mbit=10, latency_ms=40)
+    assert 0 < visit["ms"] and 0 < visit["kB"] <= visit["all_kB"] < 50
