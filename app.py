@@ -44,6 +44,7 @@ from attn_demo.ui.room_routes import RoomRoutes
 from attn_demo.ui.share import ShareSection
 from attn_demo.ui.student_page import StudentPage
 from attn_demo.ui.trace_files import TraceFiles
+from attn_demo.ui.train_live import TrainLiveSection
 from attn_demo.ui.translate import CONCURRENCY, TranslateSection
 from attn_demo.ui.why_attention import WhyAttentionSection
 
@@ -112,6 +113,7 @@ class Page:
     alignment_check: AlignmentCheckSection
     compare: CompareSection
     quiz: QuizSection
+    train_live: TrainLiveSection
     first_view: str  # the opening example's grids in the HTML the server sends (ui.first_view)
 
 
@@ -132,7 +134,7 @@ def build_demo(models, notices=(), rooms: Rooms | None = None) -> Page:
     classroom = ClassroomSection(models, share, rooms)
     attribution, why_attention, learn = AttributionSection(on_page), WhyAttentionSection(models), LearnSection(models, picks)
     alignment_check = AlignmentCheckSection(models, find(HANSARDS, APP_DATA))
-    compare, quiz = CompareSection(models), QuizSection(models)
+    compare, quiz, train_live = CompareSection(models), QuizSection(models), TrainLiveSection()
     with gr.Blocks(title="attn-demo: attention in neural machine translation", delete_cache=(3600, 3600)) as demo:
         with gr.Row():
             with gr.Column(scale=4, min_width=320):  # a phone puts the switch below the title
@@ -164,6 +166,7 @@ def build_demo(models, notices=(), rooms: Rooms | None = None) -> Page:
                     "[Tatoeba](https://tatoeba.org) pairs from [manythings.org/anki](https://www.manythings.org/anki/) "
                     "(CC-BY 2.0 FR). The alignment check uses the English–French Hansards word alignments of the "
                     "HLT-NAACL 2003 shared task (Mihalcea & Pedersen 2003).")
+        train_live.render_api()
         large_text.change(None, large_text, None, js=TOGGLE_LARGE_TEXT, api_name="toggle_large_text")
         # the page opens on its link's view, or on the first example: from the cache (warm_up), so a full room costs nothing
         controls.open_page(demo)
@@ -172,7 +175,7 @@ def build_demo(models, notices=(), rooms: Rooms | None = None) -> Page:
     translate.warm_up()
     first_view = first_view_html([(on_page[key], on_page[key].view(EXAMPLES[0], 1)) for key in on_page.opening.values()])
     return Page(demo, models, translate, share, classroom, export, explore, attribution, why_attention, learn,
-                alignment_check, compare, quiz, first_view)
+                alignment_check, compare, quiz, train_live, first_view)
 
 
 LAUNCH = dict(theme=THEME, css=CSS, js=PAGE_JS, max_threads=MAX_THREADS)

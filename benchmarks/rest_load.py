@@ -33,6 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from attn_demo.ui.classroom import VOTE_RETRIES_S  # noqa: E402
 from benchmarks.server import RedisServer, Server  # noqa: E402
 
 SENTENCE = "The red car is in front of the house."
@@ -43,7 +44,8 @@ PICKS = ("bahdanau-en-fr", "luong-en-fr")  # the page's opening pair, as a stude
 @dataclass
 class Reply:
     seconds: float
-    status: str  # "ok", "refused" (the server would not take the call: HTTP 503…), or "error" (the call failed)
+    status: str  # "ok", "refused" (the server would not take the call: HTTP 503…), "error" (the call failed), or
+    # "unreachable" (no process listens there: a load balancer passes the call to another at once)
     data: object  # the outputs, or the error's message
 
 
@@ -78,6 +80,8 @@ async def page_vote(url: str, code: str, voter: str, step: int, piece: int) -> R
     try:
         status, answer = await request(url, "POST", f"rooms/{code}/votes", body)
         reply = json.loads(answer)
+    except ConnectionRefusedError as error:
+        return Reply(time.perf_counter() - started, "unreachable", str(error))
     except (OSError, ValueError, asyncio.IncompleteReadError) as error:
         return Reply(time.perf_counter() - started, "error", f"{type(error).__name__}: {error}")
     if status != 200:
@@ -90,6 +94,8 @@ async def page_load(url: str, code: str) -> Reply:
     started = time.perf_counter()
     try:
         status, page = await request(url, "GET", f"join/{code}")
+    except ConnectionRefusedError as error:
+        return Reply(time.perf_counter() - started, "unreachable", str(error))
     except (OSError, ValueError, asyncio.IncompleteReadError) as error:
         return Reply(time.perf_counter() - started, "error", f"{type(error).__name__}: {error}")
     ok = status == 200 and b'id="student-pieces"' in page
@@ -98,13 +104,16 @@ async def page_load(url: str, code: str) -> Reply:
 
 
 async def with_retries(urls: list[str], first: int, call_at) -> Reply:
-    """call_at(url) on urls[first], and where it fails on the way, again after each of the page's retry waits
-    (VOTE_RETRIES_S), on the next app each time, as a load balancer sends a retry to a process that answers."""
-    from attn_demo.ui.classroom import VOTE_RETRIES_S
+    """call_at(url) through a load balancer in front of urls, first urls[first]: a process that refuses the
+    connection passes the call to the next at once, as the balancer does (deploy/nginx.conf); a call that failed
+    on the way is sent again after each of the page's retry waits (VOTE_RETRIES_S)."""
     started = time.perf_counter()
-    for attempt, wait in enumerate((0, *VOTE_RETRIES_S)):
+    for wait in (0, *VOTE_RETRIES_S):
         await asyncio.sleep(wait)
-        reply = await call_at(urls[(first + attempt) % len(urls)])
+        for k in range(len(urls)):
+            reply = await call_at(urls[(first + k) % len(urls)])
+            if reply.status != "unreachable":
+                break
         if reply.status == "ok":
             break
     return Reply(time.perf_counter() - started, reply.status, reply.data)
@@ -362,7 +371,7 @@ def hall_report(result: dict) -> dict:
         ok = sorted(r.seconds for r in replies if r.status == "ok")
         report[f"{what}s_ok"] = len(ok)
         report[f"{what}s_refused"] = sum(r.status == "refused" for r in replies)
-        report[f"{what}s_failed"] = sum(r.status == "error" for r in replies)
+        report[f"{what}s_failed"] = sum(r.status in ("error", "unreachable") for r in replies)
         report[f"{what}_latency"] = quantiles(ok)
         report[f"{what}_p95_s"] = round(ok[min(len(ok) - 1, round(0.95 * (len(ok) - 1)))], 3) if ok else None
     report["page_kB"] = round(max((r.data for r in result["pages"] if r.status == "ok"), default=0) / 1000, 1)

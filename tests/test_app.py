@@ -155,12 +155,12 @@ def test_running_app_through_gradio_client_keeps_sessions_apart(app_url):
 @pytest.mark.slow
 def test_a_rest_call_to_a_name_the_app_lacks_is_a_404_naming_its_endpoints(app_url):
     """Gradio answers it with HTTP 500 and prints a traceback; the app says what it has instead (ui.rest_inputs)."""
-    request = urllib.request.Request(f"{app_url}gradio_api/call/train_toy", b'{"data": ["reverse"]}',
+    request = urllib.request.Request(f"{app_url}gradio_api/call/sort_digits", b'{"data": ["321"]}',
                                      {"Content-Type": "application/json"})
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=30)
     detail = json.loads(refused.value.read())["detail"]
-    assert refused.value.code == 404 and detail.startswith('This app has no endpoint "train_toy". Its endpoints: ')
+    assert refused.value.code == 404 and detail.startswith('This app has no endpoint "sort_digits". Its endpoints: ')
     assert {"translate", "step_data", "class_vote"} <= set(detail.split(": ", 1)[1].rstrip(".").split(", "))
 
 

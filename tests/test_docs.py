@@ -142,3 +142,11 @@ def test_the_benchmark_tables_are_those_of_the_committed_run():
         assert table(results[key]) in shown, key
     assert table(classroom_table(classroom["classroom"])) in shown and table(steps["steps"]) in shown
     assert all(run["command"] in commands and run["quick"] is False for run in (results, classroom, steps))
+
+
+def test_the_first_view_tables_are_those_of_the_committed_run():
+    """BENCHMARKS.md shows benchmarks/first_view.json's two tables as benchmarks.first_view prints them."""
+    from benchmarks.first_view import grid_table, join_table
+    run = json.loads((ROOT / "benchmarks" / "first_view.json").read_text(encoding="utf-8"))
+    shown = (ROOT / "BENCHMARKS.md").read_text(encoding="utf-8")
+    assert grid_table(run["grids"]) in shown and join_table(run["joins"]) in shown and run["command"] in shown

@@ -22,5 +22,6 @@ about a model from its attention type's description (attn_demo.models.attention.
                       attn_demo.classroom.rooms; drawn by classroom.js, styled by classroom.css)
     student_page.py   a room's own page for a student's phone (join/CODE): the room alone, plain HTML with
                       classroom.js, student_page.js and student_page.css inline
+    train_live.py     train attention live: the REST API's train_toy (a toy task trained on the server, training.toy)
     room_routes.py, rest_inputs.py   a phone's poll and vote as plain HTTP; REST calls' inputs checked, unknown names 404
 """

@@ -2,8 +2,8 @@
   // The student's page of a room (student_page.py): the room drawn by classroom.js's view, a button for each
   // English piece, polls every settings.poll_s (longer after each refusal, up to settings.most_wait_s) and votes
   // through pollRoom and sendVote, the whole page's own calls (classroom.py). It starts from the room's state that
-  // came with the page, so the pieces are there at the first paint. Pieces and messages are written with
-  // textContent; the server's lines come HTML-escaped (they are written as HTML on the whole page).
+  // came with the page, whose buttons are in its HTML: the pieces are there at the first paint. Pieces and
+  // messages are written with textContent; the server's lines come HTML-escaped (the whole page writes them as HTML).
   const view = window.attnClassroom.view(settings.phone);
   const note = document.getElementById(`${settings.phone}-note`);
   const pieces = document.getElementById("student-pieces");
@@ -11,12 +11,18 @@
   const page = document.getElementById("student-page");
   const voter = voterId();
   const text = (escaped) => new DOMParser().parseFromString(escaped, "text/html").documentElement.textContent;
-  let room = settings.room, step = null, sent = 0;
+  // the buttons came in the page's HTML for its room (student_page.piece_buttons): one listener for them all
+  let room = settings.room, drawnFor = room && room.room, step = null, sent = 0;
+  pieces.addEventListener("click", (event) => {
+    const button = event.target.closest("button");
+    if (button && !button.disabled) vote([...pieces.children].indexOf(button));
+  });
 
   function draw(next) {
     if (!next) return;
     view.draw(next);
-    if (!room || next.room !== room.room || !pieces.childElementCount) buttons(next.english);
+    if (next.room !== drawnFor || pieces.childElementCount !== next.english.length) buttons(next.english);
+    drawnFor = next.room;
     if (next.step !== step) {  // a new step, a new guess
       step = next.step;
       pick(null);
@@ -29,13 +35,12 @@
 
   function buttons(english) {
     pieces.textContent = "";
-    english.forEach((piece, j) => {
+    english.forEach((piece) => {
       const button = document.createElement("button");
       button.type = "button";
       button.lang = "en";
       button.textContent = piece;
       button.setAttribute("aria-pressed", "false");
-      button.addEventListener("click", () => vote(j));
       pieces.appendChild(button);
     });
   }

@@ -45,7 +45,7 @@ PAGE = """<!doctype html>
 <div id="{phone}"></div>
 <h2 id="student-ask">{ask}</h2>
 <p id="student-tap">{tap}</p>
-<div id="student-pieces" role="group" aria-labelledby="student-ask"></div>
+<div id="student-pieces" role="group" aria-labelledby="student-ask">{pieces}</div>
 <p id="student-voted" class="attn-student-note" role="status" aria-live="polite"></p>
 <div id="{phone}-answer"></div>
 <p id="student-full"><a href="{full}">The whole lesson page, with this room in it</a></p>
@@ -64,12 +64,22 @@ def script_json(value) -> str:
     return json.dumps(value, ensure_ascii=False).replace("<", "\\u003c")
 
 
+def piece_buttons(room: dict | None) -> str:
+    """A button for each English piece, in the HTML itself: there to tap at the first paint (student_page.js binds
+    them, and redraws them for another room)."""
+    if not room or room["finished"]:
+        return ""
+    disabled = " disabled" if room["revealed"] else ""
+    return "".join(f'<button type="button" lang="en" aria-pressed="false"{disabled}>{html.escape(piece)}</button>'
+                   for piece in room["english"])
+
+
 def student_html(code: str, room: dict | None, refusal: str = "") -> str:
     """The page of room `code`: its state as now (room), or the refusal to say instead."""
     settings = {"code": code, "room": room, "refusal": refusal, "phone": PHONE_ID, "poll_s": PHONE_POLL_S,
                 "back_off": BACK_OFF, "most_wait_s": MOST_WAIT_S, "offline": OFFLINE, "sending": "Sending your vote…"}
     return PAGE.format(title=html.escape(f"Room {code} · Predict, then reveal"), css=ASSETS["student_page.css"],
-                       phone=PHONE_ID, ask=html.escape(ASK), tap=html.escape(TAP), full=html.escape(full_page_link(code)),
+                       phone=PHONE_ID, pieces=piece_buttons(room), ask=html.escape(ASK), tap=html.escape(TAP), full=html.escape(full_page_link(code)),
                        settings=script_json(settings), classroom_js=ASSETS["classroom.js"],
                        student_js=ASSETS["student_page.js"], poll=POLL_ROOM, vote=SEND_VOTE, voter=VOTER_JS)
 

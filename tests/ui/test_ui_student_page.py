@@ -1,3 +1,4 @@
+import html
 import json
 import re
 
@@ -43,7 +44,17 @@ def test_a_room_s_page_carries_its_state_and_the_rules_of_the_whole_page(rooms):
     assert settings(page)["poll_s"] == PHONE_POLL_S and settings(page)["offline"] == OFFLINE
     assert key not in page and ASK in page and '<base href="../">' in page
     assert "plotly" not in page.lower() and "gradio" not in page.lower()
+    buttons = re.findall(r'<button type="button" lang="en" aria-pressed="false">([^<]*)</button>', page)
+    assert [html.unescape(b) for b in buttons] == ENGLISH  # there to tap before any script runs
     assert len(reply.content) < 50_000  # a phone's whole download
+
+
+def test_the_pieces_in_the_page_s_html_are_escaped_and_disabled_once_revealed(rooms):
+    code, key = rooms.open(["▁<b>x</b>", "</s>"], ["▁y", "</s>"], [[0.5, 0.5], [0.5, 0.5]])
+    page = client(rooms).get(f"/join/{code}").text
+    assert "<b>x" not in page and "▁&lt;b&gt;x&lt;/b&gt;</button>" in page
+    rooms.reveal(code, key)
+    assert client(rooms).get(f"/join/{code}").text.count(' disabled>') == 2
 
 
 def test_a_room_s_page_shows_the_votes_only_once_revealed(rooms):
