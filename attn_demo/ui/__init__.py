@@ -19,7 +19,7 @@ about a model from its attention type's description (attn_demo.models.attention.
     attribution.py    is attention an explanation? gradient attribution beside α
     share.py, export.py   a link and QR code of the view on screen; the translation as one offline HTML file
     classroom.py      predict, then reveal: a class votes on which English piece the model looks at (rooms in
-                      attn_demo.classroom.rooms; drawn by classroom.js, styled by classroom.css)
+                      attn_demo.classroom.rooms; drawn by classroom.js, styled by classroom.css and room_tables.css)
     student_page.py   a room's own page for a student's phone (join/CODE): the room alone, plain HTML with
                       classroom.js, student_page.js and student_page.css inline
     train_live.py     train attention live: the REST API's train_toy (a toy task trained on the server, training.toy)

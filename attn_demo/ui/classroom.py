@@ -4,11 +4,11 @@ The teacher opens a room on the sentence and the model on screen (attn_demo.clas
 shows its code, link and QR code. A phone that opens the link (join/CODE) gets the student's page
 (ui.student_page), which holds the room alone: the sentence, the French written so far, and a button for each
 English piece, to guess which one the model will look at to write the next French piece. The same student view
-is in this section of the whole page, for a student who opens it there (?room=CODE&full=1).
-The projector polls the votes every POLL_S and draws them as they
-arrive (the phones poll every PHONE_POLL_S); Reveal draws the model's α beside them (on the phones too), Next step moves the room on, and after
-the last step the room sums up where the class and the model agreed. classroom.js draws both views from the
-JSON that class_tally (projector) and class_state (phone) send; the teacher's key never leaves their page.
+is in this section of the whole page, for a student who opens it there (?room=CODE&full=1). The projector polls
+the votes every POLL_S and draws them as they arrive (the phones poll every PHONE_POLL_S); Reveal draws the
+model's α beside them (on the phones too), Next step moves the room on, and after the last step the room sums up
+where the class and the model agreed. classroom.js draws both views from the JSON that class_tally (projector) and
+class_state (phone) send; the teacher's key never leaves their page.
 """
 import html
 from urllib.parse import quote

@@ -66,7 +66,8 @@ body.attn-large .katex { font-size: 1.6em; }
 [id^="%s"] { scroll-margin-top: 4rem; }
 """ % (HIDDEN_WHEN_EMPTY, SECTION_PREFIX)
 HERE = Path(__file__).parent
-CSS += STEP_VIEWS_CSS + LEARN_CSS + COVERAGE_CSS + WHEN_SEEN_CSS + (HERE / "classroom.css").read_text()
+CSS += STEP_VIEWS_CSS + LEARN_CSS + COVERAGE_CSS + WHEN_SEEN_CSS
+CSS += (HERE / "room_tables.css").read_text() + (HERE / "classroom.css").read_text()  # the page's own rules last
 CLASSROOM_JS = (HERE / "classroom.js").read_text()  # defines window.attnClassroom: the class activity's views
 PAGE_CHANGES_JS = (HERE / "page_changes.js").read_text()  # one observer of the page for the watchers below: () => watch
 REACHABLE_JS = (HERE / "reachable.js").read_text()  # (watch) => …: whatever scrolls can be reached by keyboard

@@ -1,12 +1,12 @@
 """The student's page of a room: Predict, then reveal alone, for a phone in a crowded lecture hall.
 
-    GET /join/CODE              the room's page: its HTML, style and scripts in one response of about 20 kB
+    GET /join/CODE              the room's page: its HTML, style and scripts in one response (BENCHMARKS.md)
     GET /?room=CODE…            a link made before it: sent on to join/CODE (303)
     GET /?room=CODE&full=1      the whole page, its classroom section on the room (ui.classroom)
 
-The teacher's page shows this link and its QR code (classroom.join_link). Gradio's page is about 2.7 MB and
-24,000 px tall; this one carries the room's state as it is when asked, so a phone draws the pieces to tap from its
-first response, then polls and votes through the room routes (ui.room_routes) with the same calls, rules and
+The teacher's page shows this link and its QR code (classroom.join_link). The whole page is every section and
+Gradio's scripts; this one carries the room's state as it is when asked and its buttons, so a phone shows the pieces
+to tap from its first response, then polls and votes through the room routes (ui.room_routes) with the same calls, rules and
 retries as the whole page's phone view (POLL_ROOM, SEND_VOTE, VOTER_JS: classroom.py), and draws the room with the
 same classroom.js. Nothing of a phone is kept but the random voter id in its browser; every call names its room,
 so any of several app processes sharing the rooms' Redis can answer it (no sticky session).
@@ -36,7 +36,7 @@ PAGE = """<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <base href="../">
 <title>{title}</title>
-<style>{css}</style>
+<style>{tables_css}{css}</style>
 </head>
 <body>
 <main id="student-page">
@@ -56,7 +56,8 @@ PAGE = """<!doctype html>
 </body>
 </html>
 """
-ASSETS = {name: (HERE / name).read_text(encoding="utf-8") for name in ("classroom.js", "student_page.js", "student_page.css")}
+ASSETS = {name: (HERE / name).read_text(encoding="utf-8")
+          for name in ("classroom.js", "room_tables.css", "student_page.js", "student_page.css")}
 
 
 def script_json(value) -> str:
@@ -78,10 +79,12 @@ def student_html(code: str, room: dict | None, refusal: str = "") -> str:
     """The page of room `code`: its state as now (room), or the refusal to say instead."""
     settings = {"code": code, "room": room, "refusal": refusal, "phone": PHONE_ID, "poll_s": PHONE_POLL_S,
                 "back_off": BACK_OFF, "most_wait_s": MOST_WAIT_S, "offline": OFFLINE, "sending": "Sending your vote…"}
-    return PAGE.format(title=html.escape(f"Room {code} · Predict, then reveal"), css=ASSETS["student_page.css"],
-                       phone=PHONE_ID, pieces=piece_buttons(room), ask=html.escape(ASK), tap=html.escape(TAP), full=html.escape(full_page_link(code)),
-                       settings=script_json(settings), classroom_js=ASSETS["classroom.js"],
-                       student_js=ASSETS["student_page.js"], poll=POLL_ROOM, vote=SEND_VOTE, voter=VOTER_JS)
+    return PAGE.format(
+        title=html.escape(f"Room {code} · Predict, then reveal"), tables_css=ASSETS["room_tables.css"],
+        css=ASSETS["student_page.css"], phone=PHONE_ID, pieces=piece_buttons(room), ask=html.escape(ASK),
+        tap=html.escape(TAP), full=html.escape(full_page_link(code)), settings=script_json(settings),
+        classroom_js=ASSETS["classroom.js"], student_js=ASSETS["student_page.js"], poll=POLL_ROOM, vote=SEND_VOTE,
+        voter=VOTER_JS)
 
 
 class StudentPage:
