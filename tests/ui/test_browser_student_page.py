@@ -68,6 +68,7 @@ def test_two_phones_play_a_room_on_the_student_page_from_vote_to_summary(browser
     phones[0].locator("#class-phone-answer .attn-class-summary").wait_for(timeout=10_000)
     assert phones[0].locator("#class-phone-answer .attn-class-summary tbody tr").count() == len(result.target_tokens)
     assert not phones[0].locator("#student-pieces").is_visible()  # nothing left to vote on
+    assert phones[0].evaluate("() => document.documentElement.scrollWidth") <= PHONE["width"]  # the summary fits
     phones[0].screenshot(path=str(SCREENSHOT_DIR / "student-page-summary-390.png"), full_page=True)
     assert serious_violations(phones[0]) == []
     lesson = phones[0].locator(".attn-class-lesson a").first.get_attribute("href")
