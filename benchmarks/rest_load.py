@@ -172,12 +172,16 @@ async def join_and_vote(urls: list[str], code: str, pieces: int, phones: int, wi
     return {"pages": [page for page, _ in pairs[:phones]], "replies": [vote for _, vote in pairs[:phones]]}
 
 
+def p95(ordered: list[float]) -> float:
+    """The 95th percentile of values already sorted (the nearest rank)."""
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
 def quantiles(values: list[float]) -> str:
     if not values:
         return "none"
     ordered = sorted(values)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return f"p50 {statistics.median(ordered):.2f} s, p95 {p95:.2f} s, max {ordered[-1]:.2f} s"
+    return f"p50 {statistics.median(ordered):.2f} s, p95 {p95(ordered):.2f} s, max {ordered[-1]:.2f} s"
 
 
 async def vote_at_once(urls: list[str], phones: int, within_s: float, seed: int, as_page: bool = False) -> dict:
@@ -232,7 +236,7 @@ def burst_report(replies: list[tuple[str, Reply]], cpu_s: float, pieces) -> dict
     mixed = [s for s, reply in ok if not carries(json.dumps(reply.data, ensure_ascii=False), pieces(s))]
     ordered = sorted(reply.seconds for _, reply in ok)
     return {"translations": len(replies), "errors": len(replies) - len(ok), "mixed_up": len(mixed),
-            "latency": quantiles(ordered), "p95_s": ordered[round(0.95 * (len(ordered) - 1))] if ordered else None,
+            "latency": quantiles(ordered), "p95_s": p95(ordered) if ordered else None,
             "server_cpu_ms_per_translation": round(1000 * cpu_s / len(replies), 2)}
 
 
@@ -290,19 +294,13 @@ def main():
             os.sched_setaffinity(0, apart[1])
         return server
 
-    if args.with_page:
-        summary = lecture_hall(start, args, redis)
+    if args.with_page or args.burst:
+        summary = lecture_hall(start, args) if args.with_page else burst(start, args)
         print(json.dumps(summary, indent=1))
         if args.json:
             Path(args.json).write_text(json.dumps(summary, indent=1) + "\n")
         if redis:
             redis.stop()
-        return
-    if args.burst:
-        summary = burst(start, args)
-        print(json.dumps(summary, indent=1))
-        if args.json:
-            Path(args.json).write_text(json.dumps(summary, indent=1) + "\n")
         return
     servers = [start() for _ in range(args.processes)]
     try:
@@ -327,7 +325,7 @@ def main():
             redis.stop()
 
 
-def lecture_hall(start, args, redis) -> dict:
+def lecture_hall(start, args) -> dict:
     """--with-page: the phones load the student's page and vote, on the floor (bare_routes_app.py), then on app.py
     (--processes of them sharing Redis, the first killed halfway through and started again); each server alone on
     the servers' core, the client on its own."""
@@ -373,7 +371,7 @@ def hall_report(result: dict) -> dict:
         report[f"{what}s_refused"] = sum(r.status == "refused" for r in replies)
         report[f"{what}s_failed"] = sum(r.status in ("error", "unreachable") for r in replies)
         report[f"{what}_latency"] = quantiles(ok)
-        report[f"{what}_p95_s"] = round(ok[min(len(ok) - 1, round(0.95 * (len(ok) - 1)))], 3) if ok else None
+        report[f"{what}_p95_s"] = round(p95(ok), 3) if ok else None
     report["page_kB"] = round(max((r.data for r in result["pages"] if r.status == "ok"), default=0) / 1000, 1)
     return report
 

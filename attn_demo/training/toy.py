@@ -28,7 +28,6 @@ from attn_demo.models.config import ATTENTION_TYPES, ModelConfig
 from attn_demo.models.rnn import Seq2Seq
 
 TASKS = {"reverse": lambda digits: digits[::-1], "copy": lambda digits: list(digits), "sort": sorted}
-DIGITS = "0123456789"
 FIRST_DIGIT = 4  # ids 0–3: pad, unk, bos, eos (ModelConfig's)
 MAX_SECONDS = 60.0  # the longest run one call may ask for
 HELD_OUT = 50  # strings of each length, kept out of training
@@ -66,9 +65,9 @@ class ToySettings:
                            attn_hidden_size=self.hidden, attn_rank=max(2, self.hidden // 4), dropout=0.0)
 
 
-def encode(digits: list[int], eos: int = 3) -> list[int]:
+def encode(digits: list[int]) -> list[int]:
     """Digits 0–9 as piece ids, with EOS."""
-    return [FIRST_DIGIT + d for d in digits] + [eos]
+    return [FIRST_DIGIT + d for d in digits] + [ModelConfig.eos_id]
 
 
 def example(settings: ToySettings, digits: list[int]) -> tuple[list[int], list[int]]:

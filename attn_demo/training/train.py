@@ -28,12 +28,12 @@ have not beaten its best validation BLEU (the budget is then a ceiling), and the
 the same for every model, so that models compared on the page have each reached their plateau. The
 weights of the last --keep-saves validations stay in runs/<name>/saves/, for averaging them (Vaswani
 et al. 2017 averaged the last 5 checkpoints). A run continued from an inverse-sqrt checkpoint goes on
-with its schedule: --schedule-step K, the steps it trained, and --lr the rate it had reached there
-(lr · √(warmup / K)); its fresh Adam moments warm up again over --warmup-steps:
+with its schedule: --schedule-step K, the steps it trained, and --lr the rate its schedule reaches once the new
+--warmup-steps W are done (lr · √(warmup / (K + W)) of the run before); its fresh Adam moments warm up over them:
 
     python -m attn_demo.training.train --attention transformer --out runs/transformer-plateau \
-        --init-from checkpoints/transformer-en-fr --schedule inverse-sqrt --schedule-step 14255 --lr 2.65e-4 \
-        --warmup-steps 300 --patience 4 --target-tokens 80000000 --clause-join-prob 0.1 --dropout 0.3 --adam-beta2 0.98
+        --init-from checkpoints/transformer-en-fr --schedule inverse-sqrt --schedule-step 14255 --lr 2.62e-4 \
+        --warmup-steps 300 --patience 4 --target-tokens 40000000 --clause-join-prob 0.1 --dropout 0.3 --adam-beta2 0.98
 
 Long inputs: each epoch, a --join-prob fraction of the examples is replaced by 2 to --join-max
 random training pairs joined in order (data.join_examples), up to --join-max-len pieces a side.

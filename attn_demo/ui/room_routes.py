@@ -56,13 +56,17 @@ class RoomRoutes:
 
     @staticmethod
     async def answer(call) -> JSONResponse:
-        """call()'s reply, or the rooms' refusal: 404 where the room is not open, 503 where their store is out of
-        reach (the page sends a vote again), 400 for any other."""
+        """call()'s reply, or the rooms' refusal with its status (refusal_status)."""
         try:
             return JSONResponse(await run_in_threadpool(call))
         except ClassroomError as refusal:
-            status = 404 if isinstance(refusal, NoSuchRoom) else 503 if isinstance(refusal, RoomsDown) else 400
-            return JSONResponse({"error": html.escape(str(refusal))}, status)
+            return JSONResponse({"error": html.escape(str(refusal))}, refusal_status(refusal))
+
+
+def refusal_status(refusal: ClassroomError) -> int:
+    """The HTTP status of a refusal of the rooms: 404 where the room is not open, 503 where their store is out of
+    reach (a phone asks again), 400 for any other."""
+    return 404 if isinstance(refusal, NoSuchRoom) else 503 if isinstance(refusal, RoomsDown) else 400
 
 
 async def read_body(receive) -> bytes | None:

@@ -12,7 +12,7 @@
   const voter = voterId();
   const text = (escaped) => new DOMParser().parseFromString(escaped, "text/html").documentElement.textContent;
   // the buttons came in the page's HTML for its room (student_page.piece_buttons): one listener for them all
-  let room = settings.room, drawnFor = room && room.room, step = null, sent = 0;
+  let room = settings.room, step = null, sent = 0;  // room: the one drawn last
   pieces.addEventListener("click", (event) => {
     const button = event.target.closest("button");
     if (button && !button.disabled) vote([...pieces.children].indexOf(button));
@@ -21,8 +21,7 @@
   function draw(next) {
     if (!next) return;
     view.draw(next);
-    if (next.room !== drawnFor || pieces.childElementCount !== next.english.length) buttons(next.english);
-    drawnFor = next.room;
+    if (next.room !== room?.room || pieces.childElementCount !== next.english.length) buttons(next.english);
     if (next.step !== step) {  // a new step, a new guess
       step = next.step;
       pick(null);

@@ -19,9 +19,10 @@ from urllib.parse import parse_qs, quote
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, RedirectResponse
 
-from attn_demo.classroom.rooms import ClassroomError, NoSuchRoom, RoomsDown
+from attn_demo.classroom.rooms import ClassroomError
 from attn_demo.ui.classroom import (ASK, FULL_PAGE, JOIN_PATH, OFFLINE, PHONE_ID, PHONE_POLL_S, POLL_ROOM, SEND_VOTE,
                                     TAP, VOTER_JS, full_page_link)
+from attn_demo.ui.room_routes import refusal_status
 
 HERE = Path(__file__).parent
 PREFIX = "/" + JOIN_PATH
@@ -108,14 +109,12 @@ class StudentPage:
         await reply(scope, receive, send)
 
     async def page(self, code: str) -> HTMLResponse:
-        """The room's page: 200 with its state, or the refusal said on it, 404 where the room is not open, 503 where
-        the rooms are out of reach (the page asks again), 400 for any other."""
+        """The room's page: 200 with its state, or the refusal said on it with its status (refusal_status)."""
         code = code[:LONGEST_CODE]
         try:
             room = await run_in_threadpool(self.section.phone_view, code)
         except ClassroomError as refusal:
-            status = 404 if isinstance(refusal, NoSuchRoom) else 503 if isinstance(refusal, RoomsDown) else 400
-            return HTMLResponse(student_html(code, None, str(refusal)), status)
+            return HTMLResponse(student_html(code, None, str(refusal)), refusal_status(refusal))
         return HTMLResponse(student_html(room["room"], room))
 
 
