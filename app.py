@@ -156,6 +156,8 @@ def build_demo(models, notices=(), rooms: Rooms | None = None) -> Page:
             why_attention.render(large_text, controls)
         with section("learn"):
             learn.render(demo)
+        with section("train"):
+            train_live.render(large_text)
         with section("alignment"):
             alignment_check.render(large_text, controls.pickers, controls.grid_picks)
         with section("compare"):
@@ -173,6 +175,7 @@ def build_demo(models, notices=(), rooms: Rooms | None = None) -> Page:
     demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=2, status_update_rate=STATUS_EVERY_S)
     cache_block_configs(demo)  # every new session builds its state from all of the page's blocks
     translate.warm_up()
+    train_live.warm_up()
     first_view = first_view_html([(on_page[key], on_page[key].view(EXAMPLES[0], 1)) for key in on_page.opening.values()])
     return Page(demo, models, translate, share, classroom, export, explore, attribution, why_attention, learn,
                 alignment_check, compare, quiz, train_live, first_view)

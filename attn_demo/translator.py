@@ -410,17 +410,25 @@ class Translator:
         return weights
 
     def _translation(self, source_ids, unknown_characters, hyp: Hypothesis, encoder_states, heads=None) -> Translation:
-        S = len(source_ids)
-        scores, attention = hyp.trace["scores"], hyp.trace["attention"]
-        return Translation(
-            text=self.target_tokenizer.decode(hyp.tokens[:-1] if hyp.tokens[-1] == self.config.eos_id else hyp.tokens),
-            source_tokens=self.source_tokenizer.pieces(source_ids), unknown_characters=unknown_characters,
-            target_tokens=self.target_tokenizer.pieces(hyp.tokens),
-            scores=None if scores is None else scores[:, :S], attention=None if attention is None else attention[:, :S],
-            contexts=hyp.trace["context"], encoder_states=encoder_states, queries=hyp.trace["query"],
-            attention_type=self.config.attention, query_symbol=self.model.query_symbol, log_prob=hyp.log_prob,
-            coverage=None if attention is None else attention[:, :S].sum(0), score=hyp.score, heads=heads,
-        )
+        return traced(self.model, self.source_tokenizer, self.target_tokenizer, source_ids, unknown_characters, hyp,
+                      encoder_states, heads)
+
+
+def traced(model, source_tokenizer, target_tokenizer, source_ids, unknown_characters, hyp: Hypothesis, encoder_states,
+           heads=None) -> Translation:
+    """The Translation of one searched hypothesis: its pieces through the tokenizers (anything with pieces(ids)
+    and decode(ids): the toy task's characters too), its trace cut to the S source pieces."""
+    S, eos = len(source_ids), model.config.eos_id
+    scores, attention = hyp.trace["scores"], hyp.trace["attention"]
+    return Translation(
+        text=target_tokenizer.decode(hyp.tokens[:-1] if hyp.tokens[-1] == eos else hyp.tokens),
+        source_tokens=source_tokenizer.pieces(source_ids), unknown_characters=unknown_characters,
+        target_tokens=target_tokenizer.pieces(hyp.tokens),
+        scores=None if scores is None else scores[:, :S], attention=None if attention is None else attention[:, :S],
+        contexts=hyp.trace["context"], encoder_states=encoder_states, queries=hyp.trace["query"],
+        attention_type=model.config.attention, query_symbol=model.query_symbol, log_prob=hyp.log_prob,
+        coverage=None if attention is None else attention[:, :S].sum(0), score=hyp.score, heads=heads,
+    )
 
 
 def load_translator(name_or_path: str, device=None, revision: str | None = None) -> Translator:

@@ -20,7 +20,7 @@ SECTION_PREFIX = "section-"
 CONTENTS = (("translate", "Translate"), ("share", "Share"), ("classroom", "Predict, then reveal"),
             ("explore", "Explore the decoding"),
             ("explanation", "Is attention an explanation?"), ("why", "Why attention?"), ("learn", "Watch it learn"),
-            ("alignment", "Does attention align?"),
+            ("train", "Train it live"), ("alignment", "Does attention align?"),
             ("compare", "Compare them all"), ("quiz", "Quiz"))
 
 HIDDEN_WHEN_EMPTY = "hidden-when-empty"  # the class of a Markdown block that takes no room while it is empty

@@ -31,6 +31,7 @@ from attn_demo.views.titles import TITLE_LINE  # a model title's characters on o
 # The colour scale is spelled out, as unvalidated figures would hand its name to plotly.js.
 ALIGNMENT_COLORSCALE = make_colorscale(sequential.Viridis)  # fixed to [0, 1] so both models' grids compare
 HIGHLIGHT = "#d62728"
+LANGUAGES = ("English", "French")  # what a grid's columns and rows are
 
 
 def label(piece: str) -> str:
@@ -151,10 +152,11 @@ def _grid_layout(title: str, across, down, down_title: str, large: bool) -> dict
 
 
 def alignment_figure(source_tokens, target_tokens, attention, title: str, large: bool = False,
-                     unit: str = "pieces", marked: tuple[int, int | None] | None = None) -> dict:
+                     unit: str = "pieces", marked: tuple[int, int | None] | None = None, sides=LANGUAGES) -> dict:
     """Heatmap of α (T, S): target pieces (or words) down, source pieces (or words) across; the
     hover says which (unit). marked (t, j), 0-based, outlines in red what a user changed: French
-    row t (j None: its piece was edited) or the cell (t, j) (α at step t was set onto piece j)."""
+    row t (j None: its piece was edited) or the cell (t, j) (α at step t was set onto piece j).
+    sides: what the columns and rows are, (input, output): the languages, or a toy task's strings."""
     attention = np.asarray(attention, dtype=np.float32)
     T, S = attention.shape
     src, tgt = [label(p) for p in source_tokens], [label(p) for p in target_tokens]
@@ -164,22 +166,23 @@ def alignment_figure(source_tokens, target_tokens, attention, title: str, large:
         hovertemplate="%{customdata[0]} ← %{customdata[1]}: α = %{z:.2f} (by " + unit + ")<extra></extra>",
         colorbar=dict(title=dict(text="α"), thickness=14, len=min(1.0, 0.35 + 0.02 * T)),
     )
-    layout = _grid_layout(title, src, tgt, "French", large)
+    layout = _grid_layout(title, src, tgt, sides[1], large)
     if marked is not None:
         t, j = marked
         x0, x1 = (-0.5, S - 0.5) if j is None else (j - 0.5, j + 0.5)
         layout["shapes"] = [dict(type="rect", x0=x0, x1=x1, y0=t - 0.5, y1=t + 0.5, line=dict(color=HIGHLIGHT, width=3))]
-    figure = _figure([heatmap], layout, alignment_text(source_tokens, target_tokens, attention, title, unit))
+    figure = _figure([heatmap], layout, alignment_text(source_tokens, target_tokens, attention, title, unit, sides))
     figure["layout"]["meta"]["unit"] = unit  # heads_view.js redraws a grid by piece from its payload
     return figure
 
 
-def alignment_text(source_tokens, target_tokens, attention, title: str, unit: str = "pieces") -> str:
+def alignment_text(source_tokens, target_tokens, attention, title: str, unit: str = "pieces", sides=LANGUAGES) -> str:
     """What a screen reader says for an alignment grid (alignment_figure): its size and each row's strongest link."""
     T, S = np.shape(attention)
     src, tgt = [label(p) for p in source_tokens], [label(p) for p in target_tokens]
-    return (f"{_plain(title)}: a grid of α, {T} French {unit} (rows) by {S} English {unit} (columns), each row summing "
-            f"to 1. The English {unit[:-1]} each French {unit[:-1]} attends to most: "
+    (source, target) = sides
+    return (f"{_plain(title)}: a grid of α, {T} {target} {unit} (rows) by {S} {source} {unit} (columns), each row summing "
+            f"to 1. The {source} {unit[:-1]} each {target} {unit[:-1]} attends to most: "
             f"{_strongest(np.asarray(attention, dtype=np.float32), src, tgt, 'α')}.")
 
 
@@ -369,3 +372,32 @@ def grid_svg(figure: dict) -> str:
     return (f'<svg class="light-grid" role="img" aria-label="{alternative}" width="{width}" height="{height}" '
             f'viewBox="0 0 {width} {height}" font-size="{font}" font-family="sans-serif" fill="#222">'
             f"{rects}{columns}{rows}</svg>")
+
+
+def toy_loss_figure(runs: list[dict], large: bool = False) -> dict:
+    """A toy lesson's training loss, one line per run: [{"title", "loss_curve": [[update, mean loss], …]}]."""
+    data = [dict(type="scatter", mode="lines", name=label(run["title"]), x=[u for u, _ in run["loss_curve"]],
+                 y=[loss for _, loss in run["loss_curve"]],
+                 hovertemplate=f"{label(run['title'])}<br>update %{{x}}: loss %{{y:.3f}}<extra></extra>") for run in runs]
+    layout = _layout("Training loss", 300, large, subtitle="cross-entropy per piece, mean of 10 updates")
+    layout.update(showlegend=True, legend=LEGEND_BELOW, xaxis=dict(title=dict(text="update"), rangemode="tozero", automargin=True),
+                  yaxis=dict(title=dict(text="loss"), rangemode="tozero", automargin=True))
+    ends = "; ".join(f"{label(run['title'])}: " + (f"{run['loss_curve'][-1][1]:.3f} after {run['loss_curve'][-1][0]} updates"
+                                                   if run["loss_curve"] else "not trained yet") for run in runs)
+    return _figure(data, layout, f"{_title_text(layout)}, one line per model, the latest loss: {ends}.")
+
+
+def toy_accuracy_figure(runs: list[dict], unit: str, large: bool = False) -> dict:
+    """A toy lesson's held-out strings exactly right by length, one line per run: [{"title", "exact_by_length":
+    {"3": 0.95, …}}] (Bahdanau et al. 2015, Figure 2, in half a minute)."""
+    data = [dict(type="scatter", mode="lines+markers", name=label(run["title"]), x=[int(n) for n in run["exact_by_length"]],
+                 y=[100 * share for share in run["exact_by_length"].values()],
+                 hovertemplate=f"{label(run['title'])}<br>%{{x}} {unit}: %{{y:.0f}}% exactly right<extra></extra>")
+            for run in runs]
+    layout = _layout("Exactly right, by length", 300, large, subtitle="held-out strings, never trained on")
+    layout.update(showlegend=True, legend=LEGEND_BELOW,
+                  xaxis=dict(title=dict(text=f"input length ({unit})"), dtick=1, automargin=True),
+                  yaxis=dict(title=dict(text="% exactly right"), range=[-3, 103], automargin=True))
+    shares = "; ".join(f"{label(run['title'])}: " + ", ".join(f"{n} {unit} {100 * v:.0f}%" for n, v in run["exact_by_length"].items())
+                       for run in runs)
+    return _figure(data, layout, f"{_title_text(layout)}, one line per model: {shares}.")

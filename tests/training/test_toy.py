@@ -2,7 +2,10 @@ import pytest
 import torch
 
 from attn_demo.models.config import ATTENTION_TYPES
-from attn_demo.training.toy import FIRST_DIGIT, HELD_OUT, TASKS, ToyRun, ToySettings, encode, held_out, train_for
+from attn_demo.models.attention import KINDS
+from attn_demo.training.toy import (CHARACTERS, FIRST_PIECE, HELD_OUT, SPACE, TASKS, ToyRun, ToySettings, encode,
+                                    held_out, read_input, train_for)
+from attn_demo.views.steps import step_payload
 
 
 def tiny(attention: str = "bahdanau", **changes) -> ToySettings:
@@ -10,11 +13,19 @@ def tiny(attention: str = "bahdanau", **changes) -> ToySettings:
                           "batch": 8, **changes})
 
 
-@pytest.mark.parametrize("task, digits, target", [("reverse", [3, 1, 4], [4, 1, 3]), ("copy", [3, 1, 4], [3, 1, 4]),
-                                                  ("sort", [3, 1, 4, 1], [1, 1, 3, 4])])
-def test_each_task_writes_its_target(task, digits, target):
-    assert TASKS[task](digits) == target
-    assert encode(digits) == [FIRST_DIGIT + d for d in digits] + [3]
+@pytest.mark.parametrize("task, text, target", [("reverse", "314", "413"), ("copy", "314", "314"), ("sort", "3141", "1134"),
+                                                ("date", "5 January 2020", "2020-01-05"), ("date", "31 December 1999", "1999-12-31")])
+def test_each_task_writes_its_target(task, text, target):
+    assert TASKS[task].target(text) == target
+    assert encode(text) == [FIRST_PIECE + CHARACTERS.index(c) for c in text] + [3]
+
+
+def test_a_date_is_drawn_as_a_person_writes_it_and_its_lengths_are_its_own():
+    settings = tiny(task="date", min_length=2, max_length=5)
+    assert (settings.min_length, settings.max_length) == (10, 17)  # one run per date setting, whatever was sent
+    strings = held_out(settings)
+    assert sorted(strings) == list(range(10, 18)) and all(len(s) == n for n, texts in strings.items() for s in texts)
+    assert all(TASKS["date"].target(s)[4] == "-" for texts in strings.values() for s in texts)
 
 
 @pytest.mark.parametrize("attention", ATTENTION_TYPES)
@@ -36,8 +47,35 @@ def test_the_held_out_strings_are_the_same_for_every_seed_and_never_trained_on()
     for _ in range(20):
         src = run.batch()[0]
         for row in src.tolist():
-            digits = tuple(t - FIRST_DIGIT for t in row if t >= FIRST_DIGIT)
-            assert digits not in run.kept_out
+            assert "".join(CHARACTERS[t - FIRST_PIECE] for t in row if t >= FIRST_PIECE) not in run.kept_out
+
+
+def test_one_digit_strings_keep_some_to_train_on():
+    settings = tiny(min_length=1, max_length=1)
+    assert len(held_out(settings)[1]) == 5
+    assert ToyRun(settings).batch()[0].shape == (8, 2)  # the other five digits, with EOS
+
+
+@pytest.mark.parametrize("attention", ATTENTION_TYPES)
+def test_a_runs_translation_is_a_trace_the_page_s_step_view_draws(attention):
+    run = ToyRun(tiny(attention, task="date"))
+    result = run.translation("5 May 2020")
+    assert result.source_tokens == ["5", SPACE, "M", "a", "y", SPACE, "2", "0", "2", "0", "</s>"]
+    assert result.attention_type == attention and result.encoder_states.shape == (11, 12)  # S, D = 2 × H/2
+    assert (result.attention is None) == (KINDS[attention].score is None)
+    if result.attention is not None:
+        assert result.attention.shape == (len(result.target_tokens), 11)
+        assert abs(result.attention.sum(1) - 1).max() < 1e-5
+    payload = step_payload("toy", result, None)
+    assert payload["source"] == result.source_tokens and payload["target"] == result.target_tokens
+
+
+@pytest.mark.parametrize("task, text, message", [("reverse", "", "digits"), ("reverse", "1" * 31, "at most 30"),
+                                                 ("date", "5 Mai 2020!", "a date such as 5 January 2020"),
+                                                 ("reverse", None, "digits")])
+def test_a_typed_input_the_task_cannot_read_gets_a_clear_message(task, text, message):
+    with pytest.raises(ValueError, match=message):
+        read_input(tiny(task=task), text)
 
 
 def test_attention_learns_to_reverse_short_strings_and_the_answer_says_how_well():

@@ -24,6 +24,7 @@ from conftest import ROOT, plotly_figure
 pytestmark = pytest.mark.browser
 CHROMIUM = shutil.which("chromium") or CHROMIUM
 SCREENSHOT_DIR = ROOT / "artifacts"
+WHOLE_PARTS = os.environ.get("ATTN_DEMO_SCREENSHOTS") == "whole"  # screenshot_part: whole sections, not their first screen
 
 
 @pytest.fixture(scope="module")
@@ -84,9 +85,15 @@ FIGURE_TEXTS = """() => Object.fromEntries([...document.querySelectorAll('.js-pl
 
 
 def screenshot_part(page, selector: str, path: Path):
-    """A picture of one part of the page (SCREENSHOT_DIR), cut from the whole page's as the page is now: an element's
-    own screenshot waits until it holds still for two frames, which a busy machine may not give it for seconds."""
+    """A picture of one part of the page (SCREENSHOT_DIR): the screen at the part's top; the part whole with
+    ATTN_DEMO_SCREENSHOTS=whole, cut from the whole page's picture as the page is now (a tall section costs the
+    browser 5–30 s to paint on two cores, and an element's own screenshot waits until it holds still for two frames,
+    which a busy machine may not give it for seconds)."""
     SCREENSHOT_DIR.mkdir(exist_ok=True)
+    if not WHOLE_PARTS:
+        page.evaluate("(selector) => document.querySelector(selector).scrollIntoView()", selector)
+        page.screenshot(path=str(path), full_page=False)
+        return
     box = page.evaluate("""(selector) => { const r = document.querySelector(selector).getBoundingClientRect();
         return { x: r.left + scrollX, y: r.top + scrollY, width: r.width, height: r.height }; }""", selector)
     page.screenshot(path=str(path), full_page=True, clip=box)
@@ -209,7 +216,7 @@ def test_translate_scrub_and_refuse_markup_in_a_real_browser(shipped, browser, a
     assert calls == []  # playing is scrubbing too
     assert_page_draws_the_models_step(shipped, page, "The red car is in front of the house.", int(stopped_at))
     SCREENSHOT_DIR.mkdir(exist_ok=True)
-    page.screenshot(path=str(SCREENSHOT_DIR / "app.png"), full_page=True)
+    page.screenshot(path=str(SCREENSHOT_DIR / "app.png"), full_page=WHOLE_PARTS)
 
     page.locator("#grid-unit").get_by_label("words").check()  # the grids by word: "house." is one column
     page.wait_for_function("() => [...document.querySelectorAll('#right-grid .xtick text')].some((t) => t.textContent === 'house.')",

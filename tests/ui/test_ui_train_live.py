@@ -1,3 +1,5 @@
+import asyncio
+import itertools
 import json
 import threading
 import urllib.request
@@ -5,8 +7,11 @@ import urllib.request
 import gradio as gr
 import pytest
 
+from attn_demo.serving.toy_runs import ToyRuns
 from attn_demo.training.toy import MAX_SECONDS
-from attn_demo.ui.train_live import TrainLiveSection
+from attn_demo.ui.page import NO_GRID
+from attn_demo.ui.train_live import TrainLiveSection, settings_of
+from conftest import plotly_figure
 
 
 def test_train_toy_answers_one_json_object_of_the_run():
@@ -53,3 +58,57 @@ def test_train_toy_is_on_the_running_app_s_rest_api(app_url):
     assert "event: complete" in lines
     result = json.loads(lines[lines.index("event: complete") + 1].removeprefix("data: "))[0]
     assert result["updates"] >= 10 and set(result["exact_by_length"]) == {str(n) for n in range(3, 13)}
+
+
+def frames_of(section, *inputs) -> list:
+    async def frames():
+        return [frame async for frame in section.watch(*inputs)]
+    return asyncio.run(frames())
+
+
+TINY = ("reverse", "bahdanau", 16, 2, 4, 0, True)  # task, attention, hidden, shortest, longest, seed, beside
+
+
+def test_train_shows_the_untrained_models_at_once_then_the_lesson_until_it_has_trained():
+    section = TrainLiveSection(ToyRuns(frame_seconds=0.15, clock=itertools.count(0.0, 0.1).__next__))
+    frames = frames_of(section, *TINY, 0.35, False)
+    first, last = frames[0], frames[-1]
+    assert "0 updates" in first.status and "Bahdanau (additive): **0%**" in first.status
+    assert last.status.startswith("**Trained** 40 updates") and "No attention (baseline): **" in last.status
+    loss, accuracy = plotly_figure(last.loss), plotly_figure(last.accuracy)
+    assert [trace.name for trace in loss.data] == ["Bahdanau (additive)", "No attention (baseline)"]
+    assert list(loss.data[0].x) == [10, 20, 30, 40] and list(accuracy.data[1].x) == [2, 3, 4]
+    grid = plotly_figure(last.grid)
+    assert grid.data[0].z.shape[1] == 5 and grid.layout.yaxis.title.text == "output"  # 4 digits and </s>
+    assert last.grid_note == ""
+
+
+def test_a_model_without_attention_alone_says_it_has_no_grid_and_a_typed_input_steps_through_it():
+    section = TrainLiveSection(ToyRuns(frame_seconds=0.15, clock=itertools.count(0.0, 0.1).__next__))
+    inputs = ("copy", "none", 16, 2, 4, 0, False)
+    last = frames_of(section, *inputs, 0.15, False)[-1]
+    assert last.grid is None and last.grid_note == NO_GRID
+    tried = section.try_input(*inputs, "1234")
+    assert [view["title"].split(":")[0] for view in tried.steps["views"]] == ["No attention (baseline)"]
+    assert tried.steps["views"][0]["weights"] is None and "Exactly right: **1234**" in tried.message
+
+
+def test_a_typed_input_before_training_or_that_the_task_cannot_read_is_said_plainly():
+    section = TrainLiveSection()
+    assert section.try_input(*TINY, "123").message.startswith("Train a model with these settings first")
+    section.lessons.leave(section.lessons.join(settings_of(*TINY[:6]), True, 0.0))
+    refused = section.try_input(*TINY, "12a!")
+    assert refused.steps is None and "reads digits" in refused.message
+    tried = section.try_input(*TINY, "321")
+    assert len(tried.steps["views"]) == 2 and tried.message.endswith("Exactly right: **123**.")
+
+
+@pytest.mark.parametrize("inputs, message", [
+    (("reverse", "bahdanau", 7, 2, 4, 0, True, 1, False), "hidden size"),
+    (("reverse", "bahdanau", 16, 5, 4, 0, True, 1, False), "lengths"),
+    (("reverse", "bahdanau", 16, 2, 4, 0.5, True, 1, False), "seed must be a whole number"),
+    (("reverse", "bahdanau", 16, 2, 4, 0, True, 0, False), "more than 0"),
+])
+def test_bad_settings_for_a_lesson_get_a_clear_message(inputs, message):
+    with pytest.raises(gr.Error, match=message):
+        frames_of(TrainLiveSection(), *inputs)

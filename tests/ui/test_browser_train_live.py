@@ -1,0 +1,55 @@
+"""Train it live in a real browser: a projector and a phone press Train on the same settings and watch one run."""
+import time
+
+import pytest
+
+from test_browser import SCREENSHOT_DIR, browser, serious_violations  # noqa: F401  (browser: the module's Chromium fixture)
+
+pytestmark = pytest.mark.browser
+SEED = 41  # this test's own lesson, new on the app
+
+
+def set_number(page, elem_id: str, value):
+    box = page.locator(f"#{elem_id} input[type=number]")
+    box.fill(str(value))
+    box.press("Enter")
+
+
+def test_a_projector_and_a_phone_train_one_lesson_and_a_typed_input_steps_through_it(browser, app_url):
+    pages = [browser.new_page(viewport={"width": 1440, "height": 900}),
+             browser.new_page(viewport={"width": 390, "height": 844}, has_touch=True)]
+    for page in pages:
+        page.goto(app_url + "#section-train", wait_until="load")
+        page.locator("#train-start").wait_for(timeout=60_000)
+        set_number(page, "train-seed", SEED)
+        set_number(page, "train-seconds", 5)
+    status = [page.locator("#train-status") for page in pages]
+    pressed = time.perf_counter()
+    pages[0].locator("#train-start").click()
+    status[0].filter(has_text="updates").wait_for(timeout=30_000)
+    print(f"first frame {time.perf_counter() - pressed:.2f} s after Train")  # BENCHMARKS times it under load
+    pages[1].locator("#train-start").click()  # the same settings: the phone joins the projector's lesson
+    for page in pages:
+        page.wait_for_function("() => document.querySelector('#train-status').innerText.startsWith('Trained')",
+                               timeout=120_000)
+    assert status[0].inner_text() == status[1].inner_text()  # one run: the same updates, the same figures
+    assert "No attention (baseline)" in status[0].inner_text()
+    for page in pages:
+        for plot in ("train-loss", "train-accuracy", "train-grid"):
+            page.locator(f"#{plot} .js-plotly-plot").wait_for(timeout=30_000)
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= page.viewport_size["width"]
+    assert serious_violations(pages[0], "#section-train") == []
+
+    phone = pages[1]
+    phone.locator("#train-input textarea").fill("12345")
+    phone.locator("#train-run").click()
+    phone.locator("#train-attention-step .attn-step-view").wait_for(timeout=30_000)
+    phone.locator("#train-baseline-step .attn-step-view").wait_for(timeout=30_000)
+    assert "Exactly right: 54321" in phone.locator("#train-said").inner_text()
+    assert phone.locator("#train-attention-step .attn-bars").count() > 0  # α drawn; the baseline's one c, no α
+    assert phone.locator("#train-baseline-step .attn-bars").count() == 0
+    SCREENSHOT_DIR.mkdir(exist_ok=True)
+    for page in pages:
+        page.locator("#train-grid").scroll_into_view_if_needed()
+        page.screenshot(path=str(SCREENSHOT_DIR / f"train-live-{page.viewport_size['width']}.png"), full_page=False)
+        page.close()
