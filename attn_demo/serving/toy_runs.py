@@ -1,21 +1,22 @@
 """Toy runs trained live for the page's visitors: one lesson per settings and seed, watched by everyone who asks.
 
 A lesson is one toy run (attn_demo.training.toy), or two trained side by side on the same batches: the attention
-picked and the same model without attention, update for update. TRAINERS lessons train at once, each on a thread of
-its own (the app gives torch one thread); the others wait in the order they were asked for and are told their place.
-A lesson trains while somebody watches it, until the attention run has trained for the seconds asked (each watcher
-who presses "Go on" asks for more, up to MAX_SECONDS in all), and publishes a frame about every FRAME_SECONDS: where
-each run stands (toy.ToyRun.measure) and its translation of one held-out string. Nobody watching: it pauses, kept
+picked and the same model without attention, update for update. Their models live and train in a process of their
+own (serving.toy_worker), so that training never holds the app's interpreter while a class translates. TRAINERS
+lessons train at once; the others wait in the order they were asked for and are told their place. A lesson trains
+while somebody watches it, until the attention run has trained for the seconds asked (each watcher who presses
+"Go on" asks for more, up to MAX_SECONDS in all), and publishes a frame about every FRAME_SECONDS: where each run
+stands (toy.ToyRun.measure) and its translation of one held-out string. Nobody watching: it pauses, kept
 (LESSONS_KEPT, the oldest idle one forgotten first) for a class that comes back to it; the same seed trains the same
 run update by update, so a shared link shows the same curve.
 """
 import asyncio
 import threading
-import time
 from collections import OrderedDict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 
-from attn_demo.training.toy import CURVE_EVERY, MAX_SECONDS, ToyRun, ToySettings
+from attn_demo.serving.toy_worker import Worker
+from attn_demo.training.toy import MAX_SECONDS, ToySettings
 
 TRAINERS = 1  # lessons training at once: a 2-core machine trains one while the other core serves the page
 LESSONS_KEPT = 32
@@ -25,43 +26,49 @@ WATCH_POLL_S = 0.2  # how often a watcher looks for a new frame (asyncio: no thr
 
 @dataclass
 class Lesson:
-    """One lesson's runs, what it was asked for and its latest frame; changed by its trainer under the lock."""
+    """One lesson: what it was asked for and its latest frame (its models are in the workshop, by its key)."""
 
     key: tuple  # (settings, beside)
-    runs: list  # [ToyRun]: the attention picked, then (beside) the same model without attention
-    allowance: float  # seconds of training the attention run was asked for so far
-    trained: list = field(default_factory=list)  # seconds each run has trained
-    frame: dict | None = None  # its latest frame (measured), None before the first
+    # its latest frame, {"runs": [each run's measure and example], "trained": [seconds each run]}; None until its
+    # trainer builds its models, when its turn comes (their untrained frame first)
+    frame: dict | None = None
+    allowance: float = 0.0  # seconds of training the attention run was asked for so far
     frames: int = 0  # frames published so far
     watchers: int = 0
     training: bool = False
-    model_lock: threading.Lock = field(default_factory=threading.Lock)  # its trainer's, or a typed input's
+    error: str | None = None  # why it stopped, where its trainer failed
+
+    @property
+    def trained(self) -> list[float]:
+        return self.frame["trained"] if self.frame else [0.0]
 
     @property
     def wants_training(self) -> bool:
-        return self.watchers > 0 and self.trained[0] < self.allowance
+        return self.watchers > 0 and self.trained[0] < self.allowance and self.error is None
 
 
 class ToyRuns:
     """The app's live toy lessons: join(…) / leave(…) around a watch; trainers start as lessons need them."""
 
-    def __init__(self, trainers: int = TRAINERS, kept: int = LESSONS_KEPT, frame_seconds: float = FRAME_SECONDS,
-                 clock=time.perf_counter):
+    def __init__(self, workshop=None, trainers: int = TRAINERS, kept: int = LESSONS_KEPT,
+                 frame_seconds: float = FRAME_SECONDS):
+        """workshop: where the models train, a toy_worker.Worker (a process of its own, by default) or a Workshop."""
+        self.workshop = workshop if workshop is not None else Worker()
         self.lock = threading.Condition()
         self.lessons: OrderedDict[tuple, Lesson] = OrderedDict()
         self.queue: list[Lesson] = []  # lessons waiting for a trainer, in the order asked
-        self.trainers, self.kept, self.frame_seconds, self.clock = trainers, kept, frame_seconds, clock
+        self.trainers, self.kept, self.frame_seconds = trainers, kept, frame_seconds
         self.slots = threading.BoundedSemaphore(trainers)  # the REST API's runs (train_toy) take one too
+        self.forgotten: list[tuple] = []  # lessons no longer kept, whose models a trainer drops from the workshop
         self.running = 0
 
     def join(self, settings: ToySettings, beside: bool, seconds: float, more: bool = False) -> Lesson:
         """The lesson of these settings (a new one, or the class's), with one more watcher and at least `seconds`
-        of training in all asked for; with `more`, `seconds` more than it has trained (at most MAX_SECONDS in all)."""
+        of training in all asked for; with `more`, `seconds` more than it has trained (at most MAX_SECONDS in all).
+        Nothing is computed here (a watcher's event loop calls it): a trainer builds the models when its turn comes."""
         key = (settings, beside and settings.attention != "none")
         with self.lock:
-            lesson = self.lessons.get(key)
-            if lesson is None:
-                lesson = self._new(key)
+            lesson = self.lessons.get(key) or self._new(key)
             self.lessons.move_to_end(key)
             lesson.watchers += 1
             asked = lesson.trained[0] + seconds if more else seconds
@@ -78,7 +85,7 @@ class ToyRuns:
         with self.lock:
             queued = lesson in self.queue
             busy = sum(other.training for other in self.lessons.values()) >= self.trainers
-            return {"frame": lesson.frame, "frames": lesson.frames, "training": lesson.training,
+            return {"frame": lesson.frame, "frames": lesson.frames, "training": lesson.training, "error": lesson.error,
                     "place": self.queue.index(lesson) + 1 if queued and busy else None,  # none: it starts now
                     "over": not lesson.training and not queued, "trained": list(lesson.trained),
                     "allowance": lesson.allowance}
@@ -100,15 +107,12 @@ class ToyRuns:
             self.leave(lesson)
 
     def _new(self, key: tuple) -> Lesson:
-        settings, beside = key
-        runs = [ToyRun(settings)] + ([ToyRun(replace(settings, attention="none"))] if beside else [])
-        lesson = Lesson(key, runs, allowance=0.0, trained=[0.0] * len(runs))
-        lesson.frame = self._frame(lesson)  # the untrained models: the first frame shows at once
-        lesson.frames = 1
-        self.lessons[key] = lesson
+        """Under the lock: a new lesson, kept; the oldest idle ones beyond `kept` forgotten."""
+        lesson = self.lessons[key] = Lesson(key)
         idle = [k for k, old in self.lessons.items() if old.watchers == 0 and not old.training and old not in self.queue]
         for old in idle[:max(0, len(self.lessons) - self.kept)]:
             del self.lessons[old]
+            self.forgotten.append(old)
         return lesson
 
     def _schedule(self, lesson: Lesson):
@@ -138,32 +142,36 @@ class ToyRuns:
                         lesson.training = False
 
     def _train(self, lesson: Lesson):
-        """Train while it is watched and asked for, publishing a frame about every frame_seconds."""
+        """Train while it is watched and asked for, publishing a frame about every frame_seconds; a failed trainer
+        ends the lesson with its reason, and the next Train builds it again."""
         while True:
             with self.lock:
-                if not lesson.wants_training:
+                if not lesson.wants_training and lesson.frame is not None:
                     return
-            started = self.clock()
-            with lesson.model_lock:
-                while self.clock() - started < self.frame_seconds and lesson.trained[0] < lesson.allowance:
-                    for i, run in enumerate(lesson.runs):  # the same updates for each, on the same batches (the seed's)
-                        began = self.clock()
-                        run.train(CURVE_EVERY)
-                        lesson.trained[i] += self.clock() - began
-                frame = self._frame(lesson)
+                allowance = lesson.allowance
+            with self.lock:
+                forgotten, self.forgotten = self.forgotten, []
+            try:
+                for key in forgotten:
+                    self.workshop.ask("drop", key)
+                if lesson.frame is None:  # its turn: its models built, and their untrained frame shown first
+                    frame = self.workshop.ask("new", lesson.key)
+                else:
+                    frame = self.workshop.ask("train", lesson.key, allowance, self.frame_seconds)
+            except Exception as error:  # noqa: BLE001 (said on the page; the lesson is forgotten)
+                with self.lock:
+                    lesson.error = str(error)
+                    if self.lessons.get(lesson.key) is lesson:
+                        del self.lessons[lesson.key]
+                return
             with self.lock:
                 lesson.frame, lesson.frames = frame, lesson.frames + 1
 
     def translate(self, lesson: Lesson, text: str) -> list:
-        """Each run's Translation of a typed string, between two of its trainer's steps."""
-        with lesson.model_lock:
-            return [run.translation(text) for run in lesson.runs]
+        """Each run's Translation of a typed string, between two of its trainer's rounds."""
+        return self.workshop.ask("translate", lesson.key, text)
 
-    @staticmethod
-    def _frame(lesson: Lesson) -> dict:
-        """Each run's measure and its translation of the lesson's example (the first of its longest held-out strings)."""
-        frame = []
-        for run, seconds in zip(lesson.runs, lesson.trained):
-            longest = run.held_out[max(run.held_out)]
-            frame.append({**run.measure(seconds), "example": run.translation(longest[0])})
-        return {"runs": frame}
+    def train_for(self, settings: ToySettings, seconds: float) -> dict:
+        """A run of its own for the REST API, trained for `seconds` in the workshop when a trainer is free."""
+        with self.slots:
+            return self.workshop.ask("train_for", settings, seconds)

@@ -10,16 +10,17 @@ a new run for that long and answers one JSON object (toy.ToyRun.measure), for a 
 the same request asked by a class at once is one run (ComputedOnce), and it waits for a trainer like a lesson.
 """
 import threading
+from collections import OrderedDict
 from typing import NamedTuple
 
 import gradio as gr
-import torch
 
 from attn_demo.models.attention import KINDS
 from attn_demo.models.config import ATTENTION_TYPES
 from attn_demo.serving.computed_once import ComputedOnce
 from attn_demo.serving.toy_runs import ToyRuns
-from attn_demo.training.toy import MAX_SECONDS, TASKS, ToySettings, read_input, train_for
+from attn_demo.serving.toy_worker import Worker
+from attn_demo.training.toy import MAX_SECONDS, TASKS, ToySettings, read_input
 from attn_demo.ui.page import HIDDEN_WHEN_EMPTY, LATEX, NO_GRID, plot
 from attn_demo.ui.step_group import StepGroup, step_slot
 from attn_demo.views.figures import alignment_figure, toy_accuracy_figure, toy_loss_figure
@@ -27,6 +28,7 @@ from attn_demo.views.steps import pca_projection
 from attn_demo.views.translation import step_views
 
 RUNS_KEPT = 32  # train_toy's answers kept for a class asking again
+FRAMES_KEPT = 64  # frames drawn, kept for the other watchers of their lesson
 TOY_CALLS = {"concurrency_id": "toy", "concurrency_limit": 1}  # train_toy's: they wait for a trainer (ToyRuns.slots)
 # a watcher mostly waits for the next frame (asyncio, no thread held): a whole class watches at once
 WATCH_CALLS = {"concurrency_id": "toy_watch", "concurrency_limit": None}
@@ -93,11 +95,16 @@ def unit(settings: ToySettings) -> str:
 
 def status(settings: ToySettings, snapshot: dict) -> str:
     """Where the lesson stands, in words: waiting (its place), training or trained, and each run's long strings."""
-    runs, (trained, allowance) = snapshot["frame"]["runs"], (snapshot["trained"][0], snapshot["allowance"])
+    frame, (trained, allowance) = snapshot["frame"], (snapshot["trained"][0], snapshot["allowance"])
+    if snapshot["error"]:
+        return f"**Stopped:** {snapshot['error']}"
     if snapshot["place"] is not None:
-        head = (f"**Waiting for the trainer: {ordinal(snapshot['place'])} in line.** This server trains one lesson at a "
+        return (f"**Waiting for the trainer: {ordinal(snapshot['place'])} in line.** This server trains one lesson at a "
                 "time; yours starts when those before it end.")
-    elif snapshot["training"] or not snapshot["over"]:
+    if frame is None:
+        return "**Starting:** building the models…"
+    runs = frame["runs"]
+    if snapshot["training"] or not snapshot["over"]:
         head = f"**Training:** {runs[0]['updates']} updates, {trained:.0f} of {allowance:.0f} s."
     else:
         head = (f"**Trained** {runs[0]['updates']} updates in {trained:.0f} s. Go on trains it further (at most "
@@ -114,6 +121,8 @@ def ordinal(n: int) -> str:
 
 
 def frame(settings: ToySettings, snapshot: dict, large: bool) -> Frame:
+    if snapshot["frame"] is None:  # waiting for its turn: words only, the figures come with its first frame
+        return Frame(status(settings, snapshot), None, None, None, "")
     runs = [{**run, "title": title(run)} for run in snapshot["frame"]["runs"]]
     example = runs[0]["example"]
     grid, note = (None, NO_GRID) if example.attention is None else (plot(alignment_figure(
@@ -128,11 +137,8 @@ class TrainLiveSection:
 
     def __init__(self, runs: ToyRuns | None = None):
         self.lessons = runs if runs is not None else ToyRuns()
-        self.runs = ComputedOnce(self._train_for, maxsize=RUNS_KEPT)
-
-    def _train_for(self, settings: ToySettings, seconds: float) -> dict:
-        with self.lessons.slots:  # a trainer of its own, like a lesson's
-            return train_for(settings, seconds)
+        self.runs = ComputedOnce(self.lessons.train_for, maxsize=RUNS_KEPT)  # in the workshop, when a trainer is free
+        self.frames, self.drawing = OrderedDict(), threading.Lock()  # the latest frames drawn, for every watcher
 
     def train_toy(self, task: str, attention: str, seconds: float, seed: int) -> dict:
         """train_toy: a new toy run of `task` with `attention` ("none": no attention), trained for `seconds` from `seed`."""
@@ -143,7 +149,18 @@ class TrainLiveSection:
         """The lesson of these settings, frame by frame, until it stops training (Stop cancels the watch)."""
         settings, seconds = settings_of(task, attention, hidden, shortest, longest, seed), seconds_of(seconds)
         async for snapshot in self.lessons.watch(settings, bool(beside), seconds, more):
-            yield frame(settings, snapshot, bool(large))
+            yield self.drawn(settings, bool(beside), snapshot, bool(large))
+
+    def drawn(self, settings: ToySettings, beside: bool, snapshot: dict, large: bool) -> Frame:
+        """A snapshot's Frame, drawn once for all its watchers: a class watching one lesson would otherwise draw
+        the same figures once a second for every student, on the loop that serves the page."""
+        key = (settings, beside, large, *(snapshot[k] for k in ("frames", "place", "training", "over", "error")))
+        with self.drawing:
+            if key not in self.frames:
+                self.frames[key] = frame(settings, snapshot, large)
+                while len(self.frames) > FRAMES_KEPT:
+                    self.frames.popitem(last=False)
+            return self.frames[key]
 
     async def go_on(self, task, attention, hidden, shortest, longest, seed, beside, seconds, large):
         async for values in self.watch(task, attention, hidden, shortest, longest, seed, beside, seconds, large, more=True):
@@ -214,10 +231,10 @@ class TrainLiveSection:
             None, [steps_json, large_text], None, js=STEPS.load, api_name="train_load_steps")
 
     def warm_up(self):
-        """Import what a first optimizer needs (torch's compiler, 2–4 s once a process) on a thread of its own, while
-        the page waits for visitors: a class's first Train then shows its first frame at once."""
-        threading.Thread(target=lambda: torch.optim.Adam([torch.zeros(1, requires_grad=True)]), daemon=True,
-                         name="toy-warm-up").start()
+        """Start the toy models' process (torch and its compiler imported, 3–6 s) while the page waits for visitors: a
+        class's first Train then shows its first frame at once."""
+        if isinstance(self.lessons.workshop, Worker):
+            self.lessons.workshop.start()
 
     def render_api(self):
         gr.api(self.train_toy, api_name="train_toy", **TOY_CALLS)

@@ -5,6 +5,7 @@ import time
 import torch
 
 from attn_demo.serving.toy_runs import ToyRuns
+from attn_demo.serving.toy_worker import Workshop
 from attn_demo.training.toy import ToyRun, ToySettings
 
 
@@ -25,6 +26,10 @@ def ticks(step=0.1):
     return itertools.count(0.0, step).__next__
 
 
+def updates(lesson) -> int:
+    return lesson.frame["runs"][0]["updates"] if lesson.frame else 0
+
+
 def watched(runs: ToyRuns, settings, beside=True, seconds=0.3, more=False) -> list[dict]:
     async def frames():
         return [snapshot async for snapshot in runs.watch(settings, beside, seconds, more)]
@@ -32,61 +37,62 @@ def watched(runs: ToyRuns, settings, beside=True, seconds=0.3, more=False) -> li
 
 
 def test_a_class_asking_the_same_settings_watches_one_lesson_and_another_seed_another():
-    runs = ToyRuns()  # asked for no training (0 s): joined and watched as they are
+    runs = ToyRuns(Workshop())  # asked for no training (0 s): joined and watched as they are
     first, second = runs.join(tiny(), True, 0.0), runs.join(tiny(), True, 0.0)
     assert first is second and first.watchers == 2
     assert runs.join(tiny(seed=1), True, 0.0) is not first
     assert runs.join(tiny(), False, 0.0) is not first  # alone, without the baseline beside it
-    none = runs.join(tiny(attention="none"), True, 0.0)
-    assert [run.settings.attention for run in none.runs] == ["none"]  # none beside none: one run
+    assert runs.join(tiny(attention="none"), True, 0.0).key == (tiny(attention="none"), False)  # none beside none: one run
+    assert first.frame is None  # nothing built until a trainer's turn
 
 
 def test_a_lesson_shows_its_untrained_models_at_once_then_trains_both_on_the_same_updates_to_its_time():
     torch.set_num_threads(1)
     # each reading of the clock 0.1 s later: a frame after each round of 10 updates of both runs, each round 0.1 s
-    snapshots = watched(ToyRuns(frame_seconds=0.15, clock=ticks()), tiny(), seconds=0.55)
-    first, last = snapshots[0], snapshots[-1]
+    snapshots = watched(ToyRuns(Workshop(clock=ticks()), frame_seconds=0.15), tiny(), seconds=0.55)
+    built = [s for s in snapshots if s["frame"] is not None]
+    first, last = built[0], built[-1]
     assert [run["updates"] for run in first["frame"]["runs"]] == [0, 0] and first["frames"] == 1
     assert last["over"] and not last["training"] and last["frames"] == 1 + 6  # the untrained frame, then one a round
     attention, baseline = last["frame"]["runs"]
     assert attention["updates"] == baseline["updates"] == 60 and baseline["settings"]["attention"] == "none"
     assert attention["seconds"] == baseline["seconds"] == 0.6  # each run's own time
     assert attention["example"].attention is not None and baseline["example"].attention is None  # α only where it attends
-    updates = [s["frame"]["runs"][0]["updates"] for s in snapshots]
+    updates = [s["frame"]["runs"][0]["updates"] for s in built]
     assert updates == sorted(updates) and all(n % 10 == 0 for n in updates)
 
 
 def test_a_second_lesson_waits_for_the_trainer_and_is_told_its_place():
-    runs = ToyRuns(trainers=1, frame_seconds=0.05)
+    runs = ToyRuns(Workshop(), trainers=1, frame_seconds=0.05)
     busy = runs.join(tiny(), False, 2.0)
     wait_until(lambda: busy.training)
     waiting = runs.join(tiny(seed=1), False, 0.2)
     assert runs.snapshot(waiting)["place"] == 1 and not runs.snapshot(waiting)["over"]
     runs.leave(busy)  # nobody watches the first: it pauses, and the second trains
     wait_until(lambda: runs.snapshot(waiting)["over"])
-    assert waiting.runs[0].updates > 0 and runs.snapshot(waiting)["place"] is None
+    assert updates(waiting) > 0 and runs.snapshot(waiting)["place"] is None
     assert busy.trained[0] < 2.0  # paused before its time
 
 
 def test_a_lesson_nobody_watches_pauses_and_goes_on_where_it_stood_as_the_same_run():
-    runs = ToyRuns(frame_seconds=0.15, clock=ticks())  # a round of 10 updates: 0.1 s, a frame after each
+    runs = ToyRuns(Workshop(clock=ticks()), frame_seconds=0.15)  # a round of 10 updates: 0.1 s, a frame after each
     lesson = runs.join(tiny(), False, 100)
-    wait_until(lambda: lesson.runs[0].updates >= 20)
+    wait_until(lambda: updates(lesson) >= 20)
     runs.leave(lesson)
     wait_until(lambda: not lesson.training)
-    paused = lesson.runs[0].updates
+    paused = updates(lesson)
     time.sleep(0.2)
-    assert lesson.runs[0].updates == paused  # nobody watching: no training
+    assert updates(lesson) == paused  # nobody watching: no training
     lesson.allowance = lesson.trained[0]  # (as if its time had been spent) Go on: 0.3 s more than it had
     watched(runs, tiny(), beside=False, seconds=0.3, more=True)
-    assert lesson.runs[0].updates == paused + 30
+    assert updates(lesson) == paused + 30
     again = ToyRun(tiny())
-    again.train(lesson.runs[0].updates)
-    assert again.curve == lesson.runs[0].curve  # paused and resumed, it is the seed's run update for update
+    again.train(updates(lesson))
+    assert again.curve == lesson.frame["runs"][0]["loss_curve"]  # paused and resumed, it is the seed's run update for update
 
 
 def test_go_on_asks_for_more_than_it_trained_and_never_past_the_longest_run():
-    runs = ToyRuns(frame_seconds=0.05)
+    runs = ToyRuns(Workshop(), frame_seconds=0.05)
     watched(runs, tiny(), seconds=0.2)
     lesson = runs.join(tiny(), True, 0.2)
     assert lesson.allowance == 0.2  # Train again on a trained lesson: watched as it is, not trained further
@@ -97,16 +103,38 @@ def test_go_on_asks_for_more_than_it_trained_and_never_past_the_longest_run():
     wait_until(lambda: not lesson.training)
 
 
-def test_lessons_kept_are_bounded_and_the_oldest_idle_one_goes_first():
-    runs = ToyRuns(kept=2)
+def test_lessons_kept_are_bounded_and_the_oldest_idle_one_goes_first_from_the_workshop_too():
+    workshop = Workshop()
+    runs = ToyRuns(workshop, kept=2, frame_seconds=0.01)
     for seed in range(3):
-        runs.leave(runs.join(tiny(seed=seed), False, 0.0))
+        watched(runs, tiny(seed=seed), beside=False, seconds=0.01)
     assert [settings.seed for settings, _ in runs.lessons] == [1, 2]
+    watched(runs, tiny(seed=1), beside=False, seconds=0.02)  # the next turn drops the forgotten one's models
+    assert [settings.seed for settings, _ in workshop.runs] == [1, 2]
 
 
 def test_a_typed_input_goes_through_every_run_of_the_lesson():
-    runs = ToyRuns()
-    lesson = runs.join(tiny(), True, 0.0)
-    attention, baseline = runs.translate(lesson, "123")
+    runs = ToyRuns(Workshop(), frame_seconds=0.01)
+    watched(runs, tiny(), seconds=0.01)
+    attention, baseline = runs.translate(runs.lessons[(tiny(), True)], "123")
     assert attention.source_tokens == ["1", "2", "3", "</s>"] and attention.attention.shape[1] == 4
     assert baseline.attention is None and baseline.attention_type == "none"
+
+
+def test_the_app_s_worker_process_trains_a_lesson_and_one_killed_is_said_and_built_again():
+    runs = ToyRuns(frame_seconds=0.05)  # the app's: a Worker, its models in a process of their own
+    try:
+        last = watched(runs, tiny(), seconds=0.3)[-1]
+        assert last["over"] and last["error"] is None and last["frame"]["runs"][0]["updates"] > 0
+        assert [r.attention_type for r in runs.translate(runs.lessons[(tiny(), True)], "12")] == ["bahdanau", "none"]
+        lesson = runs.join(tiny(seed=1), False, 60)
+        wait_until(lambda: lesson.training)
+        runs.workshop.process.kill()  # out of memory, say
+        wait_until(lambda: lesson.error is not None)
+        assert "stopped" in runs.snapshot(lesson)["error"] and runs.snapshot(lesson)["over"]
+        assert (tiny(seed=1), False) not in runs.lessons  # the next Train builds it again, in a new process
+        again = watched(runs, tiny(seed=1), beside=False, seconds=0.05)[-1]
+        assert again["error"] is None and again["frame"]["runs"][0]["updates"] > 0
+    finally:
+        if runs.workshop.process is not None:
+            runs.workshop.process.kill()

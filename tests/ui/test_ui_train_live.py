@@ -8,6 +8,7 @@ import gradio as gr
 import pytest
 
 from attn_demo.serving.toy_runs import ToyRuns
+from attn_demo.serving.toy_worker import Workshop
 from attn_demo.training.toy import MAX_SECONDS
 from attn_demo.ui.page import NO_GRID
 from attn_demo.ui.train_live import TrainLiveSection, settings_of
@@ -70,9 +71,10 @@ TINY = ("reverse", "bahdanau", 16, 2, 4, 0, True)  # task, attention, hidden, sh
 
 
 def test_train_shows_the_untrained_models_at_once_then_the_lesson_until_it_has_trained():
-    section = TrainLiveSection(ToyRuns(frame_seconds=0.15, clock=itertools.count(0.0, 0.1).__next__))
+    section = TrainLiveSection(ToyRuns(Workshop(clock=itertools.count(0.0, 0.1).__next__), frame_seconds=0.15))
     frames = frames_of(section, *TINY, 0.35, False)
-    first, last = frames[0], frames[-1]
+    assert frames[0].status.startswith("**Starting:**") and frames[0].loss is None  # at once, before the models are built
+    first, last = next(f for f in frames if f.loss is not None), frames[-1]
     assert "0 updates" in first.status and "Bahdanau (additive): **0%**" in first.status
     assert last.status.startswith("**Trained** 40 updates") and "No attention (baseline): **" in last.status
     loss, accuracy = plotly_figure(last.loss), plotly_figure(last.accuracy)
@@ -84,7 +86,7 @@ def test_train_shows_the_untrained_models_at_once_then_the_lesson_until_it_has_t
 
 
 def test_a_model_without_attention_alone_says_it_has_no_grid_and_a_typed_input_steps_through_it():
-    section = TrainLiveSection(ToyRuns(frame_seconds=0.15, clock=itertools.count(0.0, 0.1).__next__))
+    section = TrainLiveSection(ToyRuns(Workshop(clock=itertools.count(0.0, 0.1).__next__), frame_seconds=0.15))
     inputs = ("copy", "none", 16, 2, 4, 0, False)
     last = frames_of(section, *inputs, 0.15, False)[-1]
     assert last.grid is None and last.grid_note == NO_GRID
@@ -94,9 +96,9 @@ def test_a_model_without_attention_alone_says_it_has_no_grid_and_a_typed_input_s
 
 
 def test_a_typed_input_before_training_or_that_the_task_cannot_read_is_said_plainly():
-    section = TrainLiveSection()
+    section = TrainLiveSection(ToyRuns(Workshop(), frame_seconds=0.01))
     assert section.try_input(*TINY, "123").message.startswith("Train a model with these settings first")
-    section.lessons.leave(section.lessons.join(settings_of(*TINY[:6]), True, 0.0))
+    frames_of(section, *TINY, 0.01, False)
     refused = section.try_input(*TINY, "12a!")
     assert refused.steps is None and "reads digits" in refused.message
     tried = section.try_input(*TINY, "321")
