@@ -11,7 +11,7 @@ from attn_demo.serving.toy_runs import ToyRuns
 from attn_demo.serving.toy_worker import Workshop
 from attn_demo.training.toy import MAX_SECONDS
 from attn_demo.ui.page import NO_GRID
-from attn_demo.ui.train_live import TrainLiveSection, settings_of
+from attn_demo.ui.train_live import TrainLiveSection
 from conftest import plotly_figure
 
 
