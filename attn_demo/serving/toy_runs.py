@@ -22,6 +22,7 @@ TRAINERS = 1  # lessons training at once: a 2-core machine trains one while the 
 LESSONS_KEPT = 32
 FRAME_SECONDS = 1.0  # a frame about every second of training
 WATCH_POLL_S = 0.2  # how often a watcher looks for a new frame (asyncio: no thread held while it waits)
+GONE = "The toy models' trainer stopped; press Train to start again."
 
 
 @dataclass
@@ -54,7 +55,7 @@ class ToyRuns:
                  frame_seconds: float = FRAME_SECONDS):
         """workshop: where the models train, a toy_worker.Worker (a process of its own, by default) or a Workshop."""
         self.workshop = workshop if workshop is not None else Worker()
-        self.lock = threading.Condition()
+        self.lock = threading.Lock()
         self.lessons: OrderedDict[tuple, Lesson] = OrderedDict()
         self.queue: list[Lesson] = []  # lessons waiting for a trainer, in the order asked
         self.trainers, self.kept, self.frame_seconds = trainers, kept, frame_seconds
@@ -160,7 +161,7 @@ class ToyRuns:
                     frame = self.workshop.ask("train", lesson.key, allowance, self.frame_seconds)
             except Exception as error:  # noqa: BLE001 (said on the page; the lesson is forgotten)
                 with self.lock:
-                    lesson.error = str(error)
+                    lesson.error = GONE if isinstance(error, RuntimeError) else str(error)
                     if self.lessons.get(lesson.key) is lesson:
                         del self.lessons[lesson.key]
                 return
@@ -168,8 +169,15 @@ class ToyRuns:
                 lesson.frame, lesson.frames = frame, lesson.frames + 1
 
     def translate(self, lesson: Lesson, text: str) -> list:
-        """Each run's Translation of a typed string, between two of its trainer's rounds."""
-        return self.workshop.ask("translate", lesson.key, text)
+        """Each run's Translation of a typed string, between two of its trainer's rounds; a RuntimeError that says so
+        where its models are gone (their process stopped), the lesson then forgotten."""
+        try:
+            return self.workshop.ask("translate", lesson.key, text)
+        except (KeyError, RuntimeError):
+            with self.lock:
+                if self.lessons.get(lesson.key) is lesson:
+                    del self.lessons[lesson.key]
+            raise RuntimeError(GONE) from None
 
     def train_for(self, settings: ToySettings, seconds: float) -> dict:
         """A run of its own for the REST API, trained for `seconds` in the workshop when a trainer is free."""

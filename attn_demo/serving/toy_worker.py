@@ -93,7 +93,7 @@ class Worker:
                 failed, reply = self.pipe.recv()
             except EOFError:  # the process ended (killed, out of memory): the next call starts another
                 self.process = None
-                raise RuntimeError("The toy models' trainer stopped; press Train to start again.") from None
+                raise RuntimeError("The toy models' process stopped.") from None
         if failed:
             raise reply
         return reply

@@ -170,14 +170,14 @@ class TrainLiveSection:
         """A typed input through the lesson's models, as the page's step views draw it."""
         settings = settings_of(task, attention, hidden, shortest, longest, seed)
         lesson = self.lessons.lessons.get((settings, bool(beside) and settings.attention != "none"))
-        if lesson is None:
+        if lesson is None or lesson.frame is None:
             return Tried("Train a model with these settings first: nothing has been trained with them yet.", None,
                          gr.update())
         try:
             text = read_input(settings, text)
-        except ValueError as error:
+            results = self.lessons.translate(lesson, text)
+        except (ValueError, RuntimeError) as error:  # an input it cannot read; its trainer stopped
             return Tried(str(error), None, gr.update())
-        results = self.lessons.translate(lesson, text)
         payload = step_views([(f"{KINDS[result.attention_type].title}: {result.text or '(nothing)'}", result,
                                pca_projection(result.encoder_states), ()) for result in results])
         wanted = TASKS[settings.task].target(text)

@@ -2,6 +2,7 @@ import asyncio
 import itertools
 import time
 
+import pytest
 import torch
 
 from attn_demo.serving.toy_runs import ToyRuns
@@ -132,6 +133,10 @@ def test_the_app_s_worker_process_trains_a_lesson_and_one_killed_is_said_and_bui
         runs.workshop.process.kill()  # out of memory, say
         wait_until(lambda: lesson.error is not None)
         assert "stopped" in runs.snapshot(lesson)["error"] and runs.snapshot(lesson)["over"]
+        built = runs.lessons[(tiny(), True)]
+        with pytest.raises(RuntimeError, match="press Train to start again"):  # its models went with the process
+            runs.translate(built, "12")
+        assert (tiny(), True) not in runs.lessons
         assert (tiny(seed=1), False) not in runs.lessons  # the next Train builds it again, in a new process
         again = watched(runs, tiny(seed=1), beside=False, seconds=0.05)[-1]
         assert again["error"] is None and again["frame"]["runs"][0]["updates"] > 0

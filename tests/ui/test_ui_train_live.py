@@ -11,7 +11,7 @@ from attn_demo.serving.toy_runs import ToyRuns
 from attn_demo.serving.toy_worker import Workshop
 from attn_demo.training.toy import MAX_SECONDS
 from attn_demo.ui.page import NO_GRID
-from attn_demo.ui.train_live import TrainLiveSection
+from attn_demo.ui.train_live import TrainLiveSection, settings_of
 from conftest import plotly_figure
 
 
@@ -97,6 +97,8 @@ def test_a_model_without_attention_alone_says_it_has_no_grid_and_a_typed_input_s
 
 def test_a_typed_input_before_training_or_that_the_task_cannot_read_is_said_plainly():
     section = TrainLiveSection(ToyRuns(Workshop(), frame_seconds=0.01))
+    assert section.try_input(*TINY, "123").message.startswith("Train a model with these settings first")
+    section.lessons.leave(section.lessons.join(settings_of(*TINY[:6]), True, 0.0))  # asked for, never built
     assert section.try_input(*TINY, "123").message.startswith("Train a model with these settings first")
     frames_of(section, *TINY, 0.01, False)
     refused = section.try_input(*TINY, "12a!")
