@@ -48,6 +48,11 @@ class Lesson:
         return self.watchers > 0 and self.trained[0] < self.allowance and self.error is None
 
 
+def lesson_key(settings: ToySettings, beside: bool) -> tuple:
+    """A lesson's key: its settings, and whether the model without attention trains beside (never beside itself)."""
+    return settings, bool(beside) and settings.attention != "none"
+
+
 class ToyRuns:
     """The app's live toy lessons: join(…) / leave(…) around a watch; trainers start as lessons need them."""
 
@@ -67,7 +72,7 @@ class ToyRuns:
         """The lesson of these settings (a new one, or the class's), with one more watcher and at least `seconds`
         of training in all asked for; with `more`, `seconds` more than it has trained (at most MAX_SECONDS in all).
         Nothing is computed here (a watcher's event loop calls it): a trainer builds the models when its turn comes."""
-        key = (settings, beside and settings.attention != "none")
+        key = lesson_key(settings, beside)
         with self.lock:
             lesson = self.lessons.get(key) or self._new(key)
             self.lessons.move_to_end(key)
@@ -80,6 +85,11 @@ class ToyRuns:
     def leave(self, lesson: Lesson):
         with self.lock:
             lesson.watchers -= 1
+
+    def built(self, settings: ToySettings, beside: bool) -> Lesson | None:
+        """The lesson of these settings if its models have been built, or None."""
+        lesson = self.lessons.get(lesson_key(settings, beside))
+        return lesson if lesson is not None and lesson.frame is not None else None
 
     def snapshot(self, lesson: Lesson) -> dict:
         """What a watcher shows now: the latest frame, the lesson's place in the queue and whether it is over."""
@@ -149,9 +159,7 @@ class ToyRuns:
             with self.lock:
                 if not lesson.wants_training and lesson.frame is not None:
                     return
-                allowance = lesson.allowance
-            with self.lock:
-                forgotten, self.forgotten = self.forgotten, []
+                allowance, (forgotten, self.forgotten) = lesson.allowance, (self.forgotten, [])
             try:
                 for key in forgotten:
                     self.workshop.ask("drop", key)
@@ -162,8 +170,7 @@ class ToyRuns:
             except Exception as error:  # noqa: BLE001 (said on the page; the lesson is forgotten)
                 with self.lock:
                     lesson.error = GONE if isinstance(error, RuntimeError) else str(error)
-                    if self.lessons.get(lesson.key) is lesson:
-                        del self.lessons[lesson.key]
+                    self._forget(lesson)
                 return
             with self.lock:
                 lesson.frame, lesson.frames = frame, lesson.frames + 1
@@ -175,9 +182,13 @@ class ToyRuns:
             return self.workshop.ask("translate", lesson.key, text)
         except (KeyError, RuntimeError):
             with self.lock:
-                if self.lessons.get(lesson.key) is lesson:
-                    del self.lessons[lesson.key]
+                self._forget(lesson)
             raise RuntimeError(GONE) from None
+
+    def _forget(self, lesson: Lesson):
+        """Under the lock: the lesson no longer kept (its models are gone), so that the next Train builds it again."""
+        if self.lessons.get(lesson.key) is lesson:
+            del self.lessons[lesson.key]
 
     def train_for(self, settings: ToySettings, seconds: float) -> dict:
         """A run of its own for the REST API, trained for `seconds` in the workshop when a trainer is free."""

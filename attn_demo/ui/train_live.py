@@ -18,7 +18,7 @@ import gradio as gr
 from attn_demo.models.attention import KINDS
 from attn_demo.models.config import ATTENTION_TYPES
 from attn_demo.serving.computed_once import ComputedOnce
-from attn_demo.serving.toy_runs import ToyRuns
+from attn_demo.serving.toy_runs import ToyRuns, lesson_key
 from attn_demo.serving.toy_worker import Worker
 from attn_demo.training.toy import MAX_SECONDS, TASKS, ToySettings, read_input
 from attn_demo.ui.page import HIDDEN_WHEN_EMPTY, LATEX, NO_GRID, plot
@@ -154,7 +154,8 @@ class TrainLiveSection:
     def drawn(self, settings: ToySettings, beside: bool, snapshot: dict, large: bool) -> Frame:
         """A snapshot's Frame, drawn once for all its watchers: a class watching one lesson would otherwise draw
         the same figures once a second for every student, on the loop that serves the page."""
-        key = (settings, beside, large, *(snapshot[k] for k in ("frames", "place", "training", "over", "error")))
+        changes = (snapshot[k] for k in ("frames", "place", "training", "over", "error"))
+        key = (lesson_key(settings, beside), large, *changes)
         with self.drawing:
             if key not in self.frames:
                 self.frames[key] = frame(settings, snapshot, large)
@@ -169,8 +170,8 @@ class TrainLiveSection:
     def try_input(self, task, attention, hidden, shortest, longest, seed, beside, text) -> Tried:
         """A typed input through the lesson's models, as the page's step views draw it."""
         settings = settings_of(task, attention, hidden, shortest, longest, seed)
-        lesson = self.lessons.lessons.get((settings, bool(beside) and settings.attention != "none"))
-        if lesson is None or lesson.frame is None:
+        lesson = self.lessons.built(settings, beside)
+        if lesson is None:
             return Tried("Train a model with these settings first: nothing has been trained with them yet.", None,
                          gr.update())
         try:
