@@ -169,7 +169,8 @@ class ToyRuns:
                     frame = self.workshop.ask("train", lesson.key, allowance, self.frame_seconds)
             except Exception as error:  # noqa: BLE001 (said on the page; the lesson is forgotten)
                 with self.lock:
-                    lesson.error = GONE if isinstance(error, RuntimeError) else str(error)
+                    # its process stopped now (RuntimeError), or before, and a new one lacks its models (KeyError)
+                    lesson.error = GONE if isinstance(error, (RuntimeError, KeyError)) else str(error)
                     self._forget(lesson)
                 return
             with self.lock:

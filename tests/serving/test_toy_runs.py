@@ -5,7 +5,7 @@ import time
 import pytest
 import torch
 
-from attn_demo.serving.toy_runs import ToyRuns
+from attn_demo.serving.toy_runs import GONE, ToyRuns
 from attn_demo.serving.toy_worker import Workshop
 from attn_demo.training.toy import ToyRun, ToySettings
 
@@ -140,6 +140,10 @@ def test_the_app_s_worker_process_trains_a_lesson_and_one_killed_is_said_and_bui
         assert (tiny(seed=1), False) not in runs.lessons  # the next Train builds it again, in a new process
         again = watched(runs, tiny(seed=1), beside=False, seconds=0.05)[-1]
         assert again["error"] is None and again["frame"]["runs"][0]["updates"] > 0
+        runs.workshop.process.kill()  # while nobody trains: Go on then finds its models gone with the process
+        runs.workshop.process.join()
+        gone = watched(runs, tiny(seed=1), beside=False, seconds=0.3, more=True)[-1]
+        assert gone["error"] == GONE and (tiny(seed=1), False) not in runs.lessons
     finally:
         if runs.workshop.process is not None:
             runs.workshop.process.kill()
