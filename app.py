@@ -134,7 +134,7 @@ def build_demo(models, notices=(), rooms: Rooms | None = None) -> Page:
     classroom = ClassroomSection(models, share, rooms)
     attribution, why_attention, learn = AttributionSection(on_page), WhyAttentionSection(models), LearnSection(models, picks)
     alignment_check = AlignmentCheckSection(models, find(HANSARDS, APP_DATA))
-    compare, quiz, train_live = CompareSection(models), QuizSection(models), TrainLiveSection()
+    compare, quiz, train_live = CompareSection(models), QuizSection(models), TrainLiveSection(share=share)
     with gr.Blocks(title="attn-demo: attention in neural machine translation", delete_cache=(3600, 3600)) as demo:
         with gr.Row():
             with gr.Column(scale=4, min_width=320):  # a phone puts the switch below the title
@@ -157,7 +157,7 @@ def build_demo(models, notices=(), rooms: Rooms | None = None) -> Page:
         with section("learn"):
             learn.render(demo)
         with section("train"):
-            train_live.render(large_text)
+            train_live.render(demo, large_text)
         with section("alignment"):
             alignment_check.render(large_text, controls.pickers, controls.grid_picks)
         with section("compare"):

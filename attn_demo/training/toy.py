@@ -38,6 +38,7 @@ SPACE = "▁"  # a space as the page's pieces show it (SentencePiece's)
 FIRST_PIECE = 4  # ids 0–3: pad, unk, bos, eos (ModelConfig's)
 DATE_LENGTHS = (10, 17)  # "1 May 1900" … "30 September 2000"
 MAX_SECONDS = 60.0  # the longest run one call may ask for
+MAX_SEED = 2**32 - 1  # torch.manual_seed takes up to 2**64 − 1; a page's seed box, far fewer digits
 HELD_OUT = 20  # strings of each length, kept out of training
 HELD_OUT_SEED = 12345  # the same held-out strings for every run, whatever its seed
 CURVE_EVERY = 10  # updates: one point of the loss curve, the mean loss over them
@@ -117,6 +118,8 @@ class ToySettings:
             raise ValueError("The lengths trained on must be whole numbers with 1 ≤ shortest ≤ longest ≤ 30.")
         if not 8 <= self.hidden <= 256 or self.hidden % 2:
             raise ValueError("The hidden size must be an even number from 8 to 256.")
+        if not 0 <= self.seed <= MAX_SEED:
+            raise ValueError(f"The seed must be a whole number from 0 to {MAX_SEED:,}.")
 
     def config(self) -> ModelConfig:
         vocabulary = FIRST_PIECE + len(CHARACTERS)

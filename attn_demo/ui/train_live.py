@@ -5,13 +5,16 @@ Train starts the lesson of the settings and seed on screen, or joins the class's
 settings, watched by all who ask, TRAINERS at once, the others queued and told their place); about every second the
 page shows the loss, the held-out strings exactly right by length and α of one of them, drawn with the page's own
 grid. Stop leaves it (it pauses when nobody watches), Go on asks for more seconds, and a typed input goes through
-the trained models into the page's own step views. The REST API's train_toy(task, attention, seconds, seed) trains
+the trained models into the page's own step views. Share gives a link (and its QR code) that opens the section with
+the lesson's settings and seed: pressing Train there trains the same run, update for update. The REST API's train_toy(task, attention, seconds, seed) trains
 a new run for that long and answers one JSON object (toy.ToyRun.measure), for a lesson checked without a browser;
 the same request asked by a class at once is one run (ComputedOnce), and it waits for a trainer like a lesson.
 """
+import html
 import threading
 from collections import OrderedDict
 from typing import NamedTuple
+from urllib.parse import quote, urlencode
 
 import gradio as gr
 
@@ -20,8 +23,9 @@ from attn_demo.models.config import ATTENTION_TYPES
 from attn_demo.serving.computed_once import ComputedOnce
 from attn_demo.serving.toy_runs import ToyRuns, lesson_key
 from attn_demo.serving.toy_worker import Worker
-from attn_demo.training.toy import MAX_SECONDS, TASKS, ToySettings, read_input
-from attn_demo.ui.page import HIDDEN_WHEN_EMPTY, LATEX, NO_GRID, plot
+from attn_demo.training.toy import MAX_SECONDS, MAX_SEED, TASKS, ToySettings, read_input
+from attn_demo.ui.page import HIDDEN_WHEN_EMPTY, LATEX, NO_GRID, plot, section_id
+from attn_demo.ui.share import PAGE_ADDRESS, class_address, qr_code
 from attn_demo.ui.step_group import StepGroup, step_slot
 from attn_demo.views.figures import alignment_figure, toy_accuracy_figure, toy_loss_figure
 from attn_demo.views.steps import pca_projection
@@ -35,6 +39,16 @@ WATCH_CALLS = {"concurrency_id": "toy_watch", "concurrency_limit": None}
 STEPS = StepGroup("train-steps")  # a typed input's step views, one per run of the lesson
 RUN_SIDES = ("train-attention", "train-baseline")  # the step views' slots: the attention picked, then none
 LONGEST_SHOWN = 3  # the status line's figure: the held-out strings of the 3 longest lengths
+SECTION = "train"  # this section's key in page.CONTENTS: where a lesson's link opens
+# what the section's controls can hold, and so what a lesson's link may ask for
+CHOICES = {"task": {task: task for task in TASKS}, "attention": {kind: kind for kind in ATTENTION_TYPES},
+           "beside": {"1": True, "0": False}}
+RANGES = {"hidden": range(16, 129, 16), "shortest": range(1, 31), "longest": range(1, 31), "seed": range(MAX_SEED + 1),
+          "seconds": range(5, int(MAX_SECONDS) + 1, 5)}
+LESSON_FIELDS = ("task", "attention", "hidden", "shortest", "longest", "seed", "beside", "seconds")  # a link's query
+LESSON_DEFAULTS = {"task": ToySettings.task, "attention": ToySettings.attention, "hidden": ToySettings.hidden,
+                   "shortest": ToySettings.min_length, "longest": ToySettings.max_length, "seed": ToySettings.seed,
+                   "beside": True, "seconds": 30}
 EXPLANATION = """## Train it live
 A model without attention squeezes the whole input into one fixed vector $c$ and forgets the start of a long string;
 one with attention *learns* where to look. See both happen in half a minute. Pick a task whose alignment you know:
@@ -135,8 +149,9 @@ def frame(settings: ToySettings, snapshot: dict, large: bool) -> Frame:
 class TrainLiveSection:
     """The app's toy lessons and train_toy's runs: identical requests share one run."""
 
-    def __init__(self, runs: ToyRuns | None = None):
+    def __init__(self, runs: ToyRuns | None = None, share=None):
         self.lessons = runs if runs is not None else ToyRuns()
+        self.share = share  # the page's ShareSection: where the app opens, for a lesson's link (None: the page's own)
         self.runs = ComputedOnce(self.lessons.train_for, maxsize=RUNS_KEPT)  # in the workshop, when a trainer is free
         self.frames, self.drawing = OrderedDict(), threading.Lock()  # the latest frames drawn, for every watcher
 
@@ -186,26 +201,56 @@ class TrainLiveSection:
                          f" ({'right' if r.text == wanted else 'wrong'})" for r in results)
         return Tried(f"{said}. Exactly right: **{wanted}**.", payload, gr.update(value=1, maximum=max(2, payload["steps"])))
 
-    def render(self, large_text: gr.Checkbox):
+    def share_lesson(self, page: str, task, attention, hidden, shortest, longest, seed, beside, seconds) -> list:
+        """The lesson's link and QR code: the app's address others can open (share.class_address), a line where it
+        is not the page's own."""
+        settings, seconds = settings_of(task, attention, hidden, shortest, longest, seed), seconds_of(seconds)
+        address, note = class_address(page, self.share.reach) if self.share and self.share.reach else (page, "")
+        url = lesson_link(address, settings, bool(beside), seconds)
+        return [gr.update(value=url, visible=True), note, gr.update(value=qr_code(url), visible=True)]
+
+    def open_lesson(self, request: gr.Request) -> list:
+        """As the page opens: the controls set to the lesson its link asks for, and the status saying so (each value
+        that was off named); nothing changed for a link without a lesson."""
+        lesson, problems = read_lesson(dict(request.query_params) if request else {})
+        if lesson is None:
+            return [gr.update()] * (len(LESSON_FIELDS) + 1)
+        settings = ToySettings(lesson["task"], lesson["attention"], lesson["hidden"], lesson["shortest"],
+                               lesson["longest"], seed=lesson["seed"])
+        said = (f"**A shared lesson:** {settings.task}, {KINDS[settings.attention].title}, H = {settings.hidden}, inputs "
+                f"of {settings.min_length}–{settings.max_length} {unit(settings)}, seed {settings.seed}. Press **Train**: "
+                "the same settings and seed train the same run, update for update.")
+        return [*(lesson[name] for name in LESSON_FIELDS), " ".join(["⚠️", *map(html.escape, problems), said])
+                if problems else said]
+
+    def render(self, page: gr.Blocks, large_text: gr.Checkbox):
+        """The section inside the page's gr.Blocks; large_text is the page's projector switch."""
         gr.Markdown(EXPLANATION, latex_delimiters=LATEX)
         with gr.Row():
-            task = gr.Radio(list(TASKS), value="reverse", label="Task", elem_id="train-task")
-            attention = gr.Dropdown([(KINDS[kind].title, kind) for kind in ATTENTION_TYPES], value="bahdanau",
-                                    label="Attention", elem_id="train-attention-kind")
-            beside = gr.Checkbox(True, label="Beside it, the same model without attention", elem_id="train-beside")
+            task = gr.Radio(list(TASKS), value=LESSON_DEFAULTS["task"], label="Task", elem_id="train-task")
+            attention = gr.Dropdown([(KINDS[kind].title, kind) for kind in ATTENTION_TYPES],
+                                    value=LESSON_DEFAULTS["attention"], label="Attention", elem_id="train-attention-kind")
+            beside = gr.Checkbox(LESSON_DEFAULTS["beside"], label="Beside it, the same model without attention",
+                                 elem_id="train-beside")
         with gr.Row():
-            hidden = gr.Slider(16, 128, value=ToySettings.hidden, step=16, label="Hidden size H", elem_id="train-hidden")
-            shortest = gr.Slider(1, 30, value=ToySettings.min_length, step=1, label="Shortest input trained on",
-                                 info="digits (a date has its own lengths)", elem_id="train-shortest")
-            longest = gr.Slider(1, 30, value=ToySettings.max_length, step=1, label="Longest input trained on",
-                                elem_id="train-longest")
+            hidden = range_slider("hidden", label="Hidden size H", elem_id="train-hidden")
+            shortest = range_slider("shortest", label="Shortest input trained on", info="digits (a date has its own lengths)",
+                              elem_id="train-shortest")
+            longest = range_slider("longest", label="Longest input trained on", elem_id="train-longest")
         with gr.Row(equal_height=True):
-            seed = gr.Number(0, precision=0, label="Seed", info="the same settings and seed: the same run", minimum=0,
-                             elem_id="train-seed")
-            seconds = gr.Slider(5, MAX_SECONDS, value=30, step=5, label="Seconds of training", elem_id="train-seconds")
+            seed = gr.Number(LESSON_DEFAULTS["seed"], precision=0, label="Seed", minimum=0, maximum=MAX_SEED,
+                             info="the same settings and seed: the same run", elem_id="train-seed")
+            seconds = range_slider("seconds", label="Seconds of training", elem_id="train-seconds")
             train = gr.Button("Train", variant="primary", elem_id="train-start")
             stop = gr.Button("Stop", elem_id="train-stop")
             more = gr.Button("Go on", elem_id="train-more")
+        with gr.Row():
+            share = gr.Button("Share this lesson: link and QR code", elem_id="train-share", scale=0, min_width=320)
+            address = gr.Textbox(visible=False)  # the page's address, filled in by the browser
+        link = gr.Textbox(label="Link to this lesson", visible=False, interactive=False, buttons=["copy"],
+                          elem_id="train-share-link")
+        link_note = gr.Markdown(elem_id="train-share-note", elem_classes=HIDDEN_WHEN_EMPTY)
+        code = gr.HTML(visible=False, elem_id="train-share-qr")
         shown = Frame(gr.Markdown("Press **Train**: the first frame shows at once.", elem_id="train-status"),
                       gr.Plot(show_label=False, elem_id="train-loss"), gr.Plot(show_label=False, elem_id="train-accuracy"),
                       gr.Plot(show_label=False, elem_id="train-grid"),
@@ -223,6 +268,12 @@ class TrainLiveSection:
                         step_slot(f"{side}-step")
         steps_json = gr.JSON(visible=False)  # the step views' payload, kept in the browser for step_views.js
         inputs = [task, attention, hidden, shortest, longest, seed, beside]
+        share.click(None, None, address, js=PAGE_ADDRESS, api_name="train_share_address").then(
+            self.share_lesson, [address, *inputs, seconds], [link, link_note, code], api_name="train_share")
+        controls = dict(zip(("task", "attention", "hidden", "shortest", "longest", "seed", "beside"), inputs),
+                        seconds=seconds)
+        page.load(self.open_lesson, None, [*(controls[name] for name in LESSON_FIELDS), shown.status], queue=False,
+                  show_progress="hidden", api_name="train_open")
         watching = [train.click(self.watch, [*inputs, seconds, large_text], list(shown), api_name="train_watch", **WATCH_CALLS),
                     more.click(self.go_on, [*inputs, seconds, large_text], list(shown), api_name="train_more", **WATCH_CALLS)]
         stop.click(None, None, None, cancels=watching, api_name="train_stop")
@@ -239,6 +290,56 @@ class TrainLiveSection:
 
     def render_api(self):
         gr.api(self.train_toy, api_name="train_toy", **TOY_CALLS)
+
+
+def range_slider(name: str, **labels) -> gr.Slider:
+    """A slider over RANGES[name], at the lesson's default."""
+    values = RANGES[name]
+    return gr.Slider(values.start, values[-1], value=LESSON_DEFAULTS[name], step=values.step, **labels)
+
+
+def lesson_link(address: str, settings: ToySettings, beside: bool, seconds: float) -> str:
+    """The page's address with a lesson as its query (LESSON_FIELDS), opening on this section."""
+    values = (settings.task, settings.attention, settings.hidden, settings.min_length, settings.max_length,
+              settings.seed, int(beside), f"{seconds:g}")
+    return f"{address}?{urlencode(dict(zip(LESSON_FIELDS, values)))}#{quote(section_id(SECTION))}"
+
+
+def read_lesson(params: dict) -> tuple[dict | None, list[str]]:
+    """The lesson a link asks for (LESSON_FIELDS), each value one the section's controls can hold, the default for
+    what is missing or off, and a line for each value that was off (plain text: the caller escapes it); None where
+    the link asks for no lesson."""
+    if not any(name in params for name in LESSON_FIELDS):
+        return None, []
+    lesson, problems = dict(LESSON_DEFAULTS), []
+    for name in (name for name in LESSON_FIELDS if name in params):
+        value = lesson_value(name, str(params[name]))
+        if value is None:
+            problems.append(f"The link's {name} {str(params[name])[:20]!r} is not {offered(name)}; showing "
+                            f"{LESSON_DEFAULTS[name]}.")
+        else:
+            lesson[name] = value
+    if lesson["shortest"] > lesson["longest"]:
+        problems.append(f"The link's shortest length {lesson['shortest']} is over its longest {lesson['longest']}; "
+                        f"showing {LESSON_DEFAULTS['shortest']}–{LESSON_DEFAULTS['longest']}.")
+        lesson.update(shortest=LESSON_DEFAULTS["shortest"], longest=LESSON_DEFAULTS["longest"])
+    return lesson, problems
+
+
+def lesson_value(name: str, text: str):
+    """A link's value for the control `name`, or None where that control cannot hold it."""
+    if name in CHOICES:
+        return CHOICES[name].get(text)
+    whole_number = text.isascii() and text.isdigit() and len(text) <= 10
+    return int(text) if whole_number and int(text) in RANGES[name] else None
+
+
+def offered(name: str) -> str:
+    """What the control `name` can hold, in words."""
+    if name in CHOICES:
+        return "one of " + ", ".join(CHOICES[name])
+    values = RANGES[name]
+    return f"a whole number from {values.start} to {values[-1]}" + (f" in steps of {values.step}" if values.step > 1 else "")
 
 
 def number(value, what: str) -> float:

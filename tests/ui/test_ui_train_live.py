@@ -11,7 +11,10 @@ from attn_demo.serving.toy_runs import ToyRuns
 from attn_demo.serving.toy_worker import Workshop
 from attn_demo.training.toy import MAX_SECONDS
 from attn_demo.ui.page import NO_GRID
-from attn_demo.ui.train_live import TrainLiveSection, settings_of
+from types import SimpleNamespace
+from urllib.parse import parse_qsl, urlsplit
+
+from attn_demo.ui.train_live import LESSON_DEFAULTS, TrainLiveSection, read_lesson, settings_of
 from conftest import plotly_figure
 
 
@@ -41,6 +44,7 @@ def test_a_class_asking_the_same_run_at_once_gets_one_run(monkeypatch):
     (("reverse", "bahdanau", 0, 0), "more than 0"), (("reverse", "bahdanau", MAX_SECONDS + 1, 0), "at most"),
     (("reverse", "bahdanau", "soon", 0), "seconds must be a number"), (("reverse", "bahdanau", float("nan"), 0), "nan"),
     (("reverse", "bahdanau", 1, 1.5), "seed must be a whole number"), (("reverse", "bahdanau", 1, None), "seed"),
+    (("reverse", "bahdanau", 1, 2**64), "seed must be a whole number from 0"), (("reverse", "bahdanau", 1, -1), "from 0"),
 ])
 def test_bad_input_gets_a_clear_message(inputs, message):
     with pytest.raises(gr.Error, match=message):
@@ -116,3 +120,44 @@ def test_a_typed_input_before_training_or_that_the_task_cannot_read_is_said_plai
 def test_bad_settings_for_a_lesson_get_a_clear_message(inputs, message):
     with pytest.raises(gr.Error, match=message):
         frames_of(TrainLiveSection(), *inputs)
+
+
+SHARED = ("copy", "luong-dot", 32, 2, 9, 4242, False, 15)  # a lesson as the controls hold it (LESSON_FIELDS)
+
+
+def opened(section: TrainLiveSection, url: str) -> list:
+    """What the page's controls and status show when it opens at `url`."""
+    return section.open_lesson(SimpleNamespace(query_params=dict(parse_qsl(urlsplit(url).query))))
+
+
+def test_a_lesson_s_link_opens_the_section_on_its_settings_and_seed():
+    section = TrainLiveSection(share=SimpleNamespace(reach=None))
+    url, note, code = section.share_lesson("http://10.0.0.5:7860/", *SHARED)
+    assert url["value"].startswith("http://10.0.0.5:7860/?task=copy&") and url["value"].endswith("#section-train")
+    assert note == "" and "<svg" in code["value"]
+    *controls, status = opened(section, url["value"])
+    assert tuple(controls) == SHARED  # every setting, the seed and the seconds: the same run when Train is pressed
+    assert status.startswith("**A shared lesson:** copy, Luong (dot), H = 32, inputs of 2–9 digits, seed 4242.")
+    date, *_ = section.share_lesson("http://10.0.0.5:7860/", "date", *SHARED[1:])
+    assert opened(section, date["value"])[3:5] == [10, 17]  # a date's own lengths, whatever the sliders held
+
+
+def test_a_page_without_a_lesson_in_its_link_keeps_its_controls():
+    section = TrainLiveSection()
+    assert all(update == gr.update() for update in opened(section, "http://x/?q=hello&left=bahdanau-en-fr"))
+
+
+@pytest.mark.parametrize("query, named", [
+    ({"task": "spell"}, "task 'spell' is not one of reverse, copy, sort, date; showing reverse"),
+    ({"attention": "<b>x</b>"}, "attention '<b>x</b>' is not one of"),
+    ({"hidden": "24"}, "hidden '24' is not a whole number from 16 to 128 in steps of 16"),
+    ({"seed": "9" * 40}, "is not a whole number from 0 to 4294967295"),
+    ({"seed": "-3"}, "seed '-3'"), ({"seconds": "7.5"}, "seconds '7.5'"), ({"beside": "yes"}, "beside 'yes'"),
+    ({"shortest": "9", "longest": "4"}, "shortest length 9 is over its longest 4; showing 3–12"),
+])
+def test_a_link_s_values_the_controls_cannot_hold_are_named_and_the_defaults_shown(query, named):
+    lesson, problems = read_lesson(query)
+    assert len(problems) == 1 and named in problems[0]
+    assert lesson == LESSON_DEFAULTS
+    *_, status = opened(TrainLiveSection(), "http://x/?" + "&".join(f"{k}={v}" for k, v in query.items()))
+    assert status.startswith("⚠️") and "<b>" not in status  # escaped: a link is only ever read as text
