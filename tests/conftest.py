@@ -29,7 +29,7 @@ from attn_demo.translator import pick_device  # noqa: E402
 from attn_demo.ui.page import ModelsOnPage  # noqa: E402
 from attn_demo.ui.trace_files import TraceFiles  # noqa: E402
 from attn_demo.ui.translate import TranslateSection  # noqa: E402
-from benchmarks.server import REDIS_SERVER, RedisServer, Server  # noqa: E402
+from benchmarks.server import CHROMIUM, CHROMIUM_FLAGS, REDIS_SERVER, RedisServer, Server  # noqa: E402
 
 DEVICE = pick_device().type  # the suite's translators run where the app's would: on a GPU where there is one
 
@@ -182,6 +182,68 @@ def redis_url():
     server = RedisServer()
     yield server.url
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    """Debian's Chromium driven by Playwright, one for a module's browser tests: not for the worker's whole run, as
+    Playwright's sync API keeps an event loop running in the thread while it is open, where a later module's
+    asyncio.run would fail. Skipped where it is not installed, unless ATTN_DEMO_REQUIRE_BROWSER=1 (CI) makes that a
+    failure."""
+    path = shutil.which("chromium") or CHROMIUM
+    if not Path(path).exists():
+        if os.environ.get("ATTN_DEMO_REQUIRE_BROWSER"):
+            pytest.fail(f"Chromium not found at {path}")
+        pytest.skip("Chromium is not installed (apt-get install chromium)")
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    with playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=path, args=CHROMIUM_FLAGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def profiles(chromium) -> dict:
+    """The module's browser contexts by profile and options (Browser), kept for all its browser tests."""
+    return {}
+
+
+@pytest.fixture
+def browser(chromium, profiles):
+    """The module's Chromium as one test uses it (Browser); what the test opened is closed after it."""
+    used = Browser(chromium, profiles)
+    yield used
+    used.close()
+
+
+class Browser:
+    """Pages of a test in the module's Chromium, as a returning visitor's: each in a browser context kept for the
+    module's tests (its caches warm: the page's scripts neither fetched nor compiled again, which costs a new
+    profile 12–15 s of CPU on two cores), one per profile and options, the viewport set on each page. Two phones
+    that must be two voters (the classroom's voter id is kept in localStorage) are two profiles."""
+
+    def __init__(self, chromium, contexts: dict):
+        self.chromium, self.contexts, self.opened = chromium, contexts, []  # contexts: (profile, options) → context
+
+    def new_page(self, viewport: dict | None = None, profile: str = "visitor", **options):
+        key = (profile, tuple(sorted(options.items())))
+        if key not in self.contexts:
+            self.contexts[key] = self.chromium.new_context(**options)
+        page = self.contexts[key].new_page()
+        if viewport:
+            page.set_viewport_size(viewport)
+        self.opened.append(page)
+        return page
+
+    def new_context(self, **options):
+        """A context of the test's own: a profile nobody used (nothing cached, nothing stored)."""
+        context = self.chromium.new_context(**options)
+        self.opened.append(context)
+        return context
+
+    def close(self):
+        for opened in reversed(self.opened):
+            opened.close()
 
 
 def plotly_figure(figure):

@@ -2,7 +2,6 @@
 and its correctness checks must hold. Its timings are not asserted."""
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -15,7 +14,7 @@ from attn_demo.evaluation.timing import interleaved, percentiles
 from attn_demo.translator import load_translator
 from benchmarks.bench import QUICK, main, naive_greedy, step_weight_bytes
 from benchmarks.bench_app import classroom_apps, cores_to_set_apart
-from conftest import DEVICE, ROOT
+from conftest import DEVICE
 
 pytestmark = pytest.mark.slow  # runs the benchmark's sections
 
@@ -151,49 +150,3 @@ def test_students_apart_puts_every_server_thread_on_the_first_core_and_the_stude
             assert len(tasks) == 3 and all(os.sched_getaffinity(int(task.name)) == {first} for task in tasks)
         assert os.sched_getaffinity(0) == set(others)
     assert os.sched_getaffinity(0) == cores and len(started) == len(servers)
-
-
-def test_the_room_benchmark_plays_a_small_room_through_and_counts_every_vote_once(app_url):
-    """benchmarks/classroom.py against the running app: a few phones, each vote counted once, no errors."""
-    shown = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "classroom.py"), "--url", app_url, "--students", "4",
-                            "--within", "2", "--rooms", "1"], capture_output=True, text=True, timeout=300)
-    assert shown.returncode == 0, shown.stderr
-    assert "every vote counted once: True" in shown.stdout and "errors: 0" in shown.stdout
-
-
-def test_the_room_benchmark_compares_others_translating_with_the_echo_only_on_servers_it_starts(monkeypatch, capsys):
-    from benchmarks.classroom import main as room_benchmark
-    monkeypatch.setattr(sys, "argv", ["classroom.py", "--url", "http://127.0.0.1:9/", "--translators", "2"])
-    with pytest.raises(SystemExit) as refused:
-        room_benchmark()
-    assert refused.value.code == 2 and "leave out --url" in capsys.readouterr().err
-
-
-def test_the_room_benchmark_times_others_translating_beside_the_room():
-    """benchmarks/classroom.py --translators: the room twice, translations on the echo then on the app, compared."""
-    shown = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "classroom.py"), "--students", "3", "--within", "2",
-                            "--translators", "3", "--per-translator", "1"], capture_output=True, text=True, timeout=600)
-    assert shown.returncode == 0, shown.stderr
-    out = shown.stdout
-    for app in ("echo", "attn-demo"):
-        assert re.search(rf"translate on {app} during the room: p50 \d+ ms, p95 \d+ ms, max \d+ ms \(n=3\); errors 0", out), out
-    assert out.count("every vote counted once: True") == 2 and re.search(r"p95 \d+\.\d\d× the echo's", out)
-
-
-def test_the_lecture_hall_benchmark_loads_the_student_page_and_votes_for_every_phone_through_a_dead_process(app_url):
-    """benchmarks.rest_load --with-page on the running app beside an address that refuses every connection (a process
-    killed), as a load balancer in front of both: each phone sent there first loads its page and votes on the app,
-    each counted once."""
-    import asyncio
-
-    import app
-    from benchmarks import rest_load
-    from benchmarks.server import free_port
-
-    code, _ = asyncio.run(rest_load.call(app_url, "class_open", "The red car.", app.OPENING_PICKS[0])).data
-    dead = f"http://127.0.0.1:{free_port()}/"
-    result = asyncio.run(rest_load.join_and_vote([app_url, dead], code, 3, phones=8, within_s=0.5, seed=0))
-    report = rest_load.hall_report(result)
-    assert (report["pages_ok"], report["votes_ok"], report["pages_failed"], report["votes_failed"]) == (8, 8, 0, 0)
-    assert 0 < report["page_kB"] < 50
-    assert sum(asyncio.run(rest_load.call(app_url, "class_tally", code)).data[0]["counts"]) == 8

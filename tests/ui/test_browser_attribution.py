@@ -5,8 +5,8 @@ import pytest
 from attn_demo.ui import attribution
 from attn_demo.ui.translate import EXAMPLES, SIDES
 from conftest import untyped
-from test_browser import (  # noqa: F401  (browser: the module's Chromium fixture)
-    BAR_VALUES, EMPTY_FRAMES, OVERLAPPING_LABELS, SCREENSHOT_DIR, browser, open_app, strip_markdown)
+from test_browser import (
+    BAR_VALUES, EMPTY_FRAMES, OVERLAPPING_LABELS, SCREENSHOT_DIR, open_app, strip_markdown)
 
 pytestmark = pytest.mark.browser
 

@@ -6,7 +6,7 @@ import pytest
 
 import app
 from attn_demo.ui.classroom import POLL_S, VOTE_RETRIES_S
-from test_browser import SCREENSHOT_DIR, browser, open_app, serious_violations  # noqa: F401  (browser: the module's Chromium fixture)
+from test_browser import SCREENSHOT_DIR, open_app, serious_violations
 
 pytestmark = pytest.mark.browser
 PHONE = {"width": 390, "height": 844}
@@ -33,8 +33,8 @@ def test_a_teacher_and_three_phones_play_a_room_through_vote_reveal_and_next(shi
     teacher.locator("#class-projector .attn-class-table").wait_for(timeout=10_000)
 
     phones = []
-    for _ in range(3):
-        phone = browser.new_page(viewport=PHONE, has_touch=True)
+    for k in range(3):  # three students: three voters
+        phone = browser.new_page(viewport=PHONE, has_touch=True, profile=f"phone {k}")
         phone.goto(full, wait_until="load")
         phone.locator("#class-phone .attn-class-step").wait_for(timeout=60_000)
         phones.append(phone)

@@ -7,8 +7,8 @@ import pytest
 import app
 from attn_demo.ui import explore
 from attn_demo.ui.translate import EXAMPLES
-from test_browser import (  # noqa: F401  (browser: the module's Chromium fixture)
-    DRAWN_STEP, FIGURE_TEXTS, OVERLAPPING_LABELS, SCREENSHOT_DIR, browser, caption, caption_shows, open_app,
+from test_browser import (
+    DRAWN_STEP, FIGURE_TEXTS, OVERLAPPING_LABELS, SCREENSHOT_DIR, caption, caption_shows, open_app,
     strip_markdown)
 
 pytestmark = pytest.mark.browser

@@ -4,7 +4,7 @@ from urllib.request import urlopen
 import pytest
 
 from attn_demo.ui.translate import EXAMPLES, SIDES
-from test_browser import SCREENSHOT_DIR, browser  # noqa: F401  (browser: the module's Chromium fixture)
+from test_browser import SCREENSHOT_DIR
 
 pytestmark = pytest.mark.browser
 

@@ -17,8 +17,8 @@ from attn_demo.views.figures import alignment_text
 from attn_demo.views.titles import grid_title
 from benchmarks.server import Server
 from conftest import ROOT, tiny_config
-from test_browser import (  # noqa: F401  (browser: the module's Chromium fixture)
-    SCREENSHOT_DIR, browser, caption_shows, screenshot_part, serious_violations, strip_markdown)
+from test_browser import (
+    SCREENSHOT_DIR, caption_shows, screenshot_part, serious_violations, strip_markdown)
 from test_browser_network import DRAWN_NETWORK, NETWORK_OVERLAPS
 
 pytestmark = pytest.mark.browser

@@ -4,7 +4,7 @@ import pytest
 
 from attn_demo.ui import learn
 from attn_demo.ui.why_attention import LONG_EXAMPLE
-from test_browser import SCREENSHOT_DIR, browser  # noqa: F401  (browser: the module's Chromium fixture)
+from test_browser import SCREENSHOT_DIR
 
 pytestmark = pytest.mark.browser
 

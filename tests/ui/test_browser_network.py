@@ -2,8 +2,8 @@
 import pytest
 
 from attn_demo.ui.translate import EXAMPLES
-from test_browser import (  # noqa: F401  (browser: the module's Chromium fixture)
-    GROUP, OVERLAP, SCREENSHOT_DIR, browser, first_of_kind, open_app, pick)
+from test_browser import (
+    GROUP, OVERLAP, SCREENSHOT_DIR, first_of_kind, open_app, pick)
 
 pytestmark = pytest.mark.browser
 

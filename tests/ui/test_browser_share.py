@@ -6,8 +6,8 @@ import json
 import pytest
 
 from attn_demo.ui.translate import EXAMPLES, SIDES
-from test_browser import (  # noqa: F401  (browser: the module's Chromium fixture)
-    GROUP, SCREENSHOT_DIR, assert_page_draws_the_models_step, browser, caption_shows, first_of_kind, open_app,
+from test_browser import (
+    GROUP, SCREENSHOT_DIR, assert_page_draws_the_models_step, caption_shows, first_of_kind, open_app,
     pick)
 
 pytestmark = pytest.mark.browser

@@ -4,7 +4,7 @@ import pytest
 
 import app
 from attn_demo.ui.classroom import OFFLINE, VOTE_RETRIES_S
-from test_browser import SCREENSHOT_DIR, browser, serious_violations  # noqa: F401  (browser: the module's Chromium fixture)
+from test_browser import SCREENSHOT_DIR, serious_violations
 from test_browser_classroom import PHONE, vote_calls_dropped
 
 pytestmark = pytest.mark.browser
@@ -23,8 +23,8 @@ def opened(teacher, shipped):
     return code, key, shipped.translate.models[app.OPENING_PICKS[0]].translator.translate(sentence)
 
 
-def join(browser, url: str, viewport=PHONE):
-    phone = browser.new_page(viewport=viewport, has_touch=True, is_mobile=True)
+def join(browser, url: str, viewport=PHONE, profile: str = "visitor"):
+    phone = browser.new_page(viewport=viewport, has_touch=True, is_mobile=True, profile=profile)
     phone.goto(url, wait_until="load")
     phone.locator(PIECES).first.wait_for(timeout=20_000)
     return phone
@@ -32,7 +32,7 @@ def join(browser, url: str, viewport=PHONE):
 
 def test_two_phones_play_a_room_on_the_student_page_from_vote_to_summary(browser, app_url, teacher, opened):
     code, key, result = opened
-    phones = [join(browser, f"{app_url}join/{code}") for _ in range(2)]
+    phones = [join(browser, f"{app_url}join/{code}", profile=f"phone {k}") for k in range(2)]  # two voters
     buttons = phones[0].locator(PIECES)
     assert buttons.all_inner_texts() == result.source_tokens
     assert all(buttons.nth(j).bounding_box()["height"] >= 44 for j in range(buttons.count()))  # a thumb's tap target

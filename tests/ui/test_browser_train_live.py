@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from test_browser import SCREENSHOT_DIR, browser, serious_violations  # noqa: F401  (browser: the module's Chromium fixture)
+from test_browser import SCREENSHOT_DIR, serious_violations
 
 pytestmark = pytest.mark.browser
 SEED = 41  # this test's own lesson, new on the app

@@ -1,5 +1,5 @@
 """The figures below the first screen: none of them in what every page load copies, each drawn by its
-section's watcher when a reader comes near (the browser side: tests/ui/test_browser.py)."""
+section's watcher when a reader comes near (the browser side: tests/ui/test_browser_page.py)."""
 import pytest
 
 from attn_demo.ui.page import section_id
