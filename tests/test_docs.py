@@ -144,6 +144,14 @@ def test_the_benchmark_tables_are_those_of_the_committed_run():
     assert all(run["command"] in commands and run["quick"] is False for run in (results, classroom, steps))
 
 
+def test_the_train_live_table_is_that_of_the_committed_run():
+    """BENCHMARKS.md shows benchmarks/train_live.json's table as benchmarks.train_live prints it, with its command."""
+    from benchmarks.train_live import table
+    run = json.loads((ROOT / "benchmarks" / "train_live.json").read_text(encoding="utf-8"))
+    shown = (ROOT / "BENCHMARKS.md").read_text(encoding="utf-8")
+    assert table(run) in shown and run["command"] in shown
+
+
 def test_the_first_view_tables_are_those_of_the_committed_run():
     """BENCHMARKS.md shows benchmarks/first_view.json's two tables as benchmarks.first_view prints them."""
     from benchmarks.first_view import grid_table, join_table

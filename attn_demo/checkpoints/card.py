@@ -259,11 +259,14 @@ def _training_text(t: dict | None) -> str:
     rows = "\n".join(f"| {i} | {_start_text(run, i)} | {_run_row(run)} |" for i, run in enumerate(runs, start=1))
     replaced = "".join(f"\n\nRun {i}: {w['attention']} attention replaced by {w['replaced_by']}, {w['how']}."
                        for i, w in enumerate((r.get("continued_from") or {} for r in runs), 1) if "replaced_by" in w)
+    averaged = "".join(f"\n\nRun {i}: the mean of its weights at steps {', '.join(map(str, run['averaged_steps']))} "
+                       "(`python -m attn_demo.training.average`), validated as such."
+                       for i, run in enumerate(runs, 1) if run.get("averaged_steps"))
     commands = "\n".join(run["command"] for run in runs)
     return (f"{_pairs_text(runs)} Validation scores are greedy; a run ends at its budget or at its plateau (no better "
             "validation BLEU in its patience's validations in a row).\n\n| run | from | target pieces (updates, epochs) | time "
             "| dropout; joined | valid BLEU (chrF) | ended |\n"
-            f"|---|---|---|---|---|---|---|\n{rows}{replaced}\n\n```\n{commands}\n```")
+            f"|---|---|---|---|---|---|---|\n{rows}{replaced}{averaged}\n\n```\n{commands}\n```")
 
 
 def _pairs_text(runs: list[dict]) -> str:

@@ -1,0 +1,42 @@
+"""The mean of a run's last saves: each weight the mean of theirs, scored beside them, written as a checkpoint whose
+card says which weights it averages."""
+import pytest
+import torch
+
+from attn_demo.checkpoints.card import read_card
+from attn_demo.checkpoints.folder import load_checkpoint
+from attn_demo.training.average import main as average, mean_weights, read_saves
+from attn_demo.training.train import main as train
+from test_train import train_args
+
+
+def test_the_mean_of_float_tensors_is_theirs_and_other_tensors_are_the_last_states():
+    torch.manual_seed(0)
+    states = [{"w": torch.randn(3, 2), "count": torch.tensor([k, 2 * k])} for k in range(3)]
+    mean = mean_weights(states)
+    torch.testing.assert_close(mean["w"], (states[0]["w"] + states[1]["w"] + states[2]["w"]) / 3, rtol=0, atol=1e-7)
+    assert mean["w"].dtype == torch.float32 and mean["count"].tolist() == [2, 4]
+
+
+def test_a_runs_last_saves_are_averaged_scored_and_written_as_a_checkpoint(tmp_path, toy_tsv, capsys):
+    args = train_args(tmp_path, toy_tsv, "luong-general", minutes=10)
+    train(args + ["--target-tokens", "3000", "--valid-minutes", "0", "--keep-saves", "3"])
+    saves = read_saves(tmp_path / "run", 3)
+    assert len(saves) == 3 and [s["step"] for s in saves] == sorted({s["step"] for s in saves})
+    capsys.readouterr()
+    average([str(tmp_path / "out"), "--run-dir", str(tmp_path / "run"), "--last", "3", "--out", str(tmp_path / "mean"),
+             "--train-pool", str(toy_tsv), "--test-set", str(tmp_path / "test.tsv"), "--n-valid", "12"])
+    shown = capsys.readouterr().out
+    assert shown.count("| saved |") == 3 and f"| the mean of these 3 | {saves[0]['step']}–{saves[-1]['step']} |" in shown
+    model, _, _ = load_checkpoint(tmp_path / "mean")
+    expected = mean_weights([s["model"] for s in saves])
+    for name, weight in model.state_dict().items():  # the folder's weights are float16: the mean to that precision
+        torch.testing.assert_close(weight, expected[name].half().float(), rtol=0, atol=0)
+    training = read_card(tmp_path / "mean")["training"]
+    assert training["averaged_steps"] == [s["step"] for s in saves]
+    assert f"the mean of its weights at steps {', '.join(str(s['step']) for s in saves)}" in (tmp_path / "mean" / "README.md").read_text()
+
+
+def test_a_run_without_saves_is_said_in_one_line(tmp_path):
+    with pytest.raises(SystemExit, match="train with --keep-saves N"):
+        read_saves(tmp_path, 5)
