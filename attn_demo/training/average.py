@@ -54,16 +54,17 @@ def parse_args(argv=None):
 def main(argv=None):
     args = parse_args(argv)
     run_dir = args.run_dir or Path("runs") / args.checkpoint.name
-    model, src_tok, tgt_tok = load_checkpoint(args.checkpoint)
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")  # where train validates
+    model, src_tok, tgt_tok = load_checkpoint(args.checkpoint, device)
     _, valid = train_valid_split(read_pairs(args.train_pool), read_pairs(args.test_set), args.n_valid, args.seed)
     saves = read_saves(run_dir, args.last)
     print("| weights | step | valid BLEU (chrF) |\n|---|---|---|")
     for save in saves:
         model.load_state_dict(save["model"])
-        scores = validate(model, src_tok, tgt_tok, valid, "cpu")
+        scores = validate(model, src_tok, tgt_tok, valid, device)
         print(f"| saved | {save['step']} | {scores['bleu']:.2f} ({scores['chrf']:.2f}) |", flush=True)
     model.load_state_dict(mean_weights([save["model"] for save in saves]))
-    mean = validate(model, src_tok, tgt_tok, valid, "cpu")
+    mean = validate(model, src_tok, tgt_tok, valid, device)
     steps = [save["step"] for save in saves]
     print(f"| the mean of these {len(saves)} | {steps[0]}–{steps[-1]} | {mean['bleu']:.2f} ({mean['chrf']:.2f}) |")
     if args.out:
