@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from attn_demo.checkpoints.card import read_card, write_model_card
+from attn_demo.checkpoints.card import write_model_card
 from attn_demo.checkpoints.folder import TRAINING_DATA, copy_into, load_checkpoint, save_checkpoint
 from attn_demo.cli import HelpFormatter
 from attn_demo.data.pairs import TEST_SET, TRAIN_POOL, read_pairs, train_valid_split
@@ -58,6 +58,8 @@ def main(argv=None):
     model, src_tok, tgt_tok = load_checkpoint(args.checkpoint, device)
     _, valid = train_valid_split(read_pairs(args.train_pool), read_pairs(args.test_set), args.n_valid, args.seed)
     saves = read_saves(run_dir, args.last)
+    if args.out and "training" not in saves[-1]:
+        raise SystemExit(f"{run_dir / 'saves'} was kept before saves recorded their run: score them without --out")
     print("| weights | step | valid BLEU (chrF) |\n|---|---|---|")
     for save in saves:
         model.load_state_dict(save["model"])
@@ -68,18 +70,18 @@ def main(argv=None):
     steps = [save["step"] for save in saves]
     print(f"| the mean of these {len(saves)} | {steps[0]}–{steps[-1]} | {mean['bleu']:.2f} ({mean['chrf']:.2f}) |")
     if args.out:
-        write_mean(args, model, src_tok, tgt_tok, steps, mean)
+        write_mean(args, model, src_tok, tgt_tok, saves, mean)
 
 
-def write_mean(args, model, src_tok, tgt_tok, steps: list[int], scores: dict):
-    """The mean as a checkpoint folder: the run's tokenizers, timeline and training data beside it, its card's
-    training the run's own with the mean's validation and the steps it averages."""
+def write_mean(args, model, src_tok, tgt_tok, saves: list[dict], scores: dict):
+    """The mean as a checkpoint folder: the run's tokenizers, timeline and training data beside it; its card's
+    training the run's up to the last weights averaged, with the mean's validation and the steps it averages."""
     save_checkpoint(args.out, model, src_tok, tgt_tok)
     for name in (TIMELINE, TRAINING_DATA):
         copy_into(args.checkpoint / name, args.out / name)
-    training = read_card(args.checkpoint)["training"]
-    write_model_card(args.out, training={**training, "valid_bleu_greedy": round(scores["bleu"], 2),
-                                         "valid_chrf_greedy": round(scores["chrf"], 2), "averaged_steps": steps})
+    write_model_card(args.out, training={**saves[-1]["training"], "valid_bleu_greedy": round(scores["bleu"], 2),
+                                         "valid_chrf_greedy": round(scores["chrf"], 2),
+                                         "averaged_steps": [save["step"] for save in saves]})
 
 
 if __name__ == "__main__":

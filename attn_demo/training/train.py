@@ -331,7 +331,7 @@ class Run:
         last) count towards --patience: those the timeline adds early in a run come closer together."""
         scores = validate(self.model, self.src_tok, self.tgt_tok, self.valid, self.device)
         self.add_point(scores["bleu"])
-        self.keep_save(scores["bleu"])
+        self.keep_save(scores, elapsed)
         improved = scores["bleu"] > self.progress.best_bleu
         self.progress.since_best = 0 if improved else self.progress.since_best + regular
         self.progress.validated_step = self.progress.step
@@ -350,14 +350,16 @@ class Run:
         """--patience validations in a row have not beaten the best: the run has stopped improving."""
         return bool(self.args.patience) and self.progress.since_best >= self.args.patience
 
-    def keep_save(self, bleu: float):
-        """The weights just validated, in the run folder's saves/, which keeps the last --keep-saves of them."""
+    def keep_save(self, scores: dict, elapsed: float):
+        """The weights just validated, with the card's record of the run up to them, in the run folder's saves/, which
+        keeps the last --keep-saves of them."""
         if not self.args.keep_saves:
             return
         saves = self.run_dir / "saves"
         saves.mkdir(exist_ok=True)
-        torch.save({"model": self.model.state_dict(), "step": self.progress.step, "valid_bleu": bleu,
-                    "target_pieces": self.pieces_before + self.progress.target_tokens}, saves / f"step-{self.progress.step:07d}.pt")
+        torch.save({"model": self.model.state_dict(), "step": self.progress.step, "valid_bleu": scores["bleu"],
+                    "target_pieces": self.pieces_before + self.progress.target_tokens,
+                    "training": self.card_training(elapsed, scores)}, saves / f"step-{self.progress.step:07d}.pt")
         for old in sorted(saves.glob("step-*.pt"))[:-self.args.keep_saves]:
             old.unlink()
 

@@ -32,11 +32,27 @@ def test_a_runs_last_saves_are_averaged_scored_and_written_as_a_checkpoint(tmp_p
     expected = mean_weights([s["model"] for s in saves])
     for name, weight in model.state_dict().items():  # the folder's weights are float16: the mean to that precision
         torch.testing.assert_close(weight, expected[name].half().float(), rtol=0, atol=0)
-    training = read_card(tmp_path / "mean")["training"]
-    assert training["averaged_steps"] == [s["step"] for s in saves]
+    training = read_card(tmp_path / "mean")["training"]  # the run up to the last weights averaged, not the best's
+    assert training["averaged_steps"] == [s["step"] for s in saves] and training["steps"] == saves[-1]["step"]
+    assert training["target_tokens"] == saves[-1]["training"]["target_tokens"] >= 3000
     assert f"the mean of its weights at steps {', '.join(str(s['step']) for s in saves)}" in (tmp_path / "mean" / "README.md").read_text()
 
 
 def test_a_run_without_saves_is_said_in_one_line(tmp_path):
     with pytest.raises(SystemExit, match="train with --keep-saves N"):
         read_saves(tmp_path, 5)
+
+
+def test_saves_that_do_not_record_their_run_are_scored_but_not_written(tmp_path, toy_tsv, capsys):
+    args = train_args(tmp_path, toy_tsv, "none", minutes=10)
+    train(args + ["--target-tokens", "1000", "--valid-minutes", "0", "--keep-saves", "2"])
+    for path in (tmp_path / "run" / "saves").glob("step-*.pt"):  # as saves were kept before they held the run's record
+        save = torch.load(path, weights_only=True)
+        del save["training"]
+        torch.save(save, path)
+    common = [str(tmp_path / "out"), "--run-dir", str(tmp_path / "run"), "--last", "2", "--train-pool", str(toy_tsv),
+              "--test-set", str(tmp_path / "test.tsv"), "--n-valid", "12"]
+    with pytest.raises(SystemExit, match="score them without --out"):
+        average(common + ["--out", str(tmp_path / "mean")])
+    average(common)
+    assert "| the mean of these 2 |" in capsys.readouterr().out and not (tmp_path / "mean").exists()
