@@ -19,7 +19,7 @@ from attn_demo.checkpoints.folder import TRAINING_DATA, copy_into, load_checkpoi
 from attn_demo.cli import HelpFormatter
 from attn_demo.data.pairs import TEST_SET, TRAIN_POOL, read_pairs, train_valid_split
 from attn_demo.measures.timeline import TIMELINE
-from attn_demo.training.train import DEFAULTS, validate
+from attn_demo.training.train import DEFAULTS, training_device, validate
 
 
 def read_saves(run_dir: Path, last: int) -> list[dict]:
@@ -54,7 +54,7 @@ def parse_args(argv=None):
 def main(argv=None):
     args = parse_args(argv)
     run_dir = args.run_dir or Path("runs") / args.checkpoint.name
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")  # where train validates
+    device = training_device()
     model, src_tok, tgt_tok = load_checkpoint(args.checkpoint, device)
     _, valid = train_valid_split(read_pairs(args.train_pool), read_pairs(args.test_set), args.n_valid, args.seed)
     saves = read_saves(run_dir, args.last)
@@ -70,18 +70,18 @@ def main(argv=None):
     steps = [save["step"] for save in saves]
     print(f"| the mean of these {len(saves)} | {steps[0]}–{steps[-1]} | {mean['bleu']:.2f} ({mean['chrf']:.2f}) |")
     if args.out:
-        write_mean(args, model, src_tok, tgt_tok, saves, mean)
+        write_mean(args, model, src_tok, tgt_tok, saves[-1]["training"], steps, mean)
 
 
-def write_mean(args, model, src_tok, tgt_tok, saves: list[dict], scores: dict):
+def write_mean(args, model, src_tok, tgt_tok, training: dict, steps: list[int], scores: dict):
     """The mean as a checkpoint folder: the run's tokenizers, timeline and training data beside it; its card's
-    training the run's up to the last weights averaged, with the mean's validation and the steps it averages."""
+    training the run's up to the last weights averaged (`training`), with the mean's validation and the steps it
+    averages."""
     save_checkpoint(args.out, model, src_tok, tgt_tok)
     for name in (TIMELINE, TRAINING_DATA):
         copy_into(args.checkpoint / name, args.out / name)
-    write_model_card(args.out, training={**saves[-1]["training"], "valid_bleu_greedy": round(scores["bleu"], 2),
-                                         "valid_chrf_greedy": round(scores["chrf"], 2),
-                                         "averaged_steps": [save["step"] for save in saves]})
+    write_model_card(args.out, training={**training, "valid_bleu_greedy": round(scores["bleu"], 2),
+                                         "valid_chrf_greedy": round(scores["chrf"], 2), "averaged_steps": steps})
 
 
 if __name__ == "__main__":

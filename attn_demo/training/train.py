@@ -181,6 +181,11 @@ def prepare_data(args, run_dir: Path):
 
 
 @torch.inference_mode()
+def training_device() -> torch.device:
+    """Where a run trains and validates: a CUDA GPU where there is one, else the CPU."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
 def validate(model, src_tok, tgt_tok, valid, device) -> dict:
     """Greedy BLEU / chrF on the validation pairs (one reference each)."""
     model.eval()
@@ -282,7 +287,7 @@ class Run:
 
     def __init__(self, args, command: str):
         self.args, self.command = args, command  # the command goes into the card and the timeline
-        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        self.device = training_device()
         self.run_dir = args.run_dir or Path("runs") / args.out.name
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.init = read_folder(args.init_from) if args.init_from else None  # the checkpoint a run continues
