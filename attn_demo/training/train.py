@@ -180,12 +180,12 @@ def prepare_data(args, run_dir: Path):
     return src_tok, tgt_tok, encoded, valid, ClauseJoiner(kept, src_tok, tgt_tok, args.join_max_len)
 
 
-@torch.inference_mode()
 def training_device() -> torch.device:
     """Where a run trains and validates: a CUDA GPU where there is one, else the CPU."""
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
+@torch.inference_mode()
 def validate(model, src_tok, tgt_tok, valid, device) -> dict:
     """Greedy BLEU / chrF on the validation pairs (one reference each)."""
     model.eval()

@@ -11,9 +11,9 @@ from attn_demo.checkpoints.folder import build_model, load_checkpoint, read_trai
 from attn_demo.checkpoints.card import read_card
 from attn_demo.data.pairs import collate, encode_pairs
 from attn_demo.measures.timeline import ALPHA_DECIMALS, PROBES, kept_point, read_timeline
-from attn_demo.training.train import RunClock, coverage_loss, learning_rate, main, parse_args
+from attn_demo.training.train import RunClock, coverage_loss, learning_rate, main, parse_args, validate
 from attn_demo.translator import device_name
-from conftest import toy_pairs
+from conftest import tiny_model, toy_pairs
 
 pytestmark = pytest.mark.slow  # trains models
 
@@ -73,6 +73,16 @@ def test_a_validation_slower_than_its_interval_is_not_run_again_at_every_step(tm
     gaps = [b - a for a, b in zip(validated, validated[1:])]
     # 100 s validating, then 60 s training; the last validation comes when the run ends, whenever that is
     assert len(validated) >= 3 and all(gap >= 160 for gap in gaps[:-1]), gaps
+
+
+def test_validation_translates_without_a_graph_and_leaves_the_model_training(toy_tokenizers, attention, monkeypatch):
+    model, encoded = tiny_model(attention).train(), []
+    real_encode = model.encode
+    monkeypatch.setattr(model, "encode", lambda *args: encoded.append(real_encode(*args)) or encoded[-1])
+    scores = validate(model, *toy_tokenizers, toy_pairs()[:5], torch.device("cpu"))
+    assert set(scores) == {"bleu", "chrf"} and encoded
+    assert not any(memory.annotations.requires_grad for memory in encoded)  # no autograd graph kept while decoding
+    assert model.training
 
 
 def test_the_coverage_loss_counts_attention_paid_again_to_a_piece_already_attended():
