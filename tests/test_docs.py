@@ -158,3 +158,10 @@ def test_the_first_view_tables_are_those_of_the_committed_run():
     run = json.loads((ROOT / "benchmarks" / "first_view.json").read_text(encoding="utf-8"))
     shown = (ROOT / "BENCHMARKS.md").read_text(encoding="utf-8")
     assert grid_table(run["grids"]) in shown and join_table(run["joins"]) in shown and run["command"] in shown
+
+def test_the_training_step_table_is_that_of_the_committed_run():
+    """BENCHMARKS.md shows benchmarks/train_step.json's table as benchmarks.train_step prints it, with its command."""
+    from benchmarks.train_step import table
+    run = json.loads((ROOT / "benchmarks" / "train_step.json").read_text(encoding="utf-8"))
+    shown = (ROOT / "BENCHMARKS.md").read_text(encoding="utf-8")
+    assert table(run) in shown and run["command"] in shown

@@ -1,1 +1,1 @@
-"""The networks: the attention scores, the GRU encoder–decoders, the Transformer, their configurations and tokenizers."""
+"""The networks: the attention scores, the GRU encoder–decoders, the Transformer, their dropout, configurations and tokenizers."""

@@ -18,6 +18,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from attn_demo.models.attention import KINDS, build_attention
 from attn_demo.models.config import ModelConfig
+from attn_demo.models.dropout import Dropout
 
 
 class _CudnnOff:
@@ -87,7 +88,7 @@ class Encoder(nn.Module):
         super().__init__()
         self.embed = nn.Embedding(cfg.src_vocab_size, cfg.emb_size, padding_idx=cfg.pad_id)
         self.rnn = nn.GRU(cfg.emb_size, cfg.enc_hidden_size, batch_first=True, bidirectional=True)
-        self.dropout = nn.Dropout(cfg.dropout)
+        self.dropout = Dropout(cfg.dropout)
 
     def forward(self, src, lengths):
         """src (B, S) ids, lengths (B,) → annotations (B, S, D), ←h_1 (B, D/2)."""
@@ -115,7 +116,7 @@ class Decoder(nn.Module):
         self.attention = None if cfg.attention == "none" else build_attention(cfg.attention, H, D, cfg.attn_hidden_size, cfg.attn_rank)
         self.init = nn.Linear(cfg.enc_hidden_size, H)
         self.out_bias = nn.Parameter(torch.zeros(cfg.tgt_vocab_size))
-        self.dropout = nn.Dropout(cfg.dropout)
+        self.dropout = Dropout(cfg.dropout)
 
     def memory(self, annotations, backward_first, mask) -> Memory:
         keys = self.attention.project_keys(annotations)
@@ -123,7 +124,11 @@ class Decoder(nn.Module):
 
     def logits(self, readout):
         """The output layer shares the target embedding matrix (Press & Wolf 2017): (…, E) → (…, V)."""
-        return F.linear(self.dropout(readout), self.embed.weight, self.out_bias)
+        return F.linear(*self.output_layer(readout))
+
+    def output_layer(self, readout) -> tuple:
+        """What the output layer computes with: its input (the readout after dropout), its weight E_y and bias."""
+        return self.dropout(readout), self.embed.weight, self.out_bias
 
 
 class BahdanauDecoder(Decoder):
@@ -379,7 +384,7 @@ class Seq2Seq(nn.Module):
     def forward(self, src, lengths, y_in):
         return self.decoder(y_in, self.encode(src, lengths))  # (B, T, V)
 
-    def forward_with_attention(self, src, lengths, y_in):
-        """Teacher-forced logits (B, T, V) and α (B, T, S) (None without attention), for the coverage loss."""
-        readouts, weights = self.decoder.readouts_and_attention(y_in, self.encode(src, lengths))
-        return self.decoder.logits(readouts), weights
+    def readouts_with_attention(self, src, lengths, y_in):
+        """Teacher-forced, what the output layer reads at every step (B, T, E) and α (B, T, S) (None without
+        attention): training takes the output layer itself (decoder.output_layer) and the coverage loss α."""
+        return self.decoder.readouts_and_attention(y_in, self.encode(src, lengths))

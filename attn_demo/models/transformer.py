@@ -18,6 +18,7 @@ import torch.nn.functional as F
 
 from attn_demo.models.attention import KINDS
 from attn_demo.models.config import TransformerConfig
+from attn_demo.models.dropout import Dropout
 from attn_demo.models.rnn import Memory, Step, no_coverage
 
 
@@ -98,7 +99,7 @@ class EncoderLayer(nn.Module):
         self.self_attention = MultiHeadAttention(cfg.d_model, cfg.heads)
         self.feed_forward = FeedForward(cfg.d_model, cfg.ff_size)
         self.norm_1, self.norm_2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
-        self.dropout = nn.Dropout(cfg.dropout)
+        self.dropout = Dropout(cfg.dropout)
 
     def forward(self, x, mask) -> tuple[torch.Tensor, Attended]:
         """x (B, S, D), mask (B, 1, S) → x (B, S, D) and its self-attention."""
@@ -117,7 +118,7 @@ class DecoderLayer(nn.Module):
         self.cross_attention = MultiHeadAttention(cfg.d_model, cfg.heads)
         self.feed_forward = FeedForward(cfg.d_model, cfg.ff_size)
         self.norm_1, self.norm_2, self.norm_3 = (nn.LayerNorm(cfg.d_model) for _ in range(3))
-        self.dropout = nn.Dropout(cfg.dropout)
+        self.dropout = Dropout(cfg.dropout)
 
     def forward(self, x, past, causal, cross_keys, cross_mask, forced=None, heads_on=None):
         """x (B, T, D) the new positions; past (B, 2, H, t₀, d_k) the keys and values of the t₀ positions before
@@ -162,7 +163,7 @@ class Positions(nn.Module):
     def __init__(self, cfg: TransformerConfig):
         super().__init__()
         self.register_buffer("table", sinusoids(MAX_POSITIONS, cfg.d_model), persistent=False)
-        self.dropout = nn.Dropout(cfg.dropout)
+        self.dropout = Dropout(cfg.dropout)
 
     def forward(self, looked_up, start: int = 0):
         """E x (B, N, D) at positions start … start + N − 1 → (B, N, D)."""
@@ -229,7 +230,11 @@ class Decoder(nn.Module):
 
     def logits(self, readout):
         """(…, D) → (…, V), through the target embedding matrix."""
-        return F.linear(readout, self.embed.weight, self.out_bias)
+        return F.linear(*self.output_layer(readout))
+
+    def output_layer(self, readout) -> tuple:
+        """What the output layer computes with: its input LN(x_t), its weight E_y and bias."""
+        return readout, self.embed.weight, self.out_bias
 
     def run(self, y_in, cache, memory, forced=None):
         """y_in (B, T) at positions t₀ … t₀ + T − 1 after the cache (B, L, 2, H, t₀, d_k) → LN(x) (B, T, D), the
@@ -337,12 +342,12 @@ class Transformer(nn.Module):
         return self.decoder.memory(annotations, None, src != self.config.pad_id)
 
     def forward(self, src, lengths, y_in):
-        return self.forward_with_attention(src, lengths, y_in)[0]  # (B, T, V)
+        return self.decoder(y_in, self.encode(src, lengths))  # (B, T, V)
 
-    def forward_with_attention(self, src, lengths, y_in):
-        """Teacher-forced logits (B, T, V) and the shown grid's α (B, T, S), as the GRU models give theirs."""
-        readouts, weights = self.decoder.readouts_and_attention(y_in, self.encode(src, lengths))
-        return self.decoder.logits(readouts), weights
+    def readouts_with_attention(self, src, lengths, y_in):
+        """Teacher-forced, the readouts LN(x_t) (B, T, D) and the shown grid's α (B, T, S), as the GRU models give
+        theirs: training takes the output layer itself (decoder.output_layer)."""
+        return self.decoder.readouts_and_attention(y_in, self.encode(src, lengths))
 
     def trace(self, src, lengths, y_in, forced=None, heads_on=None) -> Trace:
         """Every layer's and head's attention of a teacher-forced target y_in (B, T), all positions at once;

@@ -1,1 +1,1 @@
-"""Training a checkpoint, averaging the weights a run kept, and what it learned from."""
+"""Training a checkpoint and its loss, averaging the weights a run kept, and what it learned from."""

@@ -71,7 +71,6 @@ from pathlib import Path
 
 import sacrebleu
 import torch
-import torch.nn.functional as F
 from tqdm import tqdm
 
 from attn_demo.checkpoints.card import read_card, write_model_card
@@ -85,6 +84,7 @@ from attn_demo.measures.timeline import continued, next_point, point, read_timel
 from attn_demo.models.config import MODEL_KINDS, ModelConfig, TransformerConfig
 from attn_demo.models.tokenizer import Tokenizer, train_tokenizer
 from attn_demo.training.coverage import write_training_data
+from attn_demo.training.loss import output_cross_entropy
 from attn_demo.translator import device_name
 
 DEFAULTS = dict(
@@ -208,6 +208,19 @@ def coverage_loss(alpha: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
     coverage = alpha.cumsum(1) - alpha  # C_t: what came before step t (B, T, S)
     again = torch.minimum(alpha, coverage).sum(-1)  # (B, T)
     return (again * real).sum() / real.sum()
+
+
+def training_loss(model, src, lengths, y_in, y_out, smoothing: float, coverage_weight: float = 0.0,
+                  bf16: bool = False) -> torch.Tensor:
+    """Cross-entropy over the real target pieces (training.loss), plus See et al.'s coverage loss when weighted;
+    the forward pass in bf16 autocast where asked (precision "auto": where the hardware computes it natively)."""
+    pad_id = model.config.pad_id
+    with torch.autocast(src.device.type, dtype=torch.bfloat16, enabled=bf16):
+        readouts, alpha = model.readouts_with_attention(src, lengths, y_in)  # (B, T, D), (B, T, S)
+        loss = output_cross_entropy(*model.decoder.output_layer(readouts), y_out, pad_id, smoothing)
+    if coverage_weight:
+        loss = loss + coverage_weight * coverage_loss(alpha.float(), y_out != pad_id)
+    return loss
 
 
 def model_config(args, src_vocab_size: int, tgt_vocab_size: int) -> ModelConfig | TransformerConfig:
@@ -411,14 +424,8 @@ class Run:
         (self.run_dir / "last.tmp").replace(self.run_dir / "last.pt")
 
     def loss(self, src, lengths, y_in, y_out) -> torch.Tensor:
-        """Cross-entropy over the real target pieces, plus See et al.'s coverage loss when asked for."""
-        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.bf16):
-            logits, alpha = self.model.forward_with_attention(src, lengths, y_in)  # (B, T, V), (B, T, S)
-        loss = F.cross_entropy(logits.float().flatten(0, 1), y_out.flatten(), ignore_index=self.config.pad_id,
-                               label_smoothing=self.args.label_smoothing)
-        if self.args.coverage_loss:
-            loss = loss + self.args.coverage_loss * coverage_loss(alpha.float(), y_out != self.config.pad_id)
-        return loss
+        return training_loss(self.model, src, lengths, y_in, y_out, self.args.label_smoothing, self.args.coverage_loss,
+                             self.bf16)
 
     def epoch(self):
         """The current epoch's examples, with their joins, and its batches (the same after --resume)."""
