@@ -88,10 +88,12 @@ class Worker:
     def ask(self, method: str, *args):
         with self.lock:
             self._start()
-            self.pipe.send((method, args))
             try:
+                self.pipe.send((method, args))
                 failed, reply = self.pipe.recv()
-            except EOFError:  # the process ended (killed, out of memory): the next call starts another
+            # the process ended (killed, out of memory): its pipe at its end, or reset by the system (ECONNRESET),
+            # or broken before the call went out; the next call starts another
+            except (EOFError, OSError):
                 self.process = None
                 raise RuntimeError("The toy models' process stopped.") from None
         if failed:
