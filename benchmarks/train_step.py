@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from attn_demo.checkpoints.folder import load_checkpoint  # noqa: E402
-from attn_demo.data.pairs import batches, encode_pairs, read_pairs  # noqa: E402
-from attn_demo.training.train import DEFAULTS, native_bf16, parse_args, training_loss  # noqa: E402
+from attn_demo.data.pairs import TRAIN_POOL, batches, encode_pairs, read_pairs  # noqa: E402
+from attn_demo.training.train import DEFAULTS, native_bf16, training_loss  # noqa: E402
 
 
 def real_batches(checkpoint: Path, pairs_file: Path, count: int, max_tokens: int) -> tuple:
@@ -73,16 +73,16 @@ def main(argv=None):
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--batches", type=int, default=20)
     p.add_argument("--max-tokens", type=int, default=DEFAULTS["max_tokens"])
-    p.add_argument("--pairs", type=Path, help="a tsv of English–French pairs (default: train's, the data home's Tatoeba)")
+    p.add_argument("--pairs", type=Path, default=TRAIN_POOL,
+                   help="English–French pairs (default: train's, the data home's Tatoeba)")
     p.add_argument("--json", type=Path, help="also write the figures here, with the command")
     args = p.parse_args(argv)
-    pairs_file = args.pairs or parse_args(["--attention", "none", "--out", "unused"]).train_pool
     torch.set_num_threads(args.threads)
     precisions = ["fp32"] + (["bf16"] if native_bf16(torch.device("cpu")) else [])
     result = {"command": "python -m benchmarks.train_step " + " ".join(argv if argv is not None else sys.argv[1:]),
               "threads": args.threads, "rows": []}
     for checkpoint in args.checkpoints:
-        model, chosen = real_batches(checkpoint, pairs_file, args.batches, args.max_tokens)
+        model, chosen = real_batches(checkpoint, args.pairs, args.batches, args.max_tokens)
         for precision in precisions:  # each from the checkpoint's weights
             measured = time_steps(copy.deepcopy(model), chosen, precision == "bf16")
             result["rows"].append({"model": checkpoint.name, "precision": precision, **measured})
