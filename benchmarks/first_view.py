@@ -21,11 +21,16 @@ from benchmarks.server import CHROMIUM, CHROMIUM_FLAGS, Server
 ROOT = Path(__file__).resolve().parent.parent
 # a grid is drawn when either renderer has painted its cells: Plotly's heatmap, or the page's own SVG grid
 PLOTLY = "#left-grid .js-plotly-plot .heatmaplayer image, #left-grid .js-plotly-plot .heatmaplayer path"
-DRAWN = f"() => !!document.querySelector('{PLOTLY}, #left-grid svg.light-grid rect')"
-INTERACTIVE = f"() => !!document.querySelector('{PLOTLY}')"
 APPS = {"bare": ROOT / "benchmarks" / "bare_plot_app.py", "attn-demo": ROOT / "app.py"}
 # a piece to tap: a button of the student's page, or a radio label of the whole page's student view
-PIECE = "() => !!document.querySelector('#student-pieces button, #class-vote label')"
+PIECE = "#student-pieces button, #class-vote label"
+
+
+def seen_at(selector: str) -> str:
+    """A function for wait_for_function, polled at every animation frame: the page's clock (ms since it was opened)
+    in the frame that first holds `selector`, before that frame is painted; false until then. The page's clock
+    read in that frame, not after Playwright has heard of it: the round trip to a throttled page is no part of it."""
+    return f"() => document.querySelector({json.dumps(selector)}) ? performance.now() : false"
 # the student's page and the whole page's view of a room, as the page's links name them (ui.classroom)
 JOINS = {"student's page (join/CODE)": "join/{code}", "whole page (?room=CODE&full=1)": "?room={code}&full=1#section-classroom"}
 
@@ -73,10 +78,11 @@ def first_grid(browser, url: str, cpu_slowdown: float, mbit: float, latency_ms: 
     """One cold visit: ms to the first grid, kB received until then, and ms to the interactive (Plotly) grid."""
     with throttled(browser, cpu_slowdown, mbit, latency_ms) as (page, received):
         page.goto(url, wait_until="commit")
-        page.wait_for_function(DRAWN, timeout=120_000, polling="raf")
-        ms, kB = page.evaluate("() => performance.now()"), received.bytes() / 1000
-        page.wait_for_function(INTERACTIVE, timeout=120_000, polling="raf")
-        return {"ms": ms, "kB": kB, "interactive_ms": page.evaluate("() => performance.now()")}
+        ms = page.wait_for_function(seen_at(f"{PLOTLY}, #left-grid svg.light-grid rect"), timeout=120_000,
+                                    polling="raf").json_value()
+        kB = received.bytes() / 1000
+        interactive = page.wait_for_function(seen_at(PLOTLY), timeout=120_000, polling="raf").json_value()
+        return {"ms": ms, "kB": kB, "interactive_ms": interactive}
 
 
 def first_piece(browser, url: str, cpu_slowdown: float, mbit: float, latency_ms: float) -> dict:
@@ -84,8 +90,8 @@ def first_piece(browser, url: str, cpu_slowdown: float, mbit: float, latency_ms:
     kB received by a second after the page's load event."""
     with throttled(browser, cpu_slowdown, mbit, latency_ms) as (page, received):
         page.goto(url, wait_until="commit")
-        page.wait_for_function(PIECE, timeout=120_000, polling="raf")
-        ms, kB = page.evaluate("() => performance.now()"), received.bytes() / 1000
+        ms = page.wait_for_function(seen_at(PIECE), timeout=120_000, polling="raf").json_value()
+        kB = received.bytes() / 1000
         page.wait_for_load_state("load", timeout=120_000)
         page.wait_for_timeout(1000)  # what the page's scripts fetch once loaded (the whole page polls on and on)
         return {"ms": ms, "kB": kB, "all_kB": received.bytes() / 1000}

@@ -49,13 +49,14 @@ class Reply:
     data: object  # the outputs, or the error's message
 
 
-async def call(url: str, name: str, *data, cookie: str = "") -> Reply:
+async def call(url: str, name: str, *data, cookie: str = "", session: str = "") -> Reply:
     """One REST call: the POST that queues it, then its event stream up to the result; both send `cookie` where
-    one is given (a load balancer may route by it)."""
+    one is given (a load balancer may route by it). The call is a Gradio session of its own unless `session` names
+    one, as a page's calls share its session."""
     started = time.perf_counter()
+    body = {"data": list(data), **({"session_hash": session} if session else {})}
     try:
-        status, body = await request(url, "POST", f"gradio_api/call/{name}", json.dumps({"data": list(data)}).encode(),
-                                     cookie)
+        status, body = await request(url, "POST", f"gradio_api/call/{name}", json.dumps(body).encode(), cookie)
         if status != 200:
             return Reply(time.perf_counter() - started, "refused", f"HTTP {status}: {body[:120].decode(errors='replace')}")
         event_id = json.loads(body)["event_id"]

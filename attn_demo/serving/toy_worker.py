@@ -5,6 +5,7 @@ A lesson's key is (ToySettings, beside): its attention run, and with `beside` th
 trained on the same batches update for update. Every reply is plain data and Translations (picklable), never a model.
 """
 import multiprocessing
+import os
 import threading
 import time
 from dataclasses import replace
@@ -12,6 +13,11 @@ from dataclasses import replace
 import torch
 
 from attn_demo.training.toy import CURVE_EVERY, ToyRun, train_for
+
+# The worker's scheduling priority below the app's (nice(2): 19 is the lowest). A lesson trains on whatever core is
+# idle, and a translation that wants the core takes it at once: with the worker at the app's priority, 30 lessons in
+# line made a translation's p95 3.0× its figure alone (BENCHMARKS.md, Train it live).
+NICENESS = 19
 
 
 class Workshop:
@@ -103,6 +109,7 @@ class Worker:
 
 def serve(pipe):
     """The worker process: a Workshop answering its pipe until the app closes it."""
+    os.nice(NICENESS)  # first, so that every thread torch starts is as nice
     torch.set_num_threads(1)
     torch.optim.Adam([torch.zeros(1, requires_grad=True)])  # torch's compiler imported now, not at a first Train
     workshop = Workshop()

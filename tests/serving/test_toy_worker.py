@@ -1,6 +1,8 @@
+import os
+
 import pytest
 
-from attn_demo.serving.toy_worker import Worker
+from attn_demo.serving.toy_worker import NICENESS, Worker
 
 
 class BrokenPipe:
@@ -29,3 +31,12 @@ def test_a_pipe_broken_by_the_process_dying_says_it_stopped_and_the_next_call_st
     with pytest.raises(RuntimeError, match="process stopped"):
         worker.ask("train", ("settings", True), 1.0, 0.1)
     assert worker.process is None  # the next ask starts a process anew
+
+
+def test_the_worker_process_trains_at_the_lowest_priority_so_a_translation_takes_the_core_first():
+    worker = Worker()
+    try:
+        worker.ask("drop", ("no such lesson", False))  # answered once serve has set its priority
+        assert os.getpriority(os.PRIO_PROCESS, worker.process.pid) == NICENESS  # the lowest, whatever the app's
+    finally:
+        worker.process.kill()
