@@ -74,6 +74,31 @@ class Server:
         self.process.wait(timeout=30)
 
 
+def busy_fraction(cores: set, window_s: float) -> float:
+    """The share of `window_s` seconds that the CPU cores `cores` spent working, by every process (/proc/stat)."""
+    def ticks() -> tuple[int, int]:
+        busy = total = 0
+        for line in Path("/proc/stat").read_text().splitlines():
+            name, *fields = line.split()
+            if name.startswith("cpu") and name[3:].isdigit() and int(name[3:]) in cores:
+                numbers = [int(field) for field in fields[:8]]
+                total, busy = total + sum(numbers), busy + sum(numbers) - numbers[3] - numbers[4]  # idle, iowait
+        return busy, total
+
+    (busy_0, total_0), _ = ticks(), time.sleep(window_s)
+    busy_1, total_1 = ticks()
+    return (busy_1 - busy_0) / max(total_1 - total_0, 1)
+
+
+def wait_at_rest(cores: set, below: float = 0.1, window_s: float = 1.0, timeout_s: float = 60.0) -> float:
+    """Wait until the cores `cores` are at rest (busy under `below` of a window: an app started answers HTTP while it
+    still warms up, the toy models' process among it) and return the seconds waited; a class arrives at an app at rest."""
+    started = time.perf_counter()
+    while busy_fraction(cores, window_s) >= below and time.perf_counter() - started < timeout_s:
+        pass
+    return time.perf_counter() - started
+
+
 class RedisServer:
     """Debian's redis-server on a free loopback port, keeping nothing on disk: its data lives as long as it does."""
 

@@ -153,6 +153,11 @@ class Rooms:
         self.store = store or store_named(os.environ.get(ROOMS_ENV, "memory"))
         self.clock, self.max_rooms, self.max_voters, self.idle_s = clock, max_rooms, max_voters, idle_s
 
+    @property
+    def waits_on_network(self) -> bool:
+        """Whether a call may wait on another server (its store's): then a web server calls it in a worker thread."""
+        return self.store.waits_on_network
+
     def open(self, english: list[str], french: list[str], alpha, model: str = "") -> tuple[str, str]:
         """A new room on one translation (α (T, S), as Translation.attention); its code and the teacher's key."""
         if alpha is None:

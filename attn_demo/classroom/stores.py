@@ -34,6 +34,8 @@ def take_token(bucket: list | None, burst: float, every_s: float, now: float) ->
 class MemoryStore:
     """Rooms in this process's memory, behind one lock: nothing to install, gone when the process ends."""
 
+    waits_on_network = False  # a call is a few dictionary reads under a lock held for microseconds
+
     def __init__(self):
         self.rooms: dict[str, tuple[bytes, float]] = {}  # code → (value, expires at)
         self.buckets: dict[str, list] = {}
@@ -101,6 +103,8 @@ class RedisStore:
     """Rooms in a Redis server, shared by every app process given its URL, and kept through their restarts.
 
     A room is a string key with a TTL; an index (a sorted set: code → expiry time) counts the open rooms."""
+
+    waits_on_network = True  # a call waits for the server's answer: up to REDIS_TIMEOUT_S
 
     def __init__(self, url: str, prefix: str = REDIS_PREFIX):
         import redis  # only a Redis-backed app needs the package loaded

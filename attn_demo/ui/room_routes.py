@@ -7,8 +7,9 @@ second fit one core.
 
 A refusal of the rooms (no such room, a step gone by, a malformed vote, a dead store…) is 4xx {"error": message}, the
 message HTML-escaped as the page writes it. The rooms' rules are attn_demo.classroom.rooms's, the same as the REST API's
-class_state and class_vote (ui.classroom), which stay for clients. The rooms are called in a worker thread: a slow
-store holds up that call alone, never the server's other requests.
+class_state and class_vote (ui.classroom), which stay for clients. Rooms kept in Redis are called in a worker thread, so
+a slow store holds up that call alone, never the server's other requests; rooms in memory answer in microseconds and are
+called at once, as a worker thread's hand-over would cost a lecture hall's phones more than the call (BENCHMARKS.md).
 """
 import html
 import json
@@ -54,13 +55,17 @@ class RoomRoutes:
             return JSONResponse({"error": "A vote is one JSON object with voter, step and piece."}, 400)
         return await self.answer(lambda: {"line": self.section.vote_line(code, *(ballot[k] for k in BALLOT))})
 
-    @staticmethod
-    async def answer(call) -> JSONResponse:
+    async def answer(self, call) -> JSONResponse:
         """call()'s reply, or the rooms' refusal with its status (refusal_status)."""
         try:
-            return JSONResponse(await run_in_threadpool(call))
+            return JSONResponse(await call_rooms(self.section.rooms, call))
         except ClassroomError as refusal:
             return JSONResponse({"error": html.escape(str(refusal))}, refusal_status(refusal))
+
+
+async def call_rooms(rooms, call):
+    """call(), a call of `rooms`: in a worker thread where they may wait on their store's server, else at once."""
+    return await run_in_threadpool(call) if rooms.waits_on_network else call()
 
 
 def refusal_status(refusal: ClassroomError) -> int:

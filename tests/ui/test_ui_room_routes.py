@@ -1,12 +1,16 @@
 """A phone's room calls as the page sends them, to the running app's room routes: the same rooms and rules as the
 REST API's, and a clear message for anything wrong."""
+import asyncio
 import json
+import threading
 import urllib.error
 import urllib.request
 
 import pytest
 
-pytestmark = pytest.mark.slow  # the app, started as a server
+from attn_demo.classroom.rooms import Rooms
+from attn_demo.classroom.stores import MemoryStore, RedisStore
+from attn_demo.ui.room_routes import call_rooms
 
 
 def ask(app_url: str, path: str, body=None) -> tuple[int, dict, str]:
@@ -21,6 +25,21 @@ def ask(app_url: str, path: str, body=None) -> tuple[int, dict, str]:
         return refused.code, json.loads(refused.read()), refused.headers.get("Cache-Control")
 
 
+@pytest.mark.parametrize("store, in_a_thread", [("memory", False), ("redis", True)])
+def test_rooms_that_wait_on_a_server_are_called_in_a_worker_thread_and_rooms_in_memory_at_once(store, in_a_thread,
+                                                                                              request):
+    """A Redis store's call holds a worker thread, never the event loop; a call of rooms in memory is not handed over."""
+    rooms = Rooms(MemoryStore() if store == "memory" else RedisStore(request.getfixturevalue("redis_url")))
+    code, _ = rooms.open(["▁a", "</s>"], ["▁un", "</s>"], [[0.9, 0.1], [0.2, 0.8]])
+
+    async def poll():
+        return threading.get_ident(), await call_rooms(rooms, lambda: (threading.get_ident(), rooms.state(code)))
+
+    loop_thread, (call_thread, state) = asyncio.run(poll())
+    assert (call_thread != loop_thread) == in_a_thread and state["room"] == code
+
+
+@pytest.mark.slow  # the app, started as a server
 def test_a_phones_poll_is_the_rooms_state_and_its_votes_reach_the_projector(app_url, teacher, room):
     code, key = room
     status, reply, cache = ask(app_url, f"/rooms/{code}")
@@ -37,6 +56,7 @@ def test_a_phones_poll_is_the_rooms_state_and_its_votes_reach_the_projector(app_
     assert ask(app_url, f"/rooms/{code}")[1]["room"]["revealed"] is True
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path, body, status, message", [
     ("/rooms/ZZZZZZ", None, 404, "There is no open room"),
     ("/rooms/" + "Z" * 10_000, None, 404, "There is no open room"),
