@@ -237,7 +237,7 @@ class Translator:
         read = [self.read(text) for text in texts]
         if not read:
             return [], None
-        memory = self.encode_batch([ids for ids, _ in read])
+        memory, encoder = self._encode([ids for ids, _ in read])
         memory.heads_on = self._heads_on(steer.heads_off, len(read))
         lengths = memory.mask.sum(1)  # (B,) pieces, EOS included
         limits = max_target_length(lengths) if max_len is None else torch.full_like(lengths, max_len)
@@ -248,7 +248,7 @@ class Translator:
         else:
             hypotheses, weighed = beam_search_n_best(self.model, memory, limits, beam_size, n_best or 1,
                                                      self.penalties if penalties is None else penalties, steer)
-        return self._translations(read, memory, hypotheses, steer, heads), weighed
+        return self._translations(read, memory, encoder, hypotheses, steer, heads), weighed
 
     def _heads_off(self, heads_off) -> frozenset:
         """The (layer, head) pairs of a Transformer's cross-attention to turn off, each checked."""
@@ -332,8 +332,9 @@ class Translator:
         targets = [self.encode_target(french) for _, french in pairs]
         if not read:
             return []
-        memory = self.encode_batch([ids for ids, _ in read])
-        return [only for only, in self._translations(read, memory, [[hyp] for hyp in forced_search(self.model, memory, targets)])]
+        memory, encoder = self._encode([ids for ids, _ in read])
+        hypotheses = [[hyp] for hyp in forced_search(self.model, memory, targets)]
+        return [only for only, in self._translations(read, memory, encoder, hypotheses)]
 
     def attribute(self, english: str, french: str | list[str] | None = None,
                   method: str = "integrated-gradients") -> Attribution:
@@ -352,38 +353,50 @@ class Translator:
 
     def encode_batch(self, sources: list[list[int]]):
         """The encoder's Memory of a batch of source ids (EOS last), padded."""
-        src = pad(sources, self.config.pad_id).to(self.device)  # (B, S)
-        return self.model.encode(src, torch.tensor([len(s) for s in sources], device=self.device))
+        return self._encode(sources)[0]
 
-    def _translations(self, read, memory, hypotheses, steer: Steer = NO_STEER, with_heads: bool = True) -> list[list["Translation"]]:
-        """The Translations of each sentence's hypotheses (a list per sentence, as searched); a Transformer's with
-        every layer and head (Translation.heads) unless with_heads is False."""
+    def _encode(self, sources: list[list[int]]) -> tuple:
+        """encode_batch's Memory, and a Transformer's encoder self-attention α (B, L_enc, H, S, S), which its Heads
+        show (None for the GRU models)."""
+        src = pad(sources, self.config.pad_id).to(self.device)  # (B, S)
+        lengths = torch.tensor([len(s) for s in sources], device=self.device)
+        if isinstance(self.model, Transformer):
+            return self.model.encode_traced(src, lengths)
+        return self.model.encode(src, lengths), None
+
+    def _translations(self, read, memory, encoder, hypotheses, steer: Steer = NO_STEER,
+                      with_heads: bool = True) -> list[list["Translation"]]:
+        """The Translations of each sentence's hypotheses (a list per sentence, as searched) from the batch's memory
+        and encoder self-attention (_encode); a Transformer's with every layer and head (Translation.heads) unless
+        with_heads is False."""
         annotations = memory.annotations.float().cpu().numpy()  # (B, S, D)
-        heads = self._heads(read, hypotheses, steer) if with_heads and isinstance(self.model, Transformer) else None
+        heads = self._heads(memory, encoder, hypotheses, steer) if with_heads and encoder is not None else None
         return [[self._translation(ids, unknown, hyp, annotations[b, :len(ids)], None if heads is None else heads[b][k])
                  for k, hyp in enumerate(hyps)]
                 for b, ((ids, unknown), hyps) in enumerate(zip(read, hypotheses))]
 
-    def _heads(self, read, hypotheses, steer: Steer) -> list[list[Heads]]:
+    def _heads(self, memory, encoder, hypotheses, steer: Steer) -> list[list[Heads]]:
         """Every layer's and head's numbers of each hypothesis (a list per sentence): its pieces run through
-        the Transformer all at once (Transformer.trace), with the α a user set at the steps they set it."""
-        rows = [(ids, hyp.tokens) for (ids, _), hyps in zip(read, hypotheses) for hyp in hyps]
-        src = pad([ids for ids, _ in rows], self.config.pad_id).to(self.device)  # (N, S)
+        the Transformer's decoder all at once (Transformer.trace) on its sentence's memory, with the α a user set at
+        the steps they set it; the encoder's self-attention as it encoded the batch (encoder (B, L_enc, H, S, S))."""
+        rows = [(b, hyp.tokens) for b, hyps in enumerate(hypotheses) for hyp in hyps]
+        sentence = torch.tensor([b for b, _ in rows], device=self.device)  # (N,): the sentence of each row
         y_in = pad([[self.config.bos_id, *tokens[:-1]] for _, tokens in rows], self.config.eos_id).to(self.device)  # (N, T)
         forced = None
         if steer.attention:
-            forced = torch.full((*y_in.shape, src.size(1)), float("nan"), device=self.device)  # (N, T, S)
+            forced = torch.full((*y_in.shape, memory.mask.size(1)), float("nan"), device=self.device)  # (N, T, S)
             for t, weights in steer.attention.items():
                 if t <= y_in.size(1):
                     forced[:, t - 1, :weights.size(0)], forced[:, t - 1, weights.size(0):] = weights, 0.0
-        trace = self.model.trace(src, torch.tensor([len(ids) for ids, _ in rows], device=self.device), y_in, forced,
-                                 self._heads_on(steer.heads_off, len(rows)))
-        off = tuple(sorted(steer.heads_off))
-        per_row = iter(self._heads_of(trace, k, len(ids), len(tokens), off) for k, (ids, tokens) in enumerate(rows))
+        trace = self.model.trace(memory.select(sentence), y_in, forced)
+        lengths, off = memory.mask.sum(1).tolist(), tuple(sorted(steer.heads_off))
+        per_row = iter(self._heads_of(trace, encoder[b], k, lengths[b], len(tokens), off)
+                       for k, (b, tokens) in enumerate(rows))
         return [[next(per_row) for _ in hyps] for hyps in hypotheses]
 
-    def _heads_of(self, trace, row: int, S: int, T: int, off: tuple) -> Heads:
-        """Row `row` of a Transformer.trace, cut to its S source and T target pieces."""
+    def _heads_of(self, trace, encoder, row: int, S: int, T: int, off: tuple) -> Heads:
+        """Row `row` of a Transformer.trace, cut to its S source and T target pieces, with its sentence's encoder
+        self-attention (L_enc, H, S', S')."""
         def stacked(layers, field, *cut):  # (L, H, …) of one row
             return torch.stack([getattr(attended, field)[row] for attended in layers])[(slice(None), slice(None), *cut)]
 
@@ -393,7 +406,7 @@ class Translator:
             cross=stacked(cross, "weights", slice(T), slice(S)), cross_scores=stacked(cross, "scores", slice(T), slice(S)),
             queries=stacked(cross, "queries", slice(T)), keys=keys[:, 0], values=keys[:, 1],
             outputs=stacked(cross, "heads", slice(T)), attended=torch.stack([a.output[row, :T] for a in cross]),
-            encoder=stacked(trace.encoder, "weights", slice(S), slice(S)),
+            encoder=encoder[:, :, :S, :S],
             decoder=stacked(trace.decoder, "weights", slice(T), slice(T)))
         numbers = {name: value.float().cpu().numpy() for name, value in arrays.items()}
         return Heads(**numbers, W_O=self._output_weights[0], b_O=self._output_weights[1],

@@ -104,14 +104,31 @@ def test_batch_equals_one_at_a_time(translator):
             np.testing.assert_allclose(single.attention, b.attention, atol=atol)
 
 
+def test_every_hypothesis_of_a_batch_of_n_best_lists_has_its_own_sentences_heads(translator):
+    """Rows of hypotheses, not of sentences: each hypothesis's heads are those its sentence has alone, the encoder's
+    self-attention and the keys of its own sentence cut to its own pieces; a model without heads has none."""
+    texts = ["I see the white truck.", "the ball"]
+    atol = 1e-5 if DEVICE == "cpu" else 1e-4
+    for text, hypotheses in zip(texts, translator.translate_batch(texts, beam_size=3, n_best=2)):
+        for alone, batched in zip(translator.translate_batch([text], beam_size=3, n_best=2)[0], hypotheses):
+            assert alone.target_tokens == batched.target_tokens
+            if translator.config.attention != "transformer":
+                assert batched.heads is None
+                continue
+            for name in ("encoder", "keys", "cross", "decoder"):
+                np.testing.assert_allclose(getattr(alone.heads, name), getattr(batched.heads, name), atol=atol, err_msg=name)
+
+
 def test_key_projection_is_computed_once_per_sentence(translator, monkeypatch):
-    if translator.config.attention == "transformer":  # each layer's cross-attention: once for the search, once for the trace
-        layers = [layer.cross_attention for layer in translator.model.decoder.layers]
-        calls = []
-        for layer in layers:
+    if translator.config.attention == "transformer":  # each layer's cross-attention, and the encoder: once for the
+        # search and the trace of every layer and head together
+        model, calls = translator.model, []
+        for layer in [layer.cross_attention for layer in model.decoder.layers]:
             monkeypatch.setattr(layer, "project_keys", lambda h, original=layer.project_keys: calls.append(h.shape) or original(h))
+        monkeypatch.setattr(model.encoder, "run", lambda *a, original=model.encoder.run: calls.append("encoder") or original(*a))
         result = translator.translate("I see the red cat.", beam_size=3)
-        assert len(result.target_tokens) > 2 and len(calls) == 2 * len(layers)
+        assert len(result.target_tokens) > 2 and result.heads is not None
+        assert calls.count("encoder") == 1 and len(calls) == 1 + len(model.decoder.layers)
         return
     attention = translator.model.decoder.attention
     if attention is None:

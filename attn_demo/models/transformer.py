@@ -7,7 +7,7 @@ the annotations h_j), H heads of d_k = D / H each, L decoder layers, F the feed-
 What one sentence needs is passed in, never kept on the modules (one model serves every user at once):
 the cross-attention keys and values of every decoder layer, computed once per sentence (Memory.keys), and
 the decoder's cache of its own keys and values so far (the decoder state, which grows by one position
-a step). `trace` runs a whole target at once and returns every layer's and head's numbers.
+a step). `trace` runs a whole target at once and returns every decoder layer's and head's numbers.
 """
 import math
 from dataclasses import dataclass
@@ -306,14 +306,11 @@ class Decoder(nn.Module):
 
 @dataclass
 class Trace:
-    """Every number of a Transformer's translation of one batch, layer by layer (a list of L)."""
+    """Every number of a Transformer's translation of one batch that the page shows, layer by layer (a list of L)."""
 
-    encoder: list[Attended]  # each encoder layer's self-attention (S positions ask, S answer)
     decoder: list[Attended]  # each decoder layer's masked self-attention (T ask, T answer)
     cross: list[Attended]  # each decoder layer's cross-attention (T ask, S answer)
-    annotations: torch.Tensor  # h_j (B, S, D)
     cross_keys: torch.Tensor  # each decoder layer's k_j and v_j of the cross-attention (B, L, 2, H, S, d_k)
-    logits: torch.Tensor  # (B, T, V)
 
 
 class Transformer(nn.Module):
@@ -338,8 +335,13 @@ class Transformer(nn.Module):
 
     def encode(self, src, lengths) -> Memory:
         """src (B, S) ids with EOS and padding, lengths (B,) → the decoder's Memory."""
-        annotations, _ = self.encoder.annotate(self.encoder.embed(src), lengths)
-        return self.decoder.memory(annotations, None, src != self.config.pad_id)
+        return self.encode_traced(src, lengths)[0]
+
+    def encode_traced(self, src, lengths) -> tuple[Memory, torch.Tensor]:
+        """encode, and α of every encoder layer's self-attention (B, L_enc, H, S, S), which the page's heads show."""
+        annotations, attended = self.encoder.run(self.encoder.embed(src), _source_mask(lengths, src.size(1)))
+        memory = self.decoder.memory(annotations, None, src != self.config.pad_id)
+        return memory, torch.stack([layer.weights for layer in attended], 1)
 
     def forward(self, src, lengths, y_in):
         return self.decoder(y_in, self.encode(src, lengths))  # (B, T, V)
@@ -349,11 +351,10 @@ class Transformer(nn.Module):
         theirs: training takes the output layer itself (decoder.output_layer)."""
         return self.decoder.readouts_and_attention(y_in, self.encode(src, lengths))
 
-    def trace(self, src, lengths, y_in, forced=None, heads_on=None) -> Trace:
-        """Every layer's and head's attention of a teacher-forced target y_in (B, T), all positions at once;
-        forced (B, T, S), NaN rows where α is the model's own, and heads_on (B, L, H), as Decoder.run."""
-        annotations, encoder = self.encoder.run(self.encoder.embed(src), _source_mask(lengths, src.size(1)))
-        memory = self.decoder.memory(annotations, None, src != self.config.pad_id)
-        memory.heads_on = heads_on
-        readouts, _, decoder, cross = self.decoder.run(y_in, memory.init_state, memory, forced)
-        return Trace(encoder, decoder, cross, annotations, memory.keys, self.decoder.logits(readouts))
+    def trace(self, memory: Memory, y_in, forced=None) -> Trace:
+        """Every decoder layer's and head's attention of a teacher-forced target y_in (B, T), all positions at once,
+        after the encoding `memory` of its source (one row per target: Memory.select), its heads_on the heads at work;
+        forced (B, T, S), NaN rows where α is the model's own, as Decoder.run. The encoder is not run again: its
+        self-attention is encode_traced's, and no position goes through the output layer (the page shows no logits)."""
+        _, _, decoder, cross = self.decoder.run(y_in, memory.init_state, memory, forced)
+        return Trace(decoder, cross, memory.keys)
