@@ -362,7 +362,8 @@ class Transformer(nn.Module):
 
     def encode(self, src, lengths) -> Memory:
         """src (B, S) ids with EOS and padding, lengths (B,) → the decoder's Memory."""
-        return self.encode_traced(src, lengths)[0]
+        annotations, _ = self.encoder.annotate(self.encoder.embed(src), lengths)
+        return self.decoder.memory(annotations, None, src != self.config.pad_id)
 
     def encode_traced(self, src, lengths) -> tuple[Memory, torch.Tensor]:
         """encode, and α of every encoder layer's self-attention (B, L_enc, H, S, S), which the page's heads show."""
