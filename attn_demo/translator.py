@@ -337,17 +337,18 @@ class Translator:
         return [only for only, in self._translations(read, memory, encoder, hypotheses)]
 
     def attribute(self, english: str, french: str | list[str] | None = None,
-                  method: str = "integrated-gradients") -> Attribution:
+                  method: str = "integrated-gradients", workers: int = 1) -> Attribution:
         """How much each English piece contributed to each French piece's log-probability (see
         attn_demo.decoding.attribution): for the model's own greedy translation, or for a given French
         sentence read by teacher forcing, as text or as the pieces of a Translation (target_tokens,
-        </s> last). A (T, S) array, rows in the order of the French pieces."""
+        </s> last). A (T, S) array, rows in the order of the French pieces. Integrated gradients' batches
+        are integrated on `workers` threads at once: the same numbers."""
         source_ids, _ = self.read(english)
         if french is None or isinstance(french, list):
             target_ids = self._piece_ids(self.translate(english).target_tokens if french is None else french)
         else:
             target_ids = self.encode_target(french)
-        scores, log_probs, gap, points = attribute(self.model, source_ids, target_ids, method)
+        scores, log_probs, gap, points = attribute(self.model, source_ids, target_ids, method, workers)
         return Attribution(method, self.source_tokenizer.pieces(source_ids), self.target_tokenizer.pieces(target_ids),
                            scores, log_probs, gap, points)
 

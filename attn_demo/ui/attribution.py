@@ -32,6 +32,9 @@ do not, α showed where the model looked, not what it used."""
 METHOD_LABELS = {"integrated-gradients": "integrated gradients", "input-x-gradient": "input × gradient"}
 NOT_SHOWN = "Press **What did each model rely on?** to draw it for the sentence on screen."  # in place of a grid
 CACHED = 64  # attributions kept (model, sentence, pieces, method): a class asking about one sentence computes it once
+# Each side's integrated gradients on this many threads, the sides at once: the two cores share the work until one side
+# is done, then the slower side has both (a Transformer's take about 4 times Luong's; BENCHMARKS.md).
+WORKERS = 2
 
 
 class AttributionSection:
@@ -40,7 +43,7 @@ class AttributionSection:
         self.attribution = ComputedOnce(self._attribution, CACHED)
 
     def _attribution(self, key: str, text: str, pieces: tuple[str, ...], method: str):
-        return self.models[key].run(Translator.attribute, text, list(pieces), method)
+        return self.models[key].run(Translator.attribute, text, list(pieces), method, workers=WORKERS)
 
     def side(self, state, side: str, method: str, large: bool, unit: str) -> tuple[list, dict]:
         """One side's attribution grid and its agreement with α, in a sentence; and its bars for the
@@ -73,7 +76,7 @@ class AttributionSection:
         """Each side's grid and agreement, then every side's bars for the step views (JSON)."""
         if not state:
             return [None, "Translate a sentence first."] * len(SIDES) + [None]
-        try:  # the sides at once, one core each: the app's torch uses one thread per call (app.py)
+        try:  # the sides at once, each on WORKERS threads: the app's torch uses one thread per call (app.py)
             with ThreadPoolExecutor(len(SIDES), thread_name_prefix="attribution") as pool:
                 sides = list(pool.map(lambda side: self.side(state, side, method, large, unit), SIDES))
         except ValueError as error:  # e.g. a method the page does not offer, asked for through the API

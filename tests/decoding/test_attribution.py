@@ -1,4 +1,5 @@
 import threading
+from contextlib import nullcontext
 
 import numpy as np
 import pytest
@@ -25,6 +26,20 @@ def test_integrated_gradients_is_complete_within_five_percent_at_every_step(tran
     assert result.scores.shape == (T, S) and result.completeness_gap.shape == (T,)
     assert (result.completeness_gap <= 0.05).all(), result.completeness_gap
     assert result.target_tokens == translator.translate(SENTENCE).target_tokens  # the model's own translation
+
+
+def test_integrated_gradients_on_two_workers_are_the_same_batches_integrated_at_once(translator, monkeypatch):
+    """workers=2 cuts the path points into twice as many batches and integrates them in two threads: the numbers
+    are those of the same batches one after the other, bit for bit."""
+    with pytest.raises(ValueError, match="at least one worker"):
+        translator.attribute(SENTENCE, workers=0)
+    at_once = translator.attribute(SENTENCE, workers=2)
+    monkeypatch.setattr(attribution, "batch_mapper", lambda workers: nullcontext(map))  # the same batches, in turn
+    in_turn = translator.attribute(SENTENCE, workers=2)
+    np.testing.assert_array_equal(at_once.scores, in_turn.scores)
+    np.testing.assert_array_equal(at_once.completeness_gap, in_turn.completeness_gap)
+    alone = translator.attribute(SENTENCE, workers=1)  # other batches: the same integral to float rounding
+    np.testing.assert_allclose(at_once.scores, alone.scores, rtol=1e-4, atol=1e-6)
 
 
 def test_input_x_gradient_is_the_embedding_times_its_gradient(translator):
