@@ -26,6 +26,7 @@ CPU. It prints:
     opening --rooms more rooms (when this script started the server).
 """
 import argparse
+import asyncio
 import itertools
 import random
 import secrets
@@ -222,15 +223,20 @@ def room_memory(english: int, french: int, voters: int) -> float:
     alpha = [[1 / english] * english for _ in range(french)]
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
-    code, key = rooms.open([f"▁w{j}" for j in range(english)], [f"▁m{t}" for t in range(french)], alpha)
-    for t in range(1, french + 1):
-        for v in range(voters):
-            rooms.vote(code, f"phone-{v:06d}", t, v % english)
-        if t < french:
-            rooms.next(code, key)
+    asyncio.run(vote_every_step(rooms, english, french, voters, alpha))
     used = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()
     return used
+
+
+async def vote_every_step(rooms, english: int, french: int, voters: int, alpha):
+    """A room opened on pieces of its own, every phone voting at every step."""
+    code, key = await rooms.open([f"▁w{j}" for j in range(english)], [f"▁m{t}" for t in range(french)], alpha)
+    for t in range(1, french + 1):
+        for v in range(voters):
+            await rooms.vote(code, f"phone-{v:06d}", t, v % english)
+        if t < french:
+            await rooms.next(code, key)
 
 
 def main():

@@ -13,8 +13,8 @@ server.
     python -m benchmarks.rest_load --burst 60               # 60 students each translate 3 new sentences at once,
                                                             # on the echoing bare app (the floor), then on app.py
 
-Where this machine has two cores or more and the script starts the servers, they run on the first core and the
-client on the others. It prints the votes counted, refused and failed, the latency of a vote (p50/p95/max), the
+Where this machine has two cores or more and the script starts the servers, they run on the first core (Redis
+among them) and the client on the others. It prints the votes counted, refused and failed, the latency of a vote (p50/p95/max), the
 servers' CPU per vote, and whether the final tally holds every vote once (after the restart too).
 """
 import argparse
@@ -260,6 +260,17 @@ def set_cores_apart() -> tuple[set, set] | None:
     return ({cores[0]}, set(cores[1:])) if len(cores) >= 2 else None
 
 
+def on_cores(apart: tuple[set, set] | None, start):
+    """start() with the servers' core to itself (a process keeps the cores it starts on), the client back on its own."""
+    if not apart:
+        return start()
+    os.sched_setaffinity(0, apart[0])
+    try:
+        return start()
+    finally:
+        os.sched_setaffinity(0, apart[1])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -283,16 +294,13 @@ def main():
                                 args.phones, None), indent=1))
         return
     apart = set_cores_apart()
-    redis = RedisServer() if args.processes > 1 else None
+    redis = on_cores(apart, RedisServer) if args.processes > 1 else None  # a server: on the servers' core
     env = {"ATTN_DEMO_ROOMS": redis.url} if redis else {}
 
     def start(script: str = args.app) -> Server:
-        """An app process on the servers' core (a process keeps the cores it starts on), the client back on its own."""
+        """An app process on the servers' core, once that core is at rest (wait_at_rest)."""
+        server = on_cores(apart, lambda: Server(ROOT / script, env={**env, "PYTHONPATH": str(ROOT)}))
         if apart:
-            os.sched_setaffinity(0, apart[0])
-        server = Server(ROOT / script, env={**env, "PYTHONPATH": str(ROOT)})
-        if apart:
-            os.sched_setaffinity(0, apart[1])
             wait_at_rest(apart[0])
         return server
 

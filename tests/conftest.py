@@ -171,6 +171,12 @@ def room(teacher):
     return teacher.predict(ROOM_SENTENCE, app.OPENING_PICKS[0], api_name="/class_open")
 
 
+@pytest.fixture
+def anyio_backend():
+    """Async tests (pytest.mark.anyio) run on asyncio, the loop the app serves on, a new one for each test."""
+    return "asyncio"
+
+
 @pytest.fixture(scope="session")
 def redis_url():
     """A redis-server of the tests' own on a free loopback port. Skipped where none is installed, unless

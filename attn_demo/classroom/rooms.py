@@ -144,8 +144,9 @@ def step_number(value, what: str = "step") -> int:
 
 
 class Rooms:
-    """Every open room of the app, kept in `store` (room_stores: memory by default); each method is one atomic
-    read or change of one room, so concurrent requests, from this process or another, see whole changes."""
+    """Every open room of the app, kept in `store` (attn_demo.classroom.stores: memory by default); each method is a
+    coroutine for the server's event loop, one atomic read or change of one room, so concurrent requests, from this
+    process or another, see whole changes."""
 
     def __init__(self, store=None, clock=time.time, max_rooms: int = MAX_ROOMS, max_voters: int = MAX_VOTERS,
                  idle_s: float = IDLE_S):
@@ -153,12 +154,7 @@ class Rooms:
         self.store = store or store_named(os.environ.get(ROOMS_ENV, "memory"))
         self.clock, self.max_rooms, self.max_voters, self.idle_s = clock, max_rooms, max_voters, idle_s
 
-    @property
-    def waits_on_network(self) -> bool:
-        """Whether a call may wait on another server (its store's): then a web server calls it in a worker thread."""
-        return self.store.waits_on_network
-
-    def open(self, english: list[str], french: list[str], alpha, model: str = "") -> tuple[str, str]:
+    async def open(self, english: list[str], french: list[str], alpha, model: str = "") -> tuple[str, str]:
         """A new room on one translation (α (T, S), as Translation.attention); its code and the teacher's key."""
         if alpha is None:
             raise NoAttention(f"{model or 'This model'} has no attention, so there is no α to guess: pick a model with "
@@ -170,22 +166,22 @@ class Rooms:
         while True:  # a code already open is drawn again
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
             room = Room(code, key, model, list(english), list(french), alpha, now)
-            found = self._stored(self.store.open, code, room.to_bytes(), now, self.idle_s, self.max_rooms)
+            found = await self._stored(self.store.open, code, room.to_bytes(), now, self.idle_s, self.max_rooms)
             if found == OPENED:
                 return code, key
             if found == FULL:
                 raise TooMany(f"{self.max_rooms} rooms are open on this app, the most it holds: try again when one "
                               f"closes (a room closes after {self.idle_s / 3600:g} h without a vote).")
 
-    def state(self, code) -> dict:
+    async def state(self, code) -> dict:
         """What a phone shows: the votes only once the step is revealed."""
-        return self._read(code).view(with_counts=False)
+        return (await self._read(code)).view(with_counts=False)
 
-    def tally(self, code) -> dict:
+    async def tally(self, code) -> dict:
         """What the projector shows: the votes per English piece as they arrive."""
-        return self._read(code).view(with_counts=True)
+        return (await self._read(code)).view(with_counts=True)
 
-    def vote(self, code, voter, step, piece) -> str:
+    async def vote(self, code, voter, step, piece) -> str:
         """Record one phone's pick for the current step (replacing its earlier one); a line saying what was recorded."""
         if not isinstance(voter, str) or not VOTER_ID.fullmatch(voter):
             raise BadVote("This page's voter id is missing or malformed: reload the page to get a new one.")
@@ -208,18 +204,18 @@ class Rooms:
             room.votes.setdefault(str(step), {})[voter] = piece
             return f"Your vote for step {step}: {room.english[piece]} (tap another piece to change it)."
 
-        return self._change(code, vote)
+        return await self._change(code, vote)
 
-    def reveal(self, code, key) -> dict:
+    async def reveal(self, code, key) -> dict:
         """Show the model's α for the current step; the projector's view after it."""
         def reveal(room: Room, now: float) -> dict:
             self._check_key(room, key)
             room.revealed = True
             return room.view(with_counts=True)
 
-        return self._change(code, reveal)
+        return await self._change(code, reveal)
 
-    def next(self, code, key) -> dict:
+    async def next(self, code, key) -> dict:
         """Move on to the next step, or after the last one, to the summary; the projector's view after it."""
         def move(room: Room, now: float) -> dict:
             self._check_key(room, key)
@@ -231,44 +227,43 @@ class Rooms:
                 room.step, room.revealed = room.step + 1, False
             return room.view(with_counts=True)
 
-        return self._change(code, move)
+        return await self._change(code, move)
 
-    def __len__(self) -> int:
-        return self._stored(self.store.count, self.clock())
+    async def count(self) -> int:
+        """How many rooms are open."""
+        return await self._stored(self.store.count, self.clock())
 
     @staticmethod
     def _check_key(room: Room, key):
         if not isinstance(key, str) or not secrets.compare_digest(key.encode(), room.key.encode()):
             raise WrongKey("Only the teacher's page that opened this room can reveal or move it on.")
 
-    def _read(self, code) -> Room:
+    async def _read(self, code) -> Room:
         code, now = self._code(code), self.clock()
-        value = self._stored(self.store.read, code, now) if CODE.fullmatch(code) else None
+        value = await self._stored(self.store.read, code, now) if CODE.fullmatch(code) else None
         if value is None:
-            self._no_room(code, now)
+            await self._no_room(code, now)
         return Room.from_bytes(value)
 
-    def _change(self, code, rule):
+    async def _change(self, code, rule):
         """rule(room, now) applied to the open room with this code, atomically; a change moves its version and keeps
         the room open IDLE_S more; what the rule raises leaves the room as it was."""
         code, now = self._code(code), self.clock()
 
         def change(value):
-            if value is None:
-                return None, None
             room = Room.from_bytes(value)
             reply = rule(room, now)
             room.active_at, room.version = now, room.version + 1
             return room.to_bytes(), (reply,)  # in a 1-tuple: the store's None means no room
 
-        changed = self._stored(self.store.change, code, change, now, self.idle_s) if CODE.fullmatch(code) else None
+        changed = await self._stored(self.store.change, code, change, now, self.idle_s) if CODE.fullmatch(code) else None
         if changed is None:
-            self._no_room(code, now)
+            await self._no_room(code, now)
         return changed[0]
 
-    def _no_room(self, code: str, now: float):
+    async def _no_room(self, code: str, now: float):
         """NoSuchRoom, or where too many wrong codes came in just now (from any phone, on any process), TooMany."""
-        if not self._stored(self.store.take, "wrong-codes", WRONG_CODES_PER_S, 1 / WRONG_CODES_PER_S, now):
+        if not await self._stored(self.store.take, "wrong-codes", WRONG_CODES_PER_S, 1 / WRONG_CODES_PER_S, now):
             raise TooMany("Too many wrong room codes were tried just now: wait a few seconds, then check the code.")
         raise NoSuchRoom(f"There is no open room {code!r}: check the code with your teacher (a room closes after "
                          f"{self.idle_s / 3600:g} h without a vote).")
@@ -278,8 +273,9 @@ class Rooms:
         """The code as typed (any case, spaces ignored), cut short: a 10,000-character one is not worth reading."""
         return "".join(str(code or "")[:4 * CODE_LENGTH].split()).upper()[:2 * CODE_LENGTH]
 
-    def _stored(self, call, *args):
+    @staticmethod
+    async def _stored(call, *args):
         try:
-            return call(*args)
+            return await call(*args)
         except StoreDown as error:
             raise RoomsDown(str(error)) from None

@@ -1,20 +1,22 @@
 """Where the rooms of attn_demo.classroom.rooms are kept: this process's memory, or a Redis server that several app processes share.
 
 Both stores keep opaque values (a room, serialised) under a room's code, and a few token buckets for app-wide
-limits. Every change is atomic: a change function reads the current value and returns the new one, and no
-other change to that room comes in between (a lock in memory; WATCH/MULTI across processes in Redis). A room
-expires ttl_s after its last change, by the caller's clock (`now`); Redis also drops it by itself then (a key
-TTL), so an abandoned room costs nothing. ATTN_DEMO_ROOMS picks the store: `memory` (the default) or a
-`redis://host:port/db` URL.
+limits. Every call is a coroutine on the server's own event loop: a call to Redis awaits its answer there
+(redis.asyncio), holding no thread, so a slow or dead Redis holds up that call alone. Every change is atomic: a
+change function reads the current value and returns the new one, and no other change to that room comes in
+between (in memory, nothing else runs between two awaits; in Redis, a script writes the new value only where the
+one read is still there, else the change runs again on what another process left). A room expires ttl_s after
+its last change, by the caller's clock (`now`); Redis also drops it by itself then (a key TTL), so an abandoned
+room costs nothing. ATTN_DEMO_ROOMS picks the store: `memory` (the default) or a `redis://host:port/db` URL.
 """
-import threading
+import asyncio
 
 import orjson
 
 ROOMS_ENV = "ATTN_DEMO_ROOMS"
 OPENED, TAKEN, FULL = "opened", "taken", "full"  # what open() found
 REDIS_PREFIX = "attn-demo:"  # every key the app writes in Redis starts so, leaving the rest of the database alone
-REDIS_TIMEOUT_S = 2.0  # a Redis that stops answering fails a request within this, instead of holding its thread
+REDIS_TIMEOUT_S = 2.0  # a Redis that stops answering fails a request within this
 
 
 class StoreDown(RuntimeError):
@@ -32,51 +34,46 @@ def take_token(bucket: list | None, burst: float, every_s: float, now: float) ->
 
 
 class MemoryStore:
-    """Rooms in this process's memory, behind one lock: nothing to install, gone when the process ends."""
-
-    waits_on_network = False  # a call is a few dictionary reads under a lock held for microseconds
+    """Rooms in this process's memory, for the one event loop that calls them: nothing to install, gone when the
+    process ends. No call awaits anything, so each runs whole, and no other change comes in between."""
 
     def __init__(self):
         self.rooms: dict[str, tuple[bytes, float]] = {}  # code → (value, expires at)
         self.buckets: dict[str, list] = {}
-        self.lock = threading.Lock()
 
-    def open(self, code: str, value: bytes, now: float, ttl_s: float, most: int) -> str:
+    async def open(self, code: str, value: bytes, now: float, ttl_s: float, most: int) -> str:
         """Keep `value` under a new `code`: OPENED, or TAKEN where that code is open, or FULL where `most` rooms are."""
-        with self.lock:
-            self._expire(now)
-            if code in self.rooms:
-                return TAKEN
-            if len(self.rooms) >= most:
-                return FULL
+        self._expire(now)
+        if code in self.rooms:
+            return TAKEN
+        if len(self.rooms) >= most:
+            return FULL
+        self.rooms[code] = (value, now + ttl_s)
+        return OPENED
+
+    async def read(self, code: str, now: float) -> bytes | None:
+        self._expire(now)
+        return self.rooms[code][0] if code in self.rooms else None
+
+    async def change(self, code: str, change, now: float, ttl_s: float):
+        """change(the open room's value) → (its new value, or None to keep it; a reply): the reply, or None where
+        no room `code` is open (change is not called). What change raises propagates, and nothing is written."""
+        self._expire(now)
+        if code not in self.rooms:
+            return None
+        value, reply = change(self.rooms[code][0])
+        if value is not None:
             self.rooms[code] = (value, now + ttl_s)
-            return OPENED
+        return reply
 
-    def read(self, code: str, now: float) -> bytes | None:
-        with self.lock:
-            self._expire(now)
-            return self.rooms[code][0] if code in self.rooms else None
-
-    def change(self, code: str, change, now: float, ttl_s: float):
-        """change(value or None) → (new value or None to keep the old, reply); the reply. What change raises
-        propagates, and nothing is written."""
-        with self.lock:
-            self._expire(now)
-            value, reply = change(self.rooms[code][0] if code in self.rooms else None)
-            if value is not None:
-                self.rooms[code] = (value, now + ttl_s)
-            return reply
-
-    def take(self, name: str, burst: float, every_s: float, now: float) -> bool:
+    async def take(self, name: str, burst: float, every_s: float, now: float) -> bool:
         """One action from the app-wide bucket `name` (take_token)."""
-        with self.lock:
-            self.buckets[name], allowed = take_token(self.buckets.get(name), burst, every_s, now)
-            return allowed
+        self.buckets[name], allowed = take_token(self.buckets.get(name), burst, every_s, now)
+        return allowed
 
-    def count(self, now: float) -> int:
-        with self.lock:
-            self._expire(now)
-            return len(self.rooms)
+    async def count(self, now: float) -> int:
+        self._expire(now)
+        return len(self.rooms)
 
     def _expire(self, now: float):
         for code in [code for code, (_, expires) in self.rooms.items() if expires < now]:
@@ -98,86 +95,89 @@ redis.call('ZADD', index, ARGV[4], code)
 return 'opened'
 """
 
+# A change writes in one round trip, and only over the value it read ('' for none): where another process wrote
+# first, nothing is written (0) and the change is read and made again. A room's new time goes into the index too.
+SWAP_SCRIPT = """
+if (redis.call('GET', KEYS[1]) or '') ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+if KEYS[2] then redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5]) end
+return 1
+"""
+
 
 class RedisStore:
     """Rooms in a Redis server, shared by every app process given its URL, and kept through their restarts.
 
-    A room is a string key with a TTL; an index (a sorted set: code → expiry time) counts the open rooms."""
-
-    waits_on_network = True  # a call waits for the server's answer: up to REDIS_TIMEOUT_S
+    A room is a string key with a TTL; an index (a sorted set: code → expiry time) counts the open rooms. A read is
+    one round trip, a change two (read, then SWAP_SCRIPT)."""
 
     def __init__(self, url: str, prefix: str = REDIS_PREFIX):
-        import redis  # only a Redis-backed app needs the package loaded
+        import redis.asyncio  # only a Redis-backed app needs the package loaded
 
-        self.errors, self.watch_error = redis.RedisError, redis.WatchError
-        self.redis = redis.Redis.from_url(url, socket_timeout=REDIS_TIMEOUT_S, socket_connect_timeout=REDIS_TIMEOUT_S)
+        self.errors = redis.asyncio.RedisError
+        self.redis = redis.asyncio.Redis.from_url(url, socket_timeout=REDIS_TIMEOUT_S,
+                                                  socket_connect_timeout=REDIS_TIMEOUT_S)
         self.url, self.prefix, self.index = url, prefix, f"{prefix}rooms"
         self.open_script = self.redis.register_script(OPEN_SCRIPT)
-        # WATCH retries a change another client made first; within this process the lock takes turns instead,
-        # so a full room's votes do not each retry against the others' (only another process's can clash)
-        self.lock = threading.Lock()
+        self.swap_script = self.redis.register_script(SWAP_SCRIPT)
+        # a swap fails where another client wrote first; within this process the lock takes turns instead, so a
+        # full room's votes do not each retry against the others' (only another process's can clash)
+        self.lock = asyncio.Lock()
 
-    def open(self, code: str, value: bytes, now: float, ttl_s: float, most: int) -> str:
-        found = self._call(self.open_script, keys=[self.index, self._room(code)],
-                           args=[code, value, now, now + ttl_s, _ms(ttl_s), most, self._room("")])
+    async def open(self, code: str, value: bytes, now: float, ttl_s: float, most: int) -> str:
+        found = await self._call(self.open_script, keys=[self.index, self._room(code)],
+                                 args=[code, value, now, now + ttl_s, _ms(ttl_s), most, self._room("")])
         return found.decode()
 
-    def read(self, code: str, now: float) -> bytes | None:
-        pipe = self.redis.pipeline(transaction=False)
-        expires, value = self._call(pipe.zscore(self.index, code).get(self._room(code)).execute)
-        return value if expires is not None and expires >= now else None
+    async def read(self, code: str, now: float) -> bytes | None:
+        return await self._call(self._live, code, now)
 
-    def change(self, code: str, change, now: float, ttl_s: float):
-        """As MemoryStore.change, across processes: WATCH the room, read it, write it in MULTI; where another
-        process changed it in between, EXEC fails and the change runs again on what that one left."""
+    async def change(self, code: str, change, now: float, ttl_s: float):
+        """As MemoryStore.change, across processes."""
         key = self._room(code)
 
-        def write(pipe, value):
-            pipe.set(key, value, px=_ms(ttl_s))
-            pipe.zadd(self.index, {code: now + ttl_s})
+        async def attempt():
+            while True:
+                value = await self._live(code, now)
+                if value is None:
+                    return None
+                new, reply = change(value)
+                if new is None or await self.swap_script(keys=[key, self.index],
+                                                         args=[value, new, _ms(ttl_s), now + ttl_s, code]):
+                    return reply
 
-        return self._transact(key, lambda pipe: self._live(pipe, code, key, now), change, write)
+        return await self._locked(attempt)
 
-    def take(self, name: str, burst: float, every_s: float, now: float) -> bool:
+    async def take(self, name: str, burst: float, every_s: float, now: float) -> bool:
         key = f"{self.prefix}limit:{name}"
+        keep_ms = _ms(burst * every_s + 1)  # a bucket that has had time to fill up again is the same as none
 
-        def take(bucket):
-            bucket, allowed = take_token(orjson.loads(bucket) if bucket else None, burst, every_s, now)
-            return orjson.dumps(bucket), allowed
+        async def attempt():
+            while True:
+                value = await self.redis.get(key)
+                bucket, allowed = take_token(orjson.loads(value) if value else None, burst, every_s, now)
+                if await self.swap_script(keys=[key], args=[value or b"", orjson.dumps(bucket), keep_ms]):
+                    return allowed
 
-        # a bucket that has had time to fill up again is the same as none: let Redis drop it then
-        keep_ms = _ms(burst * every_s + 1)
-        return self._transact(key, lambda pipe: pipe.get(key), take,
-                              lambda pipe, value: pipe.set(key, value, px=keep_ms))
+        return await self._locked(attempt)
 
-    def count(self, now: float) -> int:
-        return self._call(self.redis.zcount, self.index, now, "+inf")
+    async def count(self, now: float) -> int:
+        return await self._call(self.redis.zcount, self.index, now, "+inf")
 
-    def _live(self, pipe, code: str, key: str, now: float) -> bytes | None:
-        expires = pipe.zscore(self.index, code)
-        return pipe.get(key) if expires is not None and expires >= now else None
+    async def _live(self, code: str, now: float) -> bytes | None:
+        """The room's value where it is open at `now`, else None: its time in the index and its value, in one round
+        trip."""
+        reading = self.redis.pipeline(transaction=False).zscore(self.index, code).get(self._room(code))
+        expires, value = await reading.execute()
+        return value if expires is not None and expires >= now else None
 
-    def _transact(self, key: str, read, change, write):
-        def attempt():
-            with self.redis.pipeline() as pipe:
-                while True:
-                    try:
-                        pipe.watch(key)
-                        value, reply = change(read(pipe))
-                        pipe.multi()
-                        if value is not None:
-                            write(pipe, value)
-                        pipe.execute()
-                        return reply
-                    except self.watch_error:
-                        continue
+    async def _locked(self, attempt):
+        async with self.lock:
+            return await self._call(attempt)
 
-        with self.lock:
-            return self._call(attempt)
-
-    def _call(self, call, *args, **kwargs):
+    async def _call(self, call, *args, **kwargs):
         try:
-            return call(*args, **kwargs)
+            return await call(*args, **kwargs)
         except self.errors as error:
             raise StoreDown("The rooms' store (Redis) cannot be reached just now: try again in a moment. "
                             "Your room and its votes are kept there.") from error

@@ -13,6 +13,7 @@ class_state (phone) send; the teacher's key never leaves their page.
 import html
 from urllib.parse import quote
 
+import anyio
 import gradio as gr
 
 from attn_demo.classroom.rooms import AGREEMENT, LESSON, ClassroomError, Rooms
@@ -93,10 +94,11 @@ FOLLOW_ON_PHONE = f"""(room, step, pick) => {{
 }}"""
 
 
-def refused(call, *args):
-    """call(*args), with a refusal of the rooms as a message on the page (and for a client) instead of a traceback."""
+async def refused(call, *args):
+    """await call(*args), with a refusal of the rooms as a message on the page (and for a client) instead of a
+    traceback."""
     try:
-        return call(*args)
+        return await call(*args)
     except ClassroomError as error:
         raise gr.Error(str(error), print_exception=False) from None
 
@@ -118,9 +120,9 @@ class ClassroomSection:
     def __init__(self, models: list, share, rooms: Rooms | None = None):
         self.models = {model.key: model for model in models}
         self.share = share
-        self.rooms = rooms if rooms is not None else Rooms()  # an empty Rooms is falsy (len 0)
+        self.rooms = rooms or Rooms()
 
-    def open_room(self, sentence: str, model_key: str) -> dict:
+    async def open_room(self, sentence: str, model_key: str) -> dict:
         """class_open: translate the sentence greedily with the model (as the page does, from its cache) and open
         a room on it; the room's code and the teacher's key (a client receives them as a pair)."""
         model = self.models.get(model_key)
@@ -129,43 +131,44 @@ class ClassroomSection:
         if not model.has_attention:
             raise gr.Error(f"{model.title} has no attention, so there is no α to guess: pick a model with attention "
                            "to open a room.", print_exception=False)
-        try:
-            result = model.view(normalise_english(sentence), 1)["result"]
+        try:  # a new sentence is decoded: in a worker thread, as Gradio calls a plain function, not on the loop
+            view = await anyio.to_thread.run_sync(model.view, normalise_english(sentence), 1)
         except ValueError as error:
             raise gr.Error(str(error), print_exception=False) from None
-        code, key = refused(self.rooms.open, result.source_tokens, result.target_tokens, result.attention, model.key)
+        result = view["result"]
+        code, key = await refused(self.rooms.open, result.source_tokens, result.target_tokens, result.attention, model.key)
         return {self.code: code, self.key: key}
 
-    def phone_view(self, room: str) -> dict:
+    async def phone_view(self, room: str) -> dict:
         """What a phone shows (attn_demo.classroom.rooms.Room.view); a refusal raises the rooms' ClassroomError. The page's
         phones ask ui.room_routes for it, a REST client class_state."""
-        return self.with_lesson(self.rooms.state(room))
+        return self.with_lesson(await self.rooms.state(room))
 
-    def state(self, room: str) -> dict:
+    async def state(self, room: str) -> dict:
         """class_state: phone_view, a refusal as a message."""
-        return refused(self.phone_view, room)
+        return await refused(self.phone_view, room)
 
-    def tally(self, room: str) -> dict:
+    async def tally(self, room: str) -> dict:
         """class_tally: what the projector shows, the votes per English piece included."""
-        return self.with_lesson(refused(self.rooms.tally, room))
+        return self.with_lesson(await refused(self.rooms.tally, room))
 
-    def vote_line(self, room: str, voter: str, step: int, piece: int) -> str:
+    async def vote_line(self, room: str, voter: str, step: int, piece: int) -> str:
         """One phone's pick of an English piece (its index) for the step it was shown: the line saying what was
         recorded, escaped as the page writes it; a refusal raises the rooms' ClassroomError. The page's phones send
         theirs to ui.room_routes, a REST client to class_vote."""
-        return html.escape(self.rooms.vote(room, voter, step, piece))
+        return html.escape(await self.rooms.vote(room, voter, step, piece))
 
-    def vote(self, room: str, voter: str, step: int, piece: int) -> str:
+    async def vote(self, room: str, voter: str, step: int, piece: int) -> str:
         """class_vote: vote_line, a refusal as a message."""
-        return refused(self.vote_line, room, voter, step, piece)
+        return await refused(self.vote_line, room, voter, step, piece)
 
-    def reveal(self, room: str, key: str) -> dict:
+    async def reveal(self, room: str, key: str) -> dict:
         """class_reveal: the model's α for the step, with the teacher's key; the projector's view."""
-        return self.with_lesson(refused(self.rooms.reveal, room, key))
+        return self.with_lesson(await refused(self.rooms.reveal, room, key))
 
-    def next_step(self, room: str, key: str) -> dict:
+    async def next_step(self, room: str, key: str) -> dict:
         """class_next: the next step, or after the last the summary, with the teacher's key; the projector's view."""
-        return self.with_lesson(refused(self.rooms.next, room, key))
+        return self.with_lesson(await refused(self.rooms.next, room, key))
 
     @staticmethod
     def with_lesson(view: dict) -> dict:
@@ -176,19 +179,19 @@ class ClassroomSection:
                                                         for key in LESSON_LINKS]}
         return view
 
-    def show_room(self, code: str, page: str) -> dict:
+    async def show_room(self, code: str, page: str) -> dict:
         """The teacher's view of the room just opened: its join link and QR code, the projector polling."""
         address, note = class_address(page, self.share.reach) if self.share.reach else (page, "")
         url = join_link(address, code)
         return {self.link: url, self.link_note: note, self.qr: qr_code(url), self.teacher: gr.Column(visible=True),
-                self.teacher_timer: gr.Timer(active=True), self.tally_json: self.tally(code)}
+                self.teacher_timer: gr.Timer(active=True), self.tally_json: await self.tally(code)}
 
-    def join(self, voter: str, room: str) -> dict:
+    async def join(self, voter: str, room: str) -> dict:
         """The page as it opens: where its link names a room, the student view of it, polling; otherwise nothing."""
         if not room:
             return {self.voter: voter}
         try:
-            state = self.state(room)
+            state = await self.state(room)
         except gr.Error as error:
             return {self.voter: voter, self.phone_note: f"⚠️ {html.escape(error.message)}", self.student: gr.Column(visible=True),
                     self.opener: gr.Column(visible=False)}

@@ -7,14 +7,13 @@ second fit one core.
 
 A refusal of the rooms (no such room, a step gone by, a malformed vote, a dead store…) is 4xx {"error": message}, the
 message HTML-escaped as the page writes it. The rooms' rules are attn_demo.classroom.rooms's, the same as the REST API's
-class_state and class_vote (ui.classroom), which stay for clients. Rooms kept in Redis are called in a worker thread, so
-a slow store holds up that call alone, never the server's other requests; rooms in memory answer in microseconds and are
-called at once, as a worker thread's hand-over would cost a lecture hall's phones more than the call (BENCHMARKS.md).
+class_state and class_vote (ui.classroom), which stay for clients. A call awaits the rooms on the server's own loop,
+in no worker thread: rooms in memory answer in microseconds, and Redis's are awaited (attn_demo.classroom.stores), so a
+slow store holds up that call alone, never the server's other requests.
 """
 import html
 import json
 
-from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse
 
 from attn_demo.classroom.rooms import ClassroomError, NoSuchRoom, RoomsDown
@@ -37,7 +36,7 @@ class RoomRoutes:
             return await self.app(scope, receive, send)
         code, _, rest = path.removeprefix(PREFIX).partition("/")
         if scope["method"] == "GET" and not rest:
-            reply = await self.answer(lambda: {"room": self.section.phone_view(code)})
+            reply = await self.answer(self.room, code)
         elif scope["method"] == "POST" and rest == "votes":
             reply = await self.vote(code, receive)
         else:
@@ -53,19 +52,21 @@ class RoomRoutes:
             ballot = None
         if not isinstance(ballot, dict) or set(ballot) != set(BALLOT):
             return JSONResponse({"error": "A vote is one JSON object with voter, step and piece."}, 400)
-        return await self.answer(lambda: {"line": self.section.vote_line(code, *(ballot[k] for k in BALLOT))})
+        return await self.answer(self.line, code, *(ballot[k] for k in BALLOT))
 
-    async def answer(self, call) -> JSONResponse:
-        """call()'s reply, or the rooms' refusal with its status (refusal_status)."""
+    async def room(self, code: str) -> dict:
+        return {"room": await self.section.phone_view(code)}
+
+    async def line(self, code: str, voter, step, piece) -> dict:
+        return {"line": await self.section.vote_line(code, voter, step, piece)}
+
+    @staticmethod
+    async def answer(call, *args) -> JSONResponse:
+        """await call(*args)'s reply, or the rooms' refusal with its status (refusal_status)."""
         try:
-            return JSONResponse(await call_rooms(self.section.rooms, call))
+            return JSONResponse(await call(*args))
         except ClassroomError as refusal:
             return JSONResponse({"error": html.escape(str(refusal))}, refusal_status(refusal))
-
-
-async def call_rooms(rooms, call):
-    """call(), a call of `rooms`: in a worker thread where they may wait on their store's server, else at once."""
-    return await run_in_threadpool(call) if rooms.waits_on_network else call()
 
 
 def refusal_status(refusal: ClassroomError) -> int:

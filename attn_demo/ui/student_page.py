@@ -21,7 +21,7 @@ from starlette.responses import HTMLResponse, RedirectResponse
 from attn_demo.classroom.rooms import ClassroomError
 from attn_demo.ui.classroom import (ASK, FULL_PAGE, JOIN_PATH, OFFLINE, PHONE_ID, PHONE_POLL_S, POLL_ROOM, SEND_VOTE,
                                     TAP, VOTER_JS, full_page_link)
-from attn_demo.ui.room_routes import call_rooms, refusal_status
+from attn_demo.ui.room_routes import refusal_status
 
 HERE = Path(__file__).parent
 PREFIX = "/" + JOIN_PATH
@@ -111,7 +111,7 @@ class StudentPage:
         """The room's page: 200 with its state, or the refusal said on it with its status (refusal_status)."""
         code = code[:LONGEST_CODE]
         try:
-            room = await call_rooms(self.section.rooms, lambda: self.section.phone_view(code))
+            room = await self.section.phone_view(code)
         except ClassroomError as refusal:
             return HTMLResponse(student_html(code, None, str(refusal)), refusal_status(refusal))
         return HTMLResponse(student_html(room["room"], room))

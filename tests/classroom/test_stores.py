@@ -1,9 +1,12 @@
 """Where rooms are kept: the store ATTN_DEMO_ROOMS names, Redis's own expiry of an idle room, and the token bucket."""
+import asyncio
 import time
 
 import pytest
+import redis
 
-from attn_demo.classroom.rooms import Rooms
+from attn_demo.classroom import stores
+from attn_demo.classroom.rooms import Rooms, RoomsDown
 from attn_demo.classroom.stores import MemoryStore, RedisStore, store_named, take_token
 
 ENGLISH, FRENCH, ALPHA = ["▁hi", "</s>"], ["▁salut", "</s>"], [[0.9, 0.1], [0.2, 0.8]]
@@ -16,20 +19,41 @@ def test_attn_demo_rooms_names_memory_or_a_redis_url_and_nothing_else(redis_url)
         store_named("mongodb://x")
 
 
-def test_redis_drops_an_idle_room_by_itself_and_a_change_keeps_it(redis_url):
+@pytest.mark.anyio
+async def test_redis_drops_an_idle_room_by_itself_and_a_change_keeps_it(redis_url):
+    redis.Redis.from_url(redis_url).flushdb()
     store = RedisStore(redis_url)
-    store.redis.flushdb()
     rooms = Rooms(store, idle_s=0.6)  # the real clock: Redis's TTL and the rule's time agree
-    code, _ = rooms.open(ENGLISH, FRENCH, ALPHA)
+    code, _ = await rooms.open(ENGLISH, FRENCH, ALPHA)
     key = store._room(code)
-    assert 0 < store.redis.pttl(key) <= 600
-    time.sleep(0.4)
-    rooms.vote(code, "alice-phone-1", 1, 0)
-    assert store.redis.pttl(key) > 400  # the vote gave it its whole idle time again
-    time.sleep(0.4)
-    rooms.state(code)  # a poll does not: only votes and moves keep a room open
-    time.sleep(0.3)
-    assert not store.redis.exists(key) and len(rooms) == 0
+    assert 0 < await store.redis.pttl(key) <= 600
+    await asyncio.sleep(0.4)
+    await rooms.vote(code, "alice-phone-1", 1, 0)
+    assert await store.redis.pttl(key) > 400  # the vote gave it its whole idle time again
+    await asyncio.sleep(0.4)
+    await rooms.state(code)  # a poll does not: only votes and moves keep a room open
+    await asyncio.sleep(0.3)
+    assert not await store.redis.exists(key) and await rooms.count() == 0
+
+
+@pytest.mark.anyio
+async def test_a_redis_that_stops_answering_holds_up_its_own_call_alone(monkeypatch):
+    """A Redis that takes the connection and never answers: the room call fails within the store's timeout, and the
+    server's loop answers everything else meanwhile."""
+    monkeypatch.setattr(stores, "REDIS_TIMEOUT_S", 0.5)
+    held = []  # the connections, kept open
+    silent = await asyncio.start_server(lambda reader, writer: held.append(writer), "127.0.0.1", 0)  # never replies
+    rooms = Rooms(RedisStore(f"redis://127.0.0.1:{silent.sockets[0].getsockname()[1]}/0"))
+    started = time.perf_counter()
+    call = asyncio.create_task(rooms.state("ABCDEF"))
+    ticks = 0
+    while not call.done():
+        await asyncio.sleep(0.01)
+        ticks += 1
+    with pytest.raises(RoomsDown, match="cannot be reached just now"):
+        call.result()
+    assert 0.5 <= time.perf_counter() - started < 2 and ticks >= 30  # the loop turned all the while
+    silent.close()
 
 
 @pytest.mark.parametrize("bucket, now, after, allowed", [

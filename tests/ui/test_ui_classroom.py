@@ -133,7 +133,7 @@ def test_two_app_processes_share_rooms_through_redis_and_one_killed_mid_vote_los
         answered = {voter for voter, reply in replies if reply.status == "ok"}
         assert {voter for voter, reply in replies[1::2]} <= answered  # the second's, every one
         assert any(reply.status != "ok" for _, reply in replies[::2])  # the kill came mid-vote
-        kept = Room.from_bytes(RedisStore(redis_url).read(Rooms._code(code), time.time()))
+        kept = Room.from_bytes(asyncio.run(RedisStore(redis_url).read(Rooms._code(code), time.time())))
         assert answered <= set(kept.votes["1"]) <= {voter for voter, _ in replies}
         servers[0] = restarted = Server(ROOT / "app.py", env=env, log=tmp_path / "app0-again.log")
         tallies = [asyncio.run(rest_load.call(url, "class_tally", code)).data[0] for url in (restarted.url, second.url)]

@@ -1,16 +1,10 @@
 """A phone's room calls as the page sends them, to the running app's room routes: the same rooms and rules as the
 REST API's, and a clear message for anything wrong."""
-import asyncio
 import json
-import threading
 import urllib.error
 import urllib.request
 
 import pytest
-
-from attn_demo.classroom.rooms import Rooms
-from attn_demo.classroom.stores import MemoryStore, RedisStore
-from attn_demo.ui.room_routes import call_rooms
 
 
 def ask(app_url: str, path: str, body=None) -> tuple[int, dict, str]:
@@ -23,20 +17,6 @@ def ask(app_url: str, path: str, body=None) -> tuple[int, dict, str]:
             return reply.status, json.loads(reply.read()), reply.headers.get("Cache-Control")
     except urllib.error.HTTPError as refused:
         return refused.code, json.loads(refused.read()), refused.headers.get("Cache-Control")
-
-
-@pytest.mark.parametrize("store, in_a_thread", [("memory", False), ("redis", True)])
-def test_rooms_that_wait_on_a_server_are_called_in_a_worker_thread_and_rooms_in_memory_at_once(store, in_a_thread,
-                                                                                              request):
-    """A Redis store's call holds a worker thread, never the event loop; a call of rooms in memory is not handed over."""
-    rooms = Rooms(MemoryStore() if store == "memory" else RedisStore(request.getfixturevalue("redis_url")))
-    code, _ = rooms.open(["▁a", "</s>"], ["▁un", "</s>"], [[0.9, 0.1], [0.2, 0.8]])
-
-    async def poll():
-        return threading.get_ident(), await call_rooms(rooms, lambda: (threading.get_ident(), rooms.state(code)))
-
-    loop_thread, (call_thread, state) = asyncio.run(poll())
-    assert (call_thread != loop_thread) == in_a_thread and state["room"] == code
 
 
 @pytest.mark.slow  # the app, started as a server

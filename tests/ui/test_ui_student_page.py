@@ -1,3 +1,4 @@
+import asyncio
 import html
 import json
 import re
@@ -35,12 +36,12 @@ def settings(page: str) -> dict:
 
 
 def test_a_room_s_page_carries_its_state_and_the_rules_of_the_whole_page(rooms):
-    code, key = rooms.open(ENGLISH, FRENCH, ALPHA, "bahdanau-en-fr")
+    code, key = asyncio.run(rooms.open(ENGLISH, FRENCH, ALPHA, "bahdanau-en-fr"))
     reply = client(rooms).get(f"/join/{code}")
     assert reply.status_code == 200 and reply.headers["content-type"].startswith("text/html")
     assert reply.headers["cache-control"] == "no-store"
     page = reply.text
-    assert settings(page)["room"] == rooms.state(code)  # drawn from its first response, no poll needed
+    assert settings(page)["room"] == asyncio.run(rooms.state(code))  # drawn from its first response, no poll needed
     assert settings(page)["poll_s"] == PHONE_POLL_S and settings(page)["offline"] == OFFLINE
     assert key not in page and ASK in page and '<base href="../">' in page
     assert "plotly" not in page.lower() and "<script src" not in page and "<link" not in page  # one response, all of it
@@ -50,24 +51,24 @@ def test_a_room_s_page_carries_its_state_and_the_rules_of_the_whole_page(rooms):
 
 
 def test_the_pieces_in_the_page_s_html_are_escaped_and_disabled_once_revealed(rooms):
-    code, key = rooms.open(["▁<b>x</b>", "</s>"], ["▁y", "</s>"], [[0.5, 0.5], [0.5, 0.5]])
+    code, key = asyncio.run(rooms.open(["▁<b>x</b>", "</s>"], ["▁y", "</s>"], [[0.5, 0.5], [0.5, 0.5]]))
     page = client(rooms).get(f"/join/{code}").text
     assert "<b>x" not in page and "▁&lt;b&gt;x&lt;/b&gt;</button>" in page
-    rooms.reveal(code, key)
+    asyncio.run(rooms.reveal(code, key))
     assert client(rooms).get(f"/join/{code}").text.count(' disabled>') == 2
 
 
 def test_a_room_s_page_shows_the_votes_only_once_revealed(rooms):
-    code, key = rooms.open(ENGLISH, FRENCH, ALPHA)
-    rooms.vote(code, "v" * 16, 1, 1)
+    code, key = asyncio.run(rooms.open(ENGLISH, FRENCH, ALPHA))
+    asyncio.run(rooms.vote(code, "v" * 16, 1, 1))
     assert settings(client(rooms).get(f"/join/{code}").text)["room"]["counts"] is None
-    rooms.reveal(code, key)
+    asyncio.run(rooms.reveal(code, key))
     shown = settings(client(rooms).get(f"/join/{code}").text)["room"]
     assert shown["counts"] == [0, 1, 0] and shown["alpha"] == ALPHA[0]
 
 
 def test_a_link_made_before_opens_the_student_page_and_the_whole_page_stays_one_link_away(rooms):
-    code, _ = rooms.open(ENGLISH, FRENCH, ALPHA)
+    code, _ = asyncio.run(rooms.open(ENGLISH, FRENCH, ALPHA))
     phone = client(rooms)
     moved = phone.get(f"/?room={code}")
     assert moved.status_code == 303 and moved.headers["location"] == f"join/{code}"
