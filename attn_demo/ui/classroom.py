@@ -10,10 +10,10 @@ model's α beside them (on the phones too), Next step moves the room on, and aft
 where the class and the model agreed. classroom.js draws both views from the JSON that class_tally (projector) and
 class_state (phone) send; the teacher's key never leaves their page.
 """
+import asyncio
 import html
 from urllib.parse import quote
 
-import anyio
 import gradio as gr
 
 from attn_demo.classroom.rooms import AGREEMENT, LESSON, ClassroomError, Rooms
@@ -132,7 +132,7 @@ class ClassroomSection:
             raise gr.Error(f"{model.title} has no attention, so there is no α to guess: pick a model with attention "
                            "to open a room.", print_exception=False)
         try:  # a new sentence is decoded: in a worker thread, as Gradio calls a plain function, not on the loop
-            view = await anyio.to_thread.run_sync(model.view, normalise_english(sentence), 1)
+            view = await asyncio.to_thread(model.view, normalise_english(sentence), 1)
         except ValueError as error:
             raise gr.Error(str(error), print_exception=False) from None
         result = view["result"]
