@@ -21,6 +21,7 @@ The embeddings are looked up once and handed to the model as an input (Encoder.a
 hook is set on the model: many requests attribute with the one shared model at once, each on its
 own tensors. For the same reason the batches of one attribution are independent, and `workers` threads
 may integrate them at once (each with torch's own threads: one in the app): the same numbers, sooner."""
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -93,22 +94,31 @@ def attribute(model, source_ids: list[int], target_ids: list[int], method: str, 
             scores = InputXGradient(forward).attribute(embedded, additional_forward_args=args)
             return scores.sum(-1).detach().float().cpu().numpy(), log_probs.detach().float().cpu().numpy(), None, None
         # Captum differentiates at its own points of the path: a graph back to `embedded` would cost 15%
-        with batch_mapper(workers) as map_batches:
+        with threads(workers) as on_threads:
             scores, gap, points = integrated_gradients(IntegratedGradients(forward), embedded.detach(), args,
-                                                       log_probs.detach(), workers, map_batches)
+                                                       log_probs.detach(), on_threads)
     return scores, log_probs.detach().float().cpu().numpy(), gap, points
 
 
+@dataclass(frozen=True)
+class Workers:
+    """The threads that integrate an attribution's batches: `count` of them, `map` running a function over the
+    batches on them (the built-in map: one after the other, on the caller's thread)."""
+
+    count: int = 1
+    map: Callable = map
+
+
 @contextmanager
-def batch_mapper(workers: int):
-    """map, or with more than one worker the map of a pool of that many threads: what integrates the batches."""
-    if workers < 1:
-        raise ValueError(f"an attribution needs at least one worker, not {workers}")
-    if workers == 1:
-        yield map
+def threads(count: int):
+    """Workers: the caller's thread alone, or with a count over one a pool of that many threads."""
+    if count < 1:
+        raise ValueError(f"an attribution needs at least one worker, not {count}")
+    if count == 1:
+        yield Workers()
         return
-    with ThreadPoolExecutor(workers, thread_name_prefix="integrate") as pool:
-        yield pool.map
+    with ThreadPoolExecutor(count, thread_name_prefix="integrate") as pool:
+        yield Workers(count, pool.map)
 
 
 @dataclass(eq=False)
@@ -126,17 +136,17 @@ class Piece:
     miss: float = 0.0
 
 
-def integrated_gradients(ig, embedded, args, log_probs, workers: int = 1, map_batches=map) -> tuple:
+def integrated_gradients(ig, embedded, args, log_probs, workers: Workers = Workers()) -> tuple:
     """Integrated gradients of every step, its path cut into pieces where it misses completeness
-    (FIRST_POINTS … MAX_HALVINGS above), each round's batches integrated through map_batches by `workers`
-    (batch_mapper). Returns A (T, S), the completeness gap (T,) and the most points any step's integral took."""
+    (FIRST_POINTS … MAX_HALVINGS above), each round's batches integrated by `workers` (threads). Returns A (T, S),
+    the completeness gap (T,) and the most points any step's integral took."""
     with torch.no_grad():
         at_baseline = ig.forward_func(torch.zeros_like(embedded), *args).tolist()  # f_t(x'), x' = 0: the padding piece's embedding
     paths = [[Piece(t, 0.0, 1.0, f0, f1)] for t, (f0, f1) in enumerate(zip(at_baseline, log_probs.tolist()))]
     change = [max(abs(path[0].f_end - path[0].f_start), 1e-12) for path in paths]  # |f_t(x) − f_t(x')|
     todo, points = [path[0] for path in paths], FIRST_POINTS
     while todo:
-        integrate(ig, embedded, args, todo, points, workers, map_batches)
+        integrate(ig, embedded, args, todo, points, workers)
         halved = [piece for path, c in zip(paths, change) if gap(path, c) > MAX_GAP for piece in path if misses(piece, c)]
         todo, points = halve(ig, embedded, args, paths, halved), PIECE_POINTS
     scores = np.stack([sum(piece.scores for piece in path) for path in paths])
@@ -172,10 +182,10 @@ def halve(ig, embedded, args, paths: list[list[Piece]], pieces: list[Piece]) -> 
     return [half for path in paths for half in path if half.scores is None]
 
 
-def integrate(ig, embedded, args, pieces: list[Piece], points: int, workers: int = 1, map_batches=map):
+def integrate(ig, embedded, args, pieces: list[Piece], points: int, workers: Workers = Workers()):
     """Each piece's integral on `points` Gauss–Legendre points and its miss, filled in place, in batches
     of about POINTS_PER_PASS path points (the pieces in step order, so a batch's decoder runs are alike),
-    each through map_batches: for n workers, n times as many batches, as many for each (a 20-word sentence's
+    run by `workers`: for n workers, n times as many batches, as many for each (a 20-word sentence's
     Transformer on 2 threads: 4.6 → 2.7 s, CONTRIBUTING.md)."""
     @torch.enable_grad()  # as the caller's thread: a pool's threads start with their own grad mode
     def integrate_batch(block):
@@ -188,8 +198,8 @@ def integrate(ig, embedded, args, pieces: list[Piece], points: int, workers: int
         for piece, row in zip(batch, scores):
             piece.points, piece.scores, piece.miss = points, row, float(row.sum()) - (piece.f_end - piece.f_start)
 
-    batches = min(len(pieces), workers * -(-len(pieces) * points // POINTS_PER_PASS))  # as many for each worker
-    list(map_batches(integrate_batch, np.array_split(np.arange(len(pieces)), batches)))
+    batches = min(len(pieces), workers.count * -(-len(pieces) * points // POINTS_PER_PASS))  # as many for each worker
+    list(workers.map(integrate_batch, np.array_split(np.arange(len(pieces)), batches)))
 
 
 def ranks(values: np.ndarray) -> np.ndarray:

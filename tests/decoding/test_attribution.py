@@ -34,7 +34,7 @@ def test_integrated_gradients_on_two_workers_are_the_same_batches_integrated_at_
     with pytest.raises(ValueError, match="at least one worker"):
         translator.attribute(SENTENCE, workers=0)
     at_once = translator.attribute(SENTENCE, workers=2)
-    monkeypatch.setattr(attribution, "batch_mapper", lambda workers: nullcontext(map))  # the same batches, in turn
+    monkeypatch.setattr(attribution, "threads", lambda count: nullcontext(attribution.Workers(count)))  # in turn
     in_turn = translator.attribute(SENTENCE, workers=2)
     np.testing.assert_array_equal(at_once.scores, in_turn.scores)
     np.testing.assert_array_equal(at_once.completeness_gap, in_turn.completeness_gap)
