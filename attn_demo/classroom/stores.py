@@ -17,7 +17,6 @@ ROOMS_ENV = "ATTN_DEMO_ROOMS"
 OPENED, TAKEN, FULL = "opened", "taken", "full"  # what open() found
 REDIS_PREFIX = "attn-demo:"  # every key the app writes in Redis starts so, leaving the rest of the database alone
 REDIS_TIMEOUT_S = 2.0  # a Redis that stops answering fails a request within this
-DOWN = "The rooms' store (Redis) cannot be reached just now: try again in a moment. Your room and its votes are kept there."
 
 
 class StoreDown(RuntimeError):
@@ -173,22 +172,15 @@ class RedisStore:
         return value if expires is not None and expires >= now else None
 
     async def _locked(self, attempt):
-        """attempt() with this process's turn at changing, waited for no longer than a call to Redis may take: where
-        Redis hangs, the changes in line fail within that time as the first does, not one after another."""
-        try:
-            await asyncio.wait_for(self.lock.acquire(), REDIS_TIMEOUT_S)
-        except asyncio.TimeoutError:
-            raise StoreDown(DOWN) from None
-        try:
+        async with self.lock:
             return await self._call(attempt)
-        finally:
-            self.lock.release()
 
     async def _call(self, call, *args, **kwargs):
         try:
             return await call(*args, **kwargs)
         except self.errors as error:
-            raise StoreDown(DOWN) from error
+            raise StoreDown("The rooms' store (Redis) cannot be reached just now: try again in a moment. "
+                            "Your room and its votes are kept there.") from error
 
     def _room(self, code: str) -> str:
         return f"{self.prefix}room:{code}"
