@@ -134,32 +134,35 @@ class RedisStore:
 
     async def change(self, code: str, change, now: float, ttl_s: float):
         """As MemoryStore.change, across processes."""
-        key = self._room(code)
+        def change_open(value):  # a room not open is not changed: None, as in memory
+            return (None, None) if value is None else change(value)
 
-        async def attempt():
-            while True:
-                value = await self._live(code, now)
-                if value is None:
-                    return None
-                new, reply = change(value)
-                if new is None or await self.swap_script(keys=[key, self.index],
-                                                         args=[value, new, _ms(ttl_s), now + ttl_s, code]):
-                    return reply
-
-        return await self._locked(attempt)
+        return await self._swapped([self._room(code), self.index], lambda: self._live(code, now), change_open,
+                                   _ms(ttl_s), now + ttl_s, code)
 
     async def take(self, name: str, burst: float, every_s: float, now: float) -> bool:
         key = f"{self.prefix}limit:{name}"
-        keep_ms = _ms(burst * every_s + 1)  # a bucket that has had time to fill up again is the same as none
 
+        def take(value):
+            bucket, allowed = take_token(orjson.loads(value) if value else None, burst, every_s, now)
+            return orjson.dumps(bucket), allowed
+
+        # a bucket that has had time to fill up again is the same as none: let Redis drop it then
+        return await self._swapped([key], lambda: self.redis.get(key), take, _ms(burst * every_s + 1))
+
+    async def _swapped(self, keys: list[str], read, change, ttl_ms: int, *index_entry):
+        """change(await read()) → (new value or None to keep it, reply), the new value written by SWAP_SCRIPT under
+        keys[0] over the value read (and index_entry, its time and code, into keys[1]); made again on what another
+        client left until no write came in between. The reply."""
         async def attempt():
             while True:
-                value = await self.redis.get(key)
-                bucket, allowed = take_token(orjson.loads(value) if value else None, burst, every_s, now)
-                if await self.swap_script(keys=[key], args=[value or b"", orjson.dumps(bucket), keep_ms]):
-                    return allowed
+                value = await read()
+                new, reply = change(value)
+                if new is None or await self.swap_script(keys=keys, args=[value or b"", new, ttl_ms, *index_entry]):
+                    return reply
 
-        return await self._locked(attempt)
+        async with self.lock:
+            return await self._call(attempt)
 
     async def count(self, now: float) -> int:
         return await self._call(self.redis.zcount, self.index, now, "+inf")
@@ -170,10 +173,6 @@ class RedisStore:
         reading = self.redis.pipeline(transaction=False).zscore(self.index, code).get(self._room(code))
         expires, value = await reading.execute()
         return value if expires is not None and expires >= now else None
-
-    async def _locked(self, attempt):
-        async with self.lock:
-            return await self._call(attempt)
 
     async def _call(self, call, *args, **kwargs):
         try:
