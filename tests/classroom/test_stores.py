@@ -56,6 +56,20 @@ async def test_a_redis_that_stops_answering_holds_up_its_own_call_alone(monkeypa
     silent.close()
 
 
+@pytest.mark.anyio
+async def test_votes_in_line_behind_a_redis_that_stopped_answering_are_refused_when_the_first_times_out(monkeypatch):
+    """A class votes at once into a Redis that takes connections and never answers: the first vote waits out the
+    timeout, and the votes in line behind it are refused then, without each waiting out a timeout of its own."""
+    monkeypatch.setattr(stores, "REDIS_TIMEOUT_S", 0.3)
+    held = []
+    silent = await asyncio.start_server(lambda reader, writer: held.append(writer), "127.0.0.1", 0)
+    rooms = Rooms(RedisStore(f"redis://127.0.0.1:{silent.sockets[0].getsockname()[1]}/0"))
+    votes = await asyncio.gather(*(rooms.vote("ABCDEF", f"phone-{i:05d}", 1, 0) for i in range(5)), return_exceptions=True)
+    assert [type(vote) for vote in votes] == [RoomsDown] * 5
+    assert len(held) == 1  # one call went to Redis; the four behind it did not try again
+    silent.close()
+
+
 @pytest.mark.parametrize("bucket, now, after, allowed", [
     (None, 10.0, [4.0, 10.0], True),  # a new bucket starts full
     ([0.5, 10.0], 10.0, [0.5, 10.0], False),
