@@ -387,8 +387,8 @@ def _eos_text(r: dict) -> str:
 
 def _scored_text(r: dict) -> str:
     """What follows a set's scores, on the test set and the development set alike: `</s>`, repeats and drops,
-    BLEU by English length, a paired bootstrap against another model where asked for, and the command."""
-    compared = f"\n\n{against_text(r['against'])}." if r.get("against") else ""
+    BLEU by English length, a paired bootstrap against each other model asked for, and the command."""
+    compared = "".join(f"\n\n{against_text(a)}." for a in r.get("against", []))
     return (f"{_eos_text(r)}{_faults_text(r)}\n\n{_by_length_table(r['by_length'])}{compared}\n\n```\n{r['command']}\n```")
 
 
@@ -411,7 +411,7 @@ def _general_text(g: dict | None) -> str:
     """Scores on general text, FLORES-200 devtest (evaluate --general), with the reference for scale and the credit."""
     if not g:
         return "Not evaluated yet."
-    compared = f" {against_text(g['against'])}." if g.get("against") else ""
+    compared = "".join(f" {against_text(a)}." for a in g.get("against", []))
     return (f"FLORES-200 devtest (`{g['dataset']}`: {g['n']} sentences of Wikinews, Wikijunior and Wikivoyage; never "
             f"trained or tuned on), beam {g['beam']}: **BLEU {g['bleu']}**, chrF {g['chrf']}.{_faults_text(g)}{compared} "
             f"For scale, {GENERAL_REFERENCE}. FLORES-200: NLLB Team et al. 2022, CC-BY-SA 4.0.\n\n```\n{g['command']}\n```")

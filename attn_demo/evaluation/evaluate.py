@@ -356,8 +356,10 @@ def main(argv=None):
                         "(default: the card's, else no)")
     p.add_argument("--untuned", action="store_true", help="rank by log p per piece, without coverage penalties, "
                                                           "whatever the card's decoding (to compare with it)")
-    p.add_argument("--against", help="with the test set, --dev or --general: compare with this checkpoint (folder or Hub "
-                                      "id) in sacreBLEU's paired bootstrap, on the whole set and its long sentences")
+    p.add_argument("--against", nargs="+", default=[], metavar="CHECKPOINT",
+                   help="with the test set, --dev or --general: compare with these checkpoints (folders or Hub ids), "
+                        "each in sacreBLEU's paired bootstrap, on the whole set and its long sentences (this model "
+                        "decodes the set once)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--hyps", type=Path, help="also write the translations here, one a line in input order "
                                              "(for sacreBLEU's paired bootstrap: sacrebleu REF -i A B --paired-bs)")
@@ -366,6 +368,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     if args.hyps and (args.long or args.examples or args.tune or args.marks or args.alignments):
         p.error("--hyps writes the translations of one set (the test set, --data or --dev), to compare two models")
+    if args.against and (args.long or args.examples or args.tune or args.marks or args.alignments or args.heads):
+        p.error("--against compares the translations of one set (the test set, --data, --dev or --general)")
     if args.limit is not None and (not args.heads or args.limit < 1):
         p.error("--limit N takes the first N pairs (N ≥ 1) of --data for --heads, whose every head costs a decoding of them")
     translator = load_translator(args.model)
@@ -421,7 +425,8 @@ def main(argv=None):
         result["eos_argmax_share"] = round(share, 4)
     if args.against:
         min_words = DEV_MIN_WORDS if args.dev else FAULT_MIN_WORDS
-        result["against"] = against(load_translator(args.against), sources, hypotheses, references, min_words, args.beam)
+        result["against"] = [against(load_translator(other), sources, hypotheses, references, min_words, args.beam)
+                             for other in args.against]
     if args.json:
         print(json.dumps(result))
     else:
@@ -437,8 +442,8 @@ def main(argv=None):
             print(f"steps whose most-attended English piece is </s>: {share:.1%}")
         for name, bucket in result["by_length"].items():
             print(f"  {name:>6} words  n={bucket['n']:5d}  BLEU {bucket['bleu']}")
-        if args.against:
-            print(against_text(result["against"]))
+        for compared in result.get("against", []):
+            print(against_text(compared))
     if args.card and args.general:
         write_model_card(translator.folder, general_results={**result, "beam": args.beam, "dataset": GENERAL_SET.name,
                                                              "command": command})

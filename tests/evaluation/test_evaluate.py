@@ -71,18 +71,29 @@ def test_paired_bootstrap_scores_both_systems_and_tells_a_real_difference_from_n
 @pytest.mark.parametrize("attention", ["transformer"])
 def test_against_another_model_is_sacrebleu_s_paired_bootstrap_of_both_and_the_card_says_it(
         toy_checkpoint, toy_tsv, tmp_path, toy_tokenizers, capsys):
-    other = tmp_path / "other"
-    save_checkpoint(other, tiny_model("luong-general"), *toy_tokenizers)
-    main([str(toy_checkpoint), "--data", str(toy_tsv), "--beam", "2", "--against", str(other), "--json", "--card"])
+    others = [tmp_path / "luong", tmp_path / "bahdanau"]
+    for other, attention in zip(others, ("luong-general", "bahdanau")):
+        save_checkpoint(other, tiny_model(attention), *toy_tokenizers)
+    main([str(toy_checkpoint), "--data", str(toy_tsv), "--beam", "2", "--against", *map(str, others), "--json", "--card"])
     result = json.loads(capsys.readouterr().out)
     sources, references = (list(side) for side in zip(*read_pairs(toy_tsv)))
-    theirs = [t.text for t in load_translator(other).translate_batch(sources, beam_size=2)]
-    compared = result["against"]
-    assert compared["model"] == "other" and compared["all"]["bleu"]["score"] == result["bleu"]
-    assert compared["all"]["bleu"]["baseline"] == score(sources, theirs, references)["bleu"]
-    assert all(0 <= compared["all"][metric]["p"] <= 1 for metric in ("bleu", "chrf"))
-    assert compared["long"] == {"n": 0, "min_words": 16}  # the toy sentences are short: nothing to compare there
-    assert "against other (paired bootstrap): BLEU" in (toy_checkpoint / "README.md").read_text(encoding="utf-8")
+    card = (toy_checkpoint / "README.md").read_text(encoding="utf-8")
+    assert [compared["model"] for compared in result["against"]] == ["luong", "bahdanau"]
+    for other, compared in zip(others, result["against"]):
+        theirs = [t.text for t in load_translator(other).translate_batch(sources, beam_size=2)]
+        assert compared["all"]["bleu"]["score"] == result["bleu"]
+        assert compared["all"]["bleu"]["baseline"] == score(sources, theirs, references)["bleu"]
+        assert all(0 <= compared["all"][metric]["p"] <= 1 for metric in ("bleu", "chrf"))
+        assert compared["long"] == {"n": 0, "min_words": 16}  # the toy sentences are short: nothing to compare there
+        assert f"against {other.name} (paired bootstrap): BLEU" in card
+
+
+@pytest.mark.parametrize("attention", ["luong-general"])
+@pytest.mark.parametrize("option", ["--long", "--tune", "--marks"])
+def test_against_with_anything_but_one_set_of_translations_is_refused(toy_checkpoint, option, capsys):
+    with pytest.raises(SystemExit):
+        main([str(toy_checkpoint), option, "--against", str(toy_checkpoint)])
+    assert "--against compares the translations of one set" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("attention", ["transformer", "luong-general", "none"])
