@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from attn_demo.checkpoints.card import write_model_card
+from attn_demo.checkpoints.card import read_card, write_model_card
 from attn_demo.checkpoints.folder import TRAINING_DATA, copy_into, load_checkpoint, save_checkpoint
 from attn_demo.cli import HelpFormatter
 from attn_demo.data.pairs import TEST_SET, TRAIN_POOL, read_pairs, train_valid_split
@@ -75,12 +75,14 @@ def main(argv=None):
 
 def write_mean(args, model, src_tok, tgt_tok, training: dict, steps: list[int], scores: dict):
     """The mean as a checkpoint folder: the run's tokenizers, timeline and training data beside it; its card's
-    training the run's up to the last weights averaged (`training`), with the mean's validation and the steps it
-    averages."""
+    training the run's up to the last weights averaged (`training`), with what ended the run (its card's), the
+    mean's validation and the steps it averages."""
     save_checkpoint(args.out, model, src_tok, tgt_tok)
     for name in (TIMELINE, TRAINING_DATA):
         copy_into(args.checkpoint / name, args.out / name)
-    write_model_card(args.out, training={**training, "valid_bleu_greedy": round(scores["bleu"], 2),
+    run = read_card(args.checkpoint).get("training") or {}
+    ended = {key: run[key] for key in ("ended", "patience") if key in run}  # the saves were kept before the run ended
+    write_model_card(args.out, training={**training, **ended, "valid_bleu_greedy": round(scores["bleu"], 2),
                                          "valid_chrf_greedy": round(scores["chrf"], 2), "averaged_steps": steps})
 
 

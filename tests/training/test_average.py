@@ -18,23 +18,29 @@ def test_the_mean_of_float_tensors_is_theirs_and_other_tensors_are_the_last_stat
     assert mean["w"].dtype == torch.float32 and mean["count"].tolist() == [2, 4]
 
 
-def test_a_runs_last_saves_are_averaged_scored_and_written_as_a_checkpoint(tmp_path, toy_tsv, capsys):
+@pytest.mark.parametrize("patience", [None, "1"])
+def test_a_runs_last_saves_are_averaged_scored_and_written_as_a_checkpoint(tmp_path, toy_tsv, capsys, patience):
     args = train_args(tmp_path, toy_tsv, "luong-general", minutes=10)
-    train(args + ["--target-tokens", "3000", "--valid-minutes", "0", "--keep-saves", "3"])
+    train(args + ["--target-tokens", "3000", "--valid-minutes", "0", "--keep-saves", "3",
+                  *(["--patience", patience] if patience else [])])
+    run = read_card(tmp_path / "out")["training"]
+    assert run["ended"] == ("plateau" if patience else "budget")
     saves = read_saves(tmp_path / "run", 3)
-    assert len(saves) == 3 and [s["step"] for s in saves] == sorted({s["step"] for s in saves})
+    n = len(saves)  # a run ended at its plateau may have validated fewer times
+    assert n >= 2 and [s["step"] for s in saves] == sorted({s["step"] for s in saves})
     capsys.readouterr()
     average([str(tmp_path / "out"), "--run-dir", str(tmp_path / "run"), "--last", "3", "--out", str(tmp_path / "mean"),
              "--train-pool", str(toy_tsv), "--test-set", str(tmp_path / "test.tsv"), "--n-valid", "12"])
     shown = capsys.readouterr().out
-    assert shown.count("| saved |") == 3 and f"| the mean of these 3 | {saves[0]['step']}–{saves[-1]['step']} |" in shown
+    assert shown.count("| saved |") == n and f"| the mean of these {n} | {saves[0]['step']}–{saves[-1]['step']} |" in shown
     model, _, _ = load_checkpoint(tmp_path / "mean")
     expected = mean_weights([s["model"] for s in saves])
     for name, weight in model.state_dict().items():  # the folder's weights are float16: the mean to that precision
         torch.testing.assert_close(weight, expected[name].half().float(), rtol=0, atol=0)
     training = read_card(tmp_path / "mean")["training"]  # the run up to the last weights averaged, not the best's
     assert training["averaged_steps"] == [s["step"] for s in saves] and training["steps"] == saves[-1]["step"]
-    assert training["target_tokens"] == saves[-1]["training"]["target_tokens"] >= 3000
+    assert training["target_tokens"] == saves[-1]["training"]["target_tokens"]
+    assert (training["ended"], training.get("patience")) == (run["ended"], run.get("patience"))  # what ended the run
     assert f"the mean of its weights at steps {', '.join(str(s['step']) for s in saves)}" in (tmp_path / "mean" / "README.md").read_text()
 
 
