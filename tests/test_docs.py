@@ -1,6 +1,6 @@
 """The guides describe the project as it is: every share link of docs/teaching.md opens a valid view of
 one of the page's sentences with shipped models, the translation it quotes for a search it walks through
-is the model's, its answer key gives each conceptual question's right answer as the quiz words it, and
+is the model's, the Transformer's grid, heads and card figures it quotes are the shipped Transformer's, its answer key gives each conceptual question's right answer as the quiz words it, and
 every command of CONTRIBUTING.md names a module and options that exist."""
 import ast
 import dataclasses
@@ -10,12 +10,14 @@ import runpy
 import subprocess
 import sys
 import warnings
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import pytest
 
 from attn_demo.classroom.quiz import concept_questions
+from attn_demo.decoding.grids import grid_name
 from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
+from attn_demo.measures.heads import corpus_statistics
 from attn_demo.models.config import ModelConfig, read_config
 from attn_demo.translator import load_translator
 from attn_demo.ui.page import CONTENTS, section_id
@@ -64,6 +66,31 @@ def test_the_lesson_s_beam_at_every_step_writes_the_long_example_as_the_guide_qu
     penalties = dataclasses.replace(luong.penalties, coverage=0.0, repeat=1.0, stepwise=True)  # as the explorer sets them
     assert luong.translate(LONG_EXAMPLE, beam_size=5, penalties=penalties).text.endswith(quoted)
     assert not luong.translate(LONG_EXAMPLE, beam_size=5).text.endswith(quoted)  # its own ranking repeats instead
+
+
+def test_the_transformer_minutes_quote_the_shipped_transformer_s_grid_heads_and_card():
+    """The grid the page shows, each head the guide picks out in its sentence with that head's own numbers (the
+    page's: attn_demo.measures.heads), and the head the model card finds it needs most."""
+    section = flat(TEACHING[TEACHING.index("### Ten more minutes"):TEACHING.index("## Answer key")])
+    folder = ROOT / "checkpoints" / "transformer-en-fr"
+    config, card = read_config(folder / "config.json"), json.loads((folder / "card.json").read_text(encoding="utf-8"))
+    assert f"the note under it says which ({grid_name(config.layer_shown, config.shown_head)})" in section
+    sentence = re.search(r"`\?q=([^&`]+)&left=[^&`]+&right=transformer-en-fr", section)[1]
+    heads = corpus_statistics([load_translator(folder).translate(unquote(sentence))])
+    confident, c, on_eos, eos_most, e, widest, w = re.search(
+        r"In this sentence (layer \d, head \d) is among the most confident \(mean largest α ([\d.]+), (\d+)% of its α on "
+        r"`</s>`\), (layer \d, head \d) puts the most on `</s>` \((\d+)%\) and (layer \d, head \d) spreads widest "
+        r"\(([\d.]+)\)", section).groups()
+    by_confidence = sorted(heads, key=lambda name: heads[name]["confidence"])
+    assert confident in by_confidence[-3:] and f"{heads[confident]['confidence']:.2f}" == c
+    assert f"{100 * heads[confident]['eos_share']:.0f}" == on_eos
+    assert eos_most == max(heads, key=lambda name: heads[name]["eos_share"])
+    assert f"{100 * heads[eos_most]['eos_share']:.0f}" == e
+    assert widest == by_confidence[0] and f"{heads[widest]['confidence']:.2f}" == w
+    needed = re.search(r"without (layer \d, head \d) the model loses several times more BLEU than without any other head",
+                       section)[1]
+    costs = sorted(card["heads"]["heads"].items(), key=lambda item: item[1]["bleu_cost"])
+    assert needed == costs[-1][0] and costs[-1][1]["bleu_cost"] >= 2 * costs[-2][1]["bleu_cost"]
 
 
 @pytest.mark.slow
