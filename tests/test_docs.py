@@ -93,6 +93,21 @@ def test_the_transformer_minutes_quote_the_shipped_transformer_s_grid_heads_and_
     assert needed == costs[-1][0] and costs[-1][1]["bleu_cost"] >= 2 * costs[-2][1]["bleu_cost"]
 
 
+def test_the_readme_s_lesson_on_the_transformer_follows_the_cards():
+    """Whether the Transformer trails or leads the RNNs on the Tatoeba test and on general text, as the cards measure."""
+    cards = {name: json.loads((ROOT / "checkpoints" / name / "card.json").read_text(encoding="utf-8")) for name in SHIPPED}
+    kinds = {name: read_config(ROOT / "checkpoints" / name / "config.json").attention for name in SHIPPED}
+
+    def place(results: str) -> str:
+        transformer = max(cards[name][results]["bleu"] for name in SHIPPED if kinds[name] == "transformer")
+        rnns = max(cards[name][results]["bleu"] for name in SHIPPED if kinds[name] != "transformer")
+        return "leads" if transformer > rnns else "trails"
+
+    tatoeba, general = place("test_results"), place("general_results")
+    said = f"the Transformer {tatoeba} on Tatoeba {'and' if tatoeba == general else 'but'} {general} on general text"
+    assert said in flat(README)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("module", sorted(set(re.findall(r"python -m ((?:attn_demo|benchmarks)(?:\.\w+)+)", CONTRIBUTING))))
 def test_every_command_of_the_contributors_guide_has_the_options_it_writes(module, monkeypatch, capsys):
