@@ -1,7 +1,7 @@
 """The guides describe the project as it is: every share link of docs/teaching.md opens a valid view of
 one of the page's sentences with shipped models, the translation it quotes for a search it walks through
-is the model's, the Transformer's grid, heads and card figures it quotes are the shipped Transformer's, its answer key gives each conceptual question's right answer as the quiz words it, and
-every command of CONTRIBUTING.md names a module and options that exist."""
+is the model's, the Transformer's grid, heads and card figures it quotes are the shipped Transformer's, its
+answer key gives each conceptual question's right answer as the quiz words it, and every command of CONTRIBUTING.md names a module and options that exist."""
 import ast
 import dataclasses
 import json
@@ -14,6 +14,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 import pytest
 
+from attn_demo.checkpoints.card import read_card
 from attn_demo.classroom.quiz import concept_questions
 from attn_demo.decoding.grids import grid_name
 from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
@@ -73,7 +74,7 @@ def test_the_transformer_minutes_quote_the_shipped_transformer_s_grid_heads_and_
     page's: attn_demo.measures.heads), and the head the model card finds it needs most."""
     section = flat(TEACHING[TEACHING.index("### Ten more minutes"):TEACHING.index("## Answer key")])
     folder = ROOT / "checkpoints" / "transformer-en-fr"
-    config, card = read_config(folder / "config.json"), json.loads((folder / "card.json").read_text(encoding="utf-8"))
+    config, card = read_config(folder / "config.json"), read_card(folder)
     assert f"the note under it says which ({grid_name(config.layer_shown, config.shown_head)})" in section
     sentence = re.search(r"`\?q=([^&`]+)&left=[^&`]+&right=transformer-en-fr", section)[1]
     heads = corpus_statistics([load_translator(folder).translate(unquote(sentence))])
@@ -95,7 +96,7 @@ def test_the_transformer_minutes_quote_the_shipped_transformer_s_grid_heads_and_
 
 def test_the_readme_s_lesson_on_the_transformer_follows_the_cards():
     """Whether the Transformer trails or leads the RNNs on the Tatoeba test and on general text, as the cards measure."""
-    cards = {name: json.loads((ROOT / "checkpoints" / name / "card.json").read_text(encoding="utf-8")) for name in SHIPPED}
+    cards = {name: read_card(ROOT / "checkpoints" / name) for name in SHIPPED}
     kinds = {name: read_config(ROOT / "checkpoints" / name / "config.json").attention for name in SHIPPED}
 
     def place(results: str) -> str:

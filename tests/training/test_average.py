@@ -27,7 +27,7 @@ def test_a_runs_last_saves_are_averaged_scored_and_written_as_a_checkpoint(tmp_p
     assert run["ended"] == ("plateau" if patience else "budget")
     saves = read_saves(tmp_path / "run", 3)
     n = len(saves)  # a run ended at its plateau may have validated fewer times
-    assert n >= 2 and [s["step"] for s in saves] == sorted({s["step"] for s in saves})
+    assert (n == 3 if patience is None else n >= 2) and [s["step"] for s in saves] == sorted({s["step"] for s in saves})
     capsys.readouterr()
     average([str(tmp_path / "out"), "--run-dir", str(tmp_path / "run"), "--last", "3", "--out", str(tmp_path / "mean"),
              "--train-pool", str(toy_tsv), "--test-set", str(tmp_path / "test.tsv"), "--n-valid", "12"])
@@ -39,7 +39,7 @@ def test_a_runs_last_saves_are_averaged_scored_and_written_as_a_checkpoint(tmp_p
         torch.testing.assert_close(weight, expected[name].half().float(), rtol=0, atol=0)
     training = read_card(tmp_path / "mean")["training"]  # the run up to the last weights averaged, not the best's
     assert training["averaged_steps"] == [s["step"] for s in saves] and training["steps"] == saves[-1]["step"]
-    assert training["target_tokens"] == saves[-1]["training"]["target_tokens"]
+    assert training["target_tokens"] == saves[-1]["training"]["target_tokens"] >= (3000 if patience is None else 0)
     assert (training["ended"], training.get("patience")) == (run["ended"], run.get("patience"))  # what ended the run
     assert f"the mean of its weights at steps {', '.join(str(s['step']) for s in saves)}" in (tmp_path / "mean" / "README.md").read_text()
 
