@@ -366,10 +366,11 @@ def main(argv=None):
     p.add_argument("--card", action="store_true",
                    help="record the scores in the checkpoint folder's model card (its speed: attn_demo.evaluation.speed)")
     args = p.parse_args(argv)
-    other_measures = args.long or args.examples or args.tune or args.marks or args.alignments  # no set's translations
+    # measures that are not the translations of one set (--heads decodes --data once for each head)
+    other_measures = args.long or args.examples or args.tune or args.marks or args.alignments or args.heads
     if args.hyps and other_measures:
         p.error("--hyps writes the translations of one set (the test set, --data or --dev), to compare two models")
-    if args.against and (other_measures or args.heads):
+    if args.against and other_measures:
         p.error("--against compares the translations of one set (the test set, --data, --dev or --general)")
     if args.limit is not None and (not args.heads or args.limit < 1):
         p.error("--limit N takes the first N pairs (N ≥ 1) of --data for --heads, whose every head costs a decoding of them")

@@ -340,7 +340,7 @@ def test_tuning_ranks_each_sentence_s_n_best_as_the_search_would_and_keeps_a_fai
     assert "A beam search ranks what it finishes by" in (toy_checkpoint / "README.md").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("mode", [["--long"], ["--examples"], ["--tune"], ["--marks"]])
+@pytest.mark.parametrize("mode", [["--long"], ["--examples"], ["--tune"], ["--marks"], ["--alignments"], ["--heads"]])
 def test_hyps_with_a_mode_that_writes_no_single_set_is_refused_rather_than_ignored(mode, tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["no/such/model", *mode, "--hyps", str(tmp_path / "hyps.txt")])
