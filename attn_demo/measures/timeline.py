@@ -18,7 +18,8 @@ label-smoothed cross-entropy per target piece of the batches trained on since th
 (at the first point, of the first batch, before any update). A run continued from a checkpoint
 of the same attention appends its points after those of the run that made it, its pieces counted
 on; timeline.json sits in the checkpoint folder beside the weights, up to them (the run folder's goes
-on to the run's end). A model whose weights come from runs that recorded none can be shown a
+on to the run's end). The mean of a run's last saves (attn_demo.training.average) ends with a point of its own in
+place of the last save's, marked "averaged_steps": [int]. A model whose weights come from runs that recorded none can be shown a
 separate run's, marked as such:
 
     python -m attn_demo.checkpoints.card checkpoints/a-model --timeline-from runs/a-run-from-scratch

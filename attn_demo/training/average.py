@@ -18,7 +18,7 @@ from attn_demo.checkpoints.card import read_card, write_model_card
 from attn_demo.checkpoints.folder import TRAINING_DATA, copy_into, load_checkpoint, save_checkpoint
 from attn_demo.cli import HelpFormatter
 from attn_demo.data.pairs import TEST_SET, TRAIN_POOL, read_pairs, train_valid_split
-from attn_demo.measures.timeline import TIMELINE
+from attn_demo.measures.timeline import point, read_timeline, write_timeline
 from attn_demo.training.train import DEFAULTS, training_device, validate
 
 
@@ -70,16 +70,27 @@ def main(argv=None):
     steps = [save["step"] for save in saves]
     print(f"| the mean of these {len(saves)} | {steps[0]}–{steps[-1]} | {mean['bleu']:.2f} ({mean['chrf']:.2f}) |")
     if args.out:
-        write_mean(args, model, src_tok, tgt_tok, saves[-1]["training"], steps, mean)
+        write_mean(args, run_dir, model, src_tok, tgt_tok, saves[-1]["training"], steps, mean)
 
 
-def write_mean(args, model, src_tok, tgt_tok, training: dict, steps: list[int], scores: dict):
-    """The mean as a checkpoint folder: the run's tokenizers, timeline and training data beside it; its card's
+def mean_timeline(timeline: dict, model, src_tok, tgt_tok, scores: dict, steps: list[int]) -> dict:
+    """The run's timeline (its run folder's, to the run's end) with its last point, the last validation, whose
+    weights are the last save, made the mean's: the page's sentences as the mean translates them and its validation,
+    marked with the steps it averages, so that the last point is the model the page uses (as a run's best is)."""
+    last = timeline["points"][-1]
+    mean = point(model, src_tok, tgt_tok, last["target_pieces"], scores["bleu"], last["loss"])
+    return {**timeline, "points": [*timeline["points"][:-1], {**mean, "averaged_steps": steps}]}
+
+
+def write_mean(args, run_dir: Path, model, src_tok, tgt_tok, training: dict, steps: list[int], scores: dict):
+    """The mean as a checkpoint folder: the run's tokenizers, timeline (mean_timeline) and training data beside it; its card's
     training the run's up to the last weights averaged (`training`), with what ended the run (its card's), the
     mean's validation and the steps it averages."""
     save_checkpoint(args.out, model, src_tok, tgt_tok)
-    for name in (TIMELINE, TRAINING_DATA):
-        copy_into(args.checkpoint / name, args.out / name)
+    copy_into(args.checkpoint / TRAINING_DATA, args.out / TRAINING_DATA)
+    timeline = read_timeline(run_dir) or read_timeline(args.checkpoint)
+    if timeline:  # translated by the weights as saved (float16), which the page uses
+        write_timeline(args.out, mean_timeline(timeline, *load_checkpoint(args.out), scores, steps))
     run = read_card(args.checkpoint).get("training") or {}
     ended = {key: run[key] for key in ("ended", "patience") if key in run}  # the saves were kept before the run ended
     write_model_card(args.out, training={**training, **ended, "valid_bleu_greedy": round(scores["bleu"], 2),

@@ -5,6 +5,7 @@ import torch
 
 from attn_demo.checkpoints.card import read_card
 from attn_demo.checkpoints.folder import load_checkpoint
+from attn_demo.measures.timeline import kept_point, point, read_timeline
 from attn_demo.training.average import main as average, mean_weights, read_saves
 from attn_demo.training.train import main as train
 from test_train import train_args
@@ -42,6 +43,12 @@ def test_a_runs_last_saves_are_averaged_scored_and_written_as_a_checkpoint(tmp_p
     assert training["target_tokens"] == saves[-1]["training"]["target_tokens"] >= (3000 if patience is None else 0)
     assert (training["ended"], training.get("patience")) == (run["ended"], run.get("patience"))  # what ended the run
     assert f"the mean of its weights at steps {', '.join(str(s['step']) for s in saves)}" in (tmp_path / "mean" / "README.md").read_text()
+    # its timeline ends with the mean, in place of the last save's point: the page's sentences as the mean translates them
+    before, after = read_timeline(tmp_path / "run")["points"], read_timeline(tmp_path / "mean")["points"]
+    model, src_tok, tgt_tok = load_checkpoint(tmp_path / "mean")
+    assert after[:-1] == before[:-1] and after[-1]["averaged_steps"] == training["averaged_steps"]
+    assert after[-1]["probes"] == point(model, src_tok, tgt_tok, 0, 0.0, 0.0)["probes"]
+    assert (after[-1]["target_pieces"], after[-1]["valid_bleu"]) == (before[-1]["target_pieces"], training["valid_bleu_greedy"])
 
 
 def test_a_run_without_saves_is_said_in_one_line(tmp_path):
