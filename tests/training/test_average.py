@@ -5,7 +5,7 @@ import torch
 
 from attn_demo.checkpoints.card import read_card
 from attn_demo.checkpoints.folder import load_checkpoint
-from attn_demo.measures.timeline import kept_point, point, read_timeline
+from attn_demo.measures.timeline import point, read_timeline
 from attn_demo.training.average import main as average, mean_weights, read_saves
 from attn_demo.training.train import main as train
 from test_train import train_args
