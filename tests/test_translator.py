@@ -124,11 +124,11 @@ def test_key_projection_is_computed_once_per_sentence(translator, monkeypatch):
         # search and the trace of every layer and head together
         model, calls = translator.model, []
         for layer in [layer.cross_attention for layer in model.decoder.layers]:
-            monkeypatch.setattr(layer, "project_keys", lambda h, original=layer.project_keys: calls.append(h.shape) or original(h))
-        monkeypatch.setattr(model.encoder, "run", lambda *a, original=model.encoder.run: calls.append("encoder") or original(*a))
+            monkeypatch.setattr(layer, "project", lambda x, which, original=layer.project: calls.append(which) or original(x, which))
+        monkeypatch.setattr(model.encoder, "run", lambda *a, original=model.encoder.run, **k: calls.append("encoder") or original(*a, **k))
         result = translator.translate("I see the red cat.", beam_size=3)
         assert len(result.target_tokens) > 2 and result.heads is not None
-        assert calls.count("encoder") == 1 and len(calls) == 1 + len(model.decoder.layers)
+        assert calls.count("encoder") == 1 and calls.count("KV") == len(model.decoder.layers)
         return
     attention = translator.model.decoder.attention
     if attention is None:

@@ -22,31 +22,47 @@ from attn_demo.models.dropout import Dropout
 from attn_demo.models.rnn import Memory, Step, no_coverage
 
 
+def product(owner: nn.Module, x, linears: tuple, slot: str = "") -> torch.Tensor:
+    """[W_1; …; W_n] x + [b_1; …; b_n] for the Linears that read the same x (W_Q, W_K and W_V of a self-attention)
+    in one product, each one's outputs after the one before's.
+
+    A decoding step of one sentence is bound by reading the weights, not by multiplying with them: every layer's W
+    is read from memory for one vector, and each product costs a call. Without gradients, the stacked W is kept on
+    `owner` (under `slot`) until a weight changes (an optimizer step, a load); on the CPU, where float16 holds it
+    exactly (a checkpoint's weights are stored so: attn_demo.checkpoints.folder), it is kept in float16 and widened
+    to float32 for the product: the same numbers bit for bit, from half the bytes (CONTRIBUTING.md). Products that
+    need gradients (training, attribution) stack the weights themselves."""
+    weights = [linear.weight for linear in linears]
+    if torch.is_grad_enabled() or weights[0].is_inference():  # made in inference mode, W keeps no count of its changes
+        biases = [linear.bias for linear in linears]
+        return F.linear(x, torch.cat(weights) if len(weights) > 1 else weights[0],
+                        torch.cat(biases) if len(biases) > 1 else biases[0])
+    version = [(w.data_ptr(), w._version, linear.bias._version) for w, linear in zip(weights, linears)]
+    kept = owner.__dict__.get("_kept" + slot)
+    if kept is None or kept[0] != version:
+        kept = _keep(owner, linears, version, slot)
+    weight = kept[1]
+    return F.linear(x, weight.float() if weight.dtype == torch.float16 else weight, kept[2])
+
+
+def _keep(owner: nn.Module, linears: tuple, version: list, slot: str) -> tuple:
+    """(which weights they are, W stacked (float16 where that holds it exactly on the CPU), b stacked), kept on owner
+    for the next products: one tuple swapped whole, so that requests in other threads see the old one or the new one."""
+    with torch.no_grad():
+        weight, bias = (torch.cat(tensors) if len(tensors) > 1 else tensors[0].detach()
+                        for tensors in ([linear.weight for linear in linears], [linear.bias for linear in linears]))
+        if weight.device.type == "cpu" and weight.dtype == torch.float32 and torch.equal(weight.half().float(), weight):
+            weight = weight.half()
+    owner.__dict__["_kept" + slot] = kept = (version, weight, bias)
+    return kept
+
+
 class Linear(nn.Linear):
-    """y = W x + b: nn.Linear, the same weights and state dict. A decoding step of one sentence is bound by reading
-    the weights, not by multiplying with them: every layer's W is read from memory for one vector. Where float16 holds
-    W exactly (a checkpoint's weights are stored so: attn_demo.checkpoints.folder), a product without gradients on
-    the CPU reads W from a float16 copy, widened to float32 for the product: the same numbers bit for bit, from half
-    the bytes (a 15-word greedy translation about 44 → 35–40 ms, CONTRIBUTING.md). Training, attribution (any product that
-    needs gradients) and other devices use W itself."""
+    """y = W x + b: nn.Linear, the same weights and state dict, its product without gradients read from a kept
+    float16 copy where that holds W exactly (product)."""
 
     def forward(self, x):
-        weight = self.weight
-        if torch.is_grad_enabled() or weight.is_inference():  # made in inference mode, W keeps no count of its changes
-            return F.linear(x, weight, self.bias)
-        kept = self.__dict__.get("_narrow")
-        if kept is None or kept[0] != (weight.data_ptr(), weight._version):
-            kept = self._keep_narrow(weight)
-        return F.linear(x, weight if kept[1] is None else kept[1].float(), self.bias)
-
-    def _keep_narrow(self, weight) -> tuple:
-        """(which W it is, W's float16 copy where that holds W exactly on the CPU, else None), kept for the next
-        products until W changes (an optimizer step, a load): one tuple swapped whole, so that requests in other
-        threads see the old one or the new one."""
-        narrow = weight.detach().half() if weight.device.type == "cpu" and weight.dtype == torch.float32 else None
-        exact = narrow is not None and torch.equal(narrow.float(), weight)
-        self.__dict__["_narrow"] = kept = ((weight.data_ptr(), weight._version), narrow if exact else None)
-        return kept
+        return product(self, x, (self,))
 
 
 @dataclass
@@ -54,8 +70,8 @@ class Attended:
     """What one multi-head attention computed, every head at once."""
 
     queries: torch.Tensor  # q_t = (W_Q x_t) split into heads (B, H, T, d_k)
-    scores: torch.Tensor  # e_tj = q_t · k_j / √d_k (B, H, T, S), before the mask
-    weights: torch.Tensor  # α_tj (B, H, T, S), 0 where masked
+    scores: torch.Tensor | None  # e_tj = q_t · k_j / √d_k (B, H, T, S), before the mask; None where α is not kept
+    weights: torch.Tensor | None  # α_tj (B, H, T, S), 0 where masked; None where α is not kept
     heads: torch.Tensor  # o_t = Σ_j α_tj v_j, each head's output (B, H, T, d_k)
     output: torch.Tensor  # W_O [o_t^1; …; o_t^H] + b_O (B, T, D)
 
@@ -69,7 +85,8 @@ class MultiHeadAttention(nn.Module):
 
     The dot product is Luong's e_tj = s_tᵀ h_j between learnt projections; dividing by √d_k keeps the
     scores' spread near 1 whatever d_k (a sum of d_k products of unit-variance numbers has variance
-    d_k), so the softmax does not saturate. Keys and values come from project_keys, once per sentence.
+    d_k), so the softmax does not saturate. Queries, keys and values come from project (a cross-attention's keys
+    and values once per sentence); the fused kernel stands in where α is not kept.
     """
 
     def __init__(self, d_model: int, heads: int):
@@ -80,30 +97,36 @@ class MultiHeadAttention(nn.Module):
         self.W_V = Linear(d_model, d_model)
         self.W_O = Linear(d_model, d_model)
 
-    def split(self, x: torch.Tensor) -> torch.Tensor:
-        """(B, N, D) → (B, H, N, d_k)."""
-        return x.view(x.size(0), x.size(1), self.heads, self.d_k).transpose(1, 2)
+    def project(self, x: torch.Tensor, which: str) -> torch.Tensor:
+        """Those of q = W_Q x, k = W_K x, v = W_V x that `which` names ("QKV", "KV" or "Q"), from x (B, N, D) in one
+        product, each split into heads: (B, len(which), H, N, d_k)."""
+        y = product(self, x, tuple(getattr(self, "W_" + letter) for letter in which), which)  # (B, N, n·D)
+        return y.view(x.size(0), x.size(1), len(which), self.heads, self.d_k).permute(0, 2, 3, 1, 4)
 
-    def project_keys(self, h: torch.Tensor) -> torch.Tensor:
-        """k_j and v_j of every head from h (B, S, D), stacked: (B, 2, H, S, d_k)."""
-        return torch.stack([self.split(self.W_K(h)), self.split(self.W_V(h))], 1)
-
-    def forward(self, x, keys, mask, forced=None, heads_on=None) -> Attended:
-        """x (B, T, D) the positions that ask, keys (B, 2, H, S, d_k) from project_keys, mask (B or 1, T or 1, S)
+    def forward(self, queries, keys, mask, forced=None, heads_on=None, keep: bool = True) -> Attended:
+        """queries (B, H, T, d_k) of the positions that ask, keys (B, 2, H, S, d_k) the k_j and v_j they read (project),
+        mask (B or 1, T or 1, S)
         True where a position may be attended to (None: every one). forced, when given, (B, H, T, S) weights that stand in
         for α where they are not NaN (the page's "move the attention"); heads_on (B, H), when given, 0 for a head
-        turned off: its output is zeroed before W_O (Michel et al. 2019), its α still computed."""
-        queries = self.split(self.W_Q(x))  # (B, H, T, d_k)
+        turned off: its output is zeroed before W_O (Michel et al. 2019), its α still computed. keep=False: α is not
+        kept (scores and weights None), and the fused kernel (F.scaled_dot_product_attention) computes the same
+        Σ_j α_tj v_j without writing α out: fewer, faster operations where no one reads it."""
+        if not keep and forced is None:
+            heads = F.scaled_dot_product_attention(queries, keys[:, 0], keys[:, 1], None if mask is None else mask[:, None])
+            return Attended(queries, None, None, *self.combine(heads, heads_on))
         scores = queries @ keys[:, 0].transpose(-1, -2) / math.sqrt(self.d_k)  # (B, H, T, S)
         masked = scores if mask is None else scores.masked_fill(~mask[:, None], float("-inf"))
         weights = masked.softmax(-1)  # (B, H, T, S)
         if forced is not None:
             weights = torch.where(forced.isnan(), weights, forced)
-        heads = weights @ keys[:, 1]  # (B, H, T, d_k)
+        return Attended(queries, scores, weights, *self.combine(weights @ keys[:, 1], heads_on))  # o_t (B, H, T, d_k)
+
+    def combine(self, heads, heads_on) -> tuple[torch.Tensor, torch.Tensor]:
+        """Each head's o_t (B, H, T, d_k), those turned off zeroed, and W_O [o_t^1; …; o_t^H] + b_O (B, T, D)."""
         if heads_on is not None:
             heads = heads * heads_on[:, :, None, None]
-        concatenated = heads.transpose(1, 2).reshape(x.size(0), x.size(1), -1)  # (B, T, D)
-        return Attended(queries, scores, weights, heads, self.W_O(concatenated))
+        concatenated = heads.transpose(1, 2).flatten(2)  # (B, T, D)
+        return heads, self.W_O(concatenated)
 
 
 class FeedForward(nn.Module):
@@ -128,10 +151,11 @@ class EncoderLayer(nn.Module):
         self.norm_1, self.norm_2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
         self.dropout = Dropout(cfg.dropout)
 
-    def forward(self, x, mask) -> tuple[torch.Tensor, Attended]:
-        """x (B, S, D), mask (B, 1, S) → x (B, S, D) and its self-attention."""
+    def forward(self, x, mask, keep: bool) -> tuple[torch.Tensor, Attended]:
+        """x (B, S, D), mask (B, 1, S) → x (B, S, D) and its self-attention, α kept where asked."""
         y = self.norm_1(x)
-        attended = self.self_attention(y, self.self_attention.project_keys(y), mask)
+        projected = self.self_attention.project(y, "QKV")  # (B, 3, H, S, d_k)
+        attended = self.self_attention(projected[:, 0], projected[:, 1:], mask, keep=keep)
         x = x + self.dropout(attended.output)
         return x + self.dropout(self.feed_forward(self.norm_2(x))), attended
 
@@ -147,18 +171,22 @@ class DecoderLayer(nn.Module):
         self.norm_1, self.norm_2, self.norm_3 = (nn.LayerNorm(cfg.d_model) for _ in range(3))
         self.dropout = Dropout(cfg.dropout)
 
-    def forward(self, x, past, causal, cross_keys, cross_mask, forced=None, heads_on=None):
+    def forward(self, x, past, causal, cross_keys, cross_mask, forced=None, heads_on=None, keep_own=True,
+                keep_cross=True):
         """x (B, T, D) the new positions; past (B, 2, H, t₀, d_k) the keys and values of the t₀ positions before
         them (t₀ = 0 for a whole target); causal (1, T, t₀ + T) which positions each may see; cross_keys (B, 2, H,
-        S, d_k), cross_mask (B, 1, S); forced (B, H, T, S) and heads_on (B, H), or None (MultiHeadAttention). → x (B, T, D), the keys
-        and values of all t₀ + T positions (B, 2, H, t₀ + T, d_k), the self- and the cross-attention."""
+        S, d_k), cross_mask (B, 1, S); forced (B, H, T, S) and heads_on (B, H), or None (MultiHeadAttention); keep_own
+        and keep_cross: whether the self- and the cross-attention keep α. → x (B, T, D), the keys and values of all
+        t₀ + T positions (B, 2, H, t₀ + T, d_k), the self- and the cross-attention."""
         y = self.norm_1(x)
-        keys = self.self_attention.project_keys(y)  # (B, 2, H, T, d_k)
+        projected = self.self_attention.project(y, "QKV")  # (B, 3, H, T, d_k)
+        keys = projected[:, 1:]  # (B, 2, H, T, d_k)
         if past.size(3):  # a step after the first: the earlier positions' from the cache
             keys = torch.cat([past, keys], 3)  # (B, 2, H, t₀ + T, d_k)
-        own = self.self_attention(y, keys, causal)
+        own = self.self_attention(projected[:, 0], keys, causal, keep=keep_own)
         x = x + self.dropout(own.output)
-        cross = self.cross_attention(self.norm_2(x), cross_keys, cross_mask, forced, heads_on)
+        queries = self.cross_attention.project(self.norm_2(x), "Q")[:, 0]  # (B, H, T, d_k)
+        cross = self.cross_attention(queries, cross_keys, cross_mask, forced, heads_on, keep_cross)
         x = x + self.dropout(cross.output)
         return x + self.dropout(self.feed_forward(self.norm_3(x))), keys, own, cross
 
@@ -210,13 +238,13 @@ class Encoder(nn.Module):
 
     def annotate(self, looked_up, lengths):
         """h_j (B, S, D) from E x_j (B, S, D) and the lengths (B,); None stands where the GRU encoder returns ←h_1."""
-        return self.run(looked_up, _source_mask(lengths, looked_up.size(1)))[0], None
+        return self.run(looked_up, _source_mask(lengths, looked_up.size(1)), keep=False)[0], None
 
-    def run(self, looked_up, mask) -> tuple[torch.Tensor, list[Attended]]:
-        """h (B, S, D) and each layer's self-attention, from E x (B, S, D) and the mask (B, S)."""
+    def run(self, looked_up, mask, keep: bool = True) -> tuple[torch.Tensor, list[Attended]]:
+        """h (B, S, D) and each layer's self-attention (α kept where asked), from E x (B, S, D) and the mask (B, S)."""
         x, attended = self.positions(looked_up), []
         for layer in self.layers:
-            x, own = layer(x, mask[:, None, :])
+            x, own = layer(x, mask[:, None, :], keep)
             attended.append(own)
         return self.norm(x), attended
 
@@ -253,7 +281,7 @@ class Decoder(nn.Module):
 
     def cross_keys(self, annotations) -> torch.Tensor:
         """k_j and v_j of every layer's cross-attention from h (B, S, D): (B, L, 2, H, S, d_k)."""
-        return torch.stack([layer.cross_attention.project_keys(annotations) for layer in self.layers], 1)
+        return torch.stack([layer.cross_attention.project(annotations, "KV") for layer in self.layers], 1)
 
     def logits(self, readout):
         """(…, D) → (…, V), through the target embedding matrix."""
@@ -263,11 +291,12 @@ class Decoder(nn.Module):
         """What the output layer computes with: its input LN(x_t), its weight E_y and bias."""
         return readout, self.embed.weight, self.out_bias
 
-    def run(self, y_in, cache, memory, forced=None):
+    def run(self, y_in, cache, memory, forced=None, every: bool = True):
         """y_in (B, T) at positions t₀ … t₀ + T − 1 after the cache (B, L, 2, H, t₀, d_k) → LN(x) (B, T, D), the
-        new cache (B, L, 2, H, t₀ + T, d_k), and each layer's self- and cross-attention. forced (B, T, S) α set by
-        hand (NaN rows: the model's own) for the heads of the shown grid; memory.heads_on the cross-attention heads
-        at work."""
+        new cache (B, L, 2, H, t₀ + T, d_k), and each layer's self- and cross-attention: every layer's α kept (the
+        trace), or with every=False only the shown grid's (a search step, training, attribution). forced (B, T, S) α
+        set by hand (NaN rows: the model's own) for the heads of the shown grid; memory.heads_on the cross-attention
+        heads at work."""
         start, T = cache.size(4), y_in.size(1)
         x = self.positions(self.embed(y_in), start)  # (B, T, D)
         # which positions each may see (1, T, t₀ + T); one new position sees them all
@@ -276,7 +305,7 @@ class Decoder(nn.Module):
         for l, layer in enumerate(self.layers):
             heads_on = None if memory.heads_on is None else memory.heads_on[:, l]  # (B, H)
             x, keys, mine, theirs = layer(x, cache[:, l], causal, memory.keys[:, l], cross_mask, self._forced(forced, l),
-                                          heads_on)
+                                          heads_on, every, every or l == self.config.layer_shown)
             kept.append(keys)
             own.append(mine)
             cross.append(theirs)
@@ -311,7 +340,7 @@ class Decoder(nn.Module):
 
     def readouts_and_attention(self, y_in, memory):
         """The readouts (B, T, D) and the shown grid's α (B, T, S) of a whole target at once."""
-        readouts, _, _, cross = self.run(y_in, memory.init_state, memory)
+        readouts, _, _, cross = self.run(y_in, memory.init_state, memory, every=False)
         return readouts, self.shown(cross)[0]
 
     def readout_at(self, y_in, memory, steps):
@@ -325,7 +354,7 @@ class Decoder(nn.Module):
         """One output step from the cache (B, L, 2, H, t, d_k); weights (B, S), when given, replace the shown
         grid's α at this step; coverage (B, S), the step before's Step.coverage, is summed on (no score reads it)."""
         forced = None if weights is None else weights[:, None]
-        readout, cache, _, cross = self.run(y_prev[:, None], cache, memory, forced)
+        readout, cache, _, cross = self.run(y_prev[:, None], cache, memory, forced, every=False)
         alpha, context = (value[:, 0] for value in self.shown(cross))  # (B, S), (B, D)
         coverage = no_coverage(memory) if coverage is None else coverage
         return Step(self.logits(readout[:, 0]), cache, None, None, alpha, context, coverage + alpha)

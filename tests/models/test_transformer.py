@@ -1,9 +1,11 @@
-"""attn_demo.models.transformer's Linear: the products it gives without gradients are nn.Linear's, bit for bit."""
+"""attn_demo.models.transformer: the products kept for inference are nn.Linear's, bit for bit, and follow every change of
+the weights; one product for q, k and v; the fused kernel where α is not kept computes the explicit weights' numbers."""
 import pytest
 import torch
 import torch.nn.functional as F
 
 from attn_demo.models.transformer import Linear
+from conftest import tiny_model
 
 
 def layer(exact: bool) -> Linear:
@@ -22,7 +24,7 @@ def test_a_product_without_gradients_is_the_weights_own_bit_for_bit(exact):
     with torch.inference_mode():
         product = linear(x)
     assert torch.equal(product, F.linear(x, linear.weight, linear.bias))
-    assert (linear._narrow[1] is not None) == exact  # read from half the bytes only where exact
+    assert (linear._kept[1].dtype == torch.float16) == exact  # read from half the bytes only where exact
 
 
 def test_the_float16_copy_follows_the_weights_once_an_optimizer_changes_them():
@@ -34,4 +36,47 @@ def test_the_float16_copy_follows_the_weights_once_an_optimizer_changes_them():
     with torch.no_grad():
         after = linear(x)
     assert not torch.equal(after, before) and torch.equal(after, F.linear(x, linear.weight, linear.bias))
-    assert linear._narrow[1] is None
+    assert linear._kept[1].dtype == torch.float32
+
+
+def test_a_self_attention_s_one_product_for_q_k_and_v_is_the_three_linears():
+    attention = tiny_model("transformer").decoder.layers[0].self_attention
+    x = torch.randn(2, 3, attention.W_Q.in_features)
+    for grad in (False, True):  # kept (inference) and stacked for gradients (training)
+        with torch.set_grad_enabled(grad):
+            projected = attention.project(x, "QKV")  # (B, 3, H, N, d_k)
+        for i, linear in enumerate((attention.W_Q, attention.W_K, attention.W_V)):
+            expected = F.linear(x, linear.weight, linear.bias).view(2, 3, attention.heads, attention.d_k).transpose(1, 2)
+            torch.testing.assert_close(projected[:, i], expected, atol=1e-6, rtol=1e-6)
+
+
+def test_the_kept_stack_follows_a_change_to_any_one_of_its_weights():
+    attention = tiny_model("transformer").decoder.layers[0].self_attention
+    x = torch.randn(2, 3, attention.W_Q.in_features)
+    with torch.no_grad():
+        before = attention.project(x, "QKV")
+        attention.W_V.bias.add_(1.0)  # the last of the six tensors, in place: its count of changes moves
+        after = attention.project(x, "QKV")
+    torch.testing.assert_close(after[:, 2], before[:, 2] + 1.0)
+    assert torch.equal(after[:, :2], before[:, :2])
+
+
+def test_the_fused_kernel_where_alpha_is_not_kept_gives_the_explicit_weights_numbers():
+    """Training, search steps and attribution (α not kept: F.scaled_dot_product_attention) compute what the trace's
+    explicit α gives, padding and the causal mask included; only the shown grid's α is kept, and it is the trace's."""
+    model = tiny_model("transformer")
+    torch.manual_seed(1)
+    src, lengths = torch.randint(4, 40, (3, 5)), torch.tensor([5, 3, 2])
+    src[1, 3:], src[2, 2:] = 0, 0
+    y_in = torch.randint(4, 40, (3, 4))
+    with torch.no_grad():
+        memory = model.encode(src, lengths)
+        traced = model.decoder.run(y_in, memory.init_state, memory, every=True)
+        fused = model.decoder.run(y_in, memory.init_state, memory, every=False)
+        annotations, attended = model.encoder.run(model.encoder.embed(src), src != 0, keep=True)
+    torch.testing.assert_close(fused[0], traced[0], atol=1e-6, rtol=1e-5)  # the readouts
+    torch.testing.assert_close(annotations, memory.annotations, atol=1e-6, rtol=1e-5)
+    shown = model.config.layer_shown
+    assert all(a.weights is None for a in fused[2]) and all(a.weights is None for i, a in enumerate(fused[3]) if i != shown)
+    assert all(a.weights is not None for a in attended)
+    torch.testing.assert_close(fused[3][shown].weights, traced[3][shown].weights, atol=1e-6, rtol=1e-5)
