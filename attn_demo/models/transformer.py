@@ -8,6 +8,7 @@ What one sentence needs is passed in, never kept on the modules (one model serve
 the cross-attention keys and values of every decoder layer, computed once per sentence (Memory.keys), and
 the decoder's cache of its own keys and values so far (the decoder state, which grows by one position
 a step). `trace` runs a whole target at once and returns every decoder layer's and head's numbers.
+Its modules are called as their forward alone (models.plain): a decoding step makes some fifty calls.
 """
 import math
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ import torch.nn.functional as F
 
 from attn_demo.models.attention import KINDS
 from attn_demo.models.config import TransformerConfig
-from attn_demo.models.dropout import Dropout
+from attn_demo.models.plain import Embedding, LayerNorm, Plain, PlainDropout
 from attn_demo.models.rnn import Memory, Step, no_coverage
 
 
@@ -57,7 +58,7 @@ def _keep(owner: nn.Module, linears: tuple, version: list, slot: str) -> tuple:
     return kept
 
 
-class Linear(nn.Linear):
+class Linear(Plain, nn.Linear):
     """y = W x + b: nn.Linear, the same weights and state dict, its product without gradients read from a kept
     float16 copy where that holds W exactly (product)."""
 
@@ -76,7 +77,7 @@ class Attended:
     output: torch.Tensor  # W_O [o_t^1; …; o_t^H] + b_O (B, T, D)
 
 
-class MultiHeadAttention(nn.Module):
+class MultiHeadAttention(Plain, nn.Module):
     """Scaled dot-product attention in H heads (Vaswani et al. 2017, eq. 1 and §3.2.2):
 
         q_t = W_Q x_t,  k_j = W_K h_j,  v_j = W_V h_j,   each split into H heads of d_k = D / H
@@ -129,7 +130,7 @@ class MultiHeadAttention(nn.Module):
         return heads, self.W_O(concatenated)
 
 
-class FeedForward(nn.Module):
+class FeedForward(Plain, nn.Module):
     """FFN(x) = W_2 max(0, W_1 x + b_1) + b_2, at every position apart (Vaswani et al. 2017, eq. 2). No dropout
     inside, as in the paper: on this CPU drawing its F-wide mask cost more than a sixth of a training step."""
 
@@ -141,15 +142,15 @@ class FeedForward(nn.Module):
         return self.W_2(F.relu(self.W_1(x)))  # (B, N, D)
 
 
-class EncoderLayer(nn.Module):
+class EncoderLayer(Plain, nn.Module):
     """x ← x + SelfAttention(LN(x));  x ← x + FFN(LN(x))   (pre-norm)."""
 
     def __init__(self, cfg: TransformerConfig):
         super().__init__()
         self.self_attention = MultiHeadAttention(cfg.d_model, cfg.heads)
         self.feed_forward = FeedForward(cfg.d_model, cfg.ff_size)
-        self.norm_1, self.norm_2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
-        self.dropout = Dropout(cfg.dropout)
+        self.norm_1, self.norm_2 = LayerNorm(cfg.d_model), LayerNorm(cfg.d_model)
+        self.dropout = PlainDropout(cfg.dropout)
 
     def forward(self, x, mask, keep: bool) -> tuple[torch.Tensor, Attended]:
         """x (B, S, D), mask (B, 1, S) → x (B, S, D) and its self-attention, α kept where asked."""
@@ -160,7 +161,7 @@ class EncoderLayer(nn.Module):
         return x + self.dropout(self.feed_forward(self.norm_2(x))), attended
 
 
-class DecoderLayer(nn.Module):
+class DecoderLayer(Plain, nn.Module):
     """x ← x + MaskedSelfAttention(LN(x));  x ← x + CrossAttention(LN(x), h);  x ← x + FFN(LN(x))."""
 
     def __init__(self, cfg: TransformerConfig):
@@ -168,8 +169,8 @@ class DecoderLayer(nn.Module):
         self.self_attention = MultiHeadAttention(cfg.d_model, cfg.heads)
         self.cross_attention = MultiHeadAttention(cfg.d_model, cfg.heads)
         self.feed_forward = FeedForward(cfg.d_model, cfg.ff_size)
-        self.norm_1, self.norm_2, self.norm_3 = (nn.LayerNorm(cfg.d_model) for _ in range(3))
-        self.dropout = Dropout(cfg.dropout)
+        self.norm_1, self.norm_2, self.norm_3 = (LayerNorm(cfg.d_model) for _ in range(3))
+        self.dropout = PlainDropout(cfg.dropout)
 
     def forward(self, x, past, causal, cross_keys, cross_mask, forced=None, heads_on=None, keep_own=True,
                 keep_cross=True):
@@ -203,22 +204,22 @@ def sinusoids(length: int, d_model: int) -> torch.Tensor:
 MAX_POSITIONS = 512  # a source has at most max_source_pieces (150), a translation 2 × that + 10 (search)
 
 
-def embedding(vocab_size: int, cfg: TransformerConfig) -> nn.Embedding:
+def embedding(vocab_size: int, cfg: TransformerConfig) -> Embedding:
     """E, its entries drawn with variance 1/D so that √D · E x has unit variance; padding's is zero."""
-    table = nn.Embedding(vocab_size, cfg.d_model, padding_idx=cfg.pad_id)
+    table = Embedding(vocab_size, cfg.d_model, padding_idx=cfg.pad_id)
     nn.init.normal_(table.weight, std=cfg.d_model ** -0.5)
     with torch.no_grad():
         table.weight[cfg.pad_id].zero_()
     return table
 
 
-class Positions(nn.Module):
+class Positions(Plain, nn.Module):
     """√D · E x_i + PE(i) (Vaswani et al. 2017, §3.4–3.5), then dropout: what the first layer reads."""
 
     def __init__(self, cfg: TransformerConfig):
         super().__init__()
         self.register_buffer("table", sinusoids(MAX_POSITIONS, cfg.d_model), persistent=False)
-        self.dropout = Dropout(cfg.dropout)
+        self.dropout = PlainDropout(cfg.dropout)
 
     def forward(self, looked_up, start: int = 0):
         """E x (B, N, D) at positions start … start + N − 1 → (B, N, D)."""
@@ -226,7 +227,7 @@ class Positions(nn.Module):
         return self.dropout(scaled + self.table[start:start + looked_up.size(1)])
 
 
-class Encoder(nn.Module):
+class Encoder(Plain, nn.Module):
     """h = LN(layer_N(… layer_1(√D · E x + PE)))."""
 
     def __init__(self, cfg: TransformerConfig):
@@ -234,7 +235,7 @@ class Encoder(nn.Module):
         self.embed = embedding(cfg.src_vocab_size, cfg)  # E x_j: what attribution varies, as in the GRU encoder
         self.positions = Positions(cfg)
         self.layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.enc_layers))
-        self.norm = nn.LayerNorm(cfg.d_model)
+        self.norm = LayerNorm(cfg.d_model)
 
     def annotate(self, looked_up, lengths):
         """h_j (B, S, D) from E x_j (B, S, D) and the lengths (B,); None stands where the GRU encoder returns ←h_1."""
@@ -254,7 +255,7 @@ def _source_mask(lengths, S: int) -> torch.Tensor:
     return torch.arange(S, device=lengths.device)[None, :] < lengths[:, None]
 
 
-class Decoder(nn.Module):
+class Decoder(Plain, nn.Module):
     """Masked self-attention over y_<t, cross-attention over h, feed-forward, in each of L layers;
     p(y_t) = softmax(E_y LN(x_t) + b): the output layer is the target embedding (Press & Wolf 2017).
 
@@ -270,7 +271,7 @@ class Decoder(nn.Module):
         self.embed = embedding(cfg.tgt_vocab_size, cfg)
         self.positions = Positions(cfg)
         self.layers = nn.ModuleList(DecoderLayer(cfg) for _ in range(cfg.dec_layers))
-        self.norm = nn.LayerNorm(cfg.d_model)
+        self.norm = LayerNorm(cfg.d_model)
         self.out_bias = nn.Parameter(torch.zeros(cfg.tgt_vocab_size))
 
     def memory(self, annotations, _backward_first, mask) -> Memory:
