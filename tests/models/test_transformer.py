@@ -62,7 +62,7 @@ def test_the_kept_stack_follows_a_change_to_any_one_of_its_weights():
 
 
 def test_the_fused_kernel_where_alpha_is_not_kept_gives_the_explicit_weights_numbers():
-    """Training, search steps and attribution (α not kept: F.scaled_dot_product_attention) compute what the trace's
+    """Search steps and encodings (α not kept, no gradients: F.scaled_dot_product_attention) compute what the trace's
     explicit α gives, padding and the causal mask included; only the shown grid's α is kept, and it is the trace's."""
     model = tiny_model("transformer")
     torch.manual_seed(1)
