@@ -7,6 +7,7 @@ it was:
 
     python -m attn_demo.checkpoints.card checkpoints/*                                # every card, re-written
     python -m attn_demo.checkpoints.card checkpoints/a-model --timeline-from runs/a   # a separate run's timeline beside it
+    python -m attn_demo.checkpoints.card checkpoints/a-model --plateau-from runs/b    # its continuation was no better
 
 Each command is kept as a newcomer reruns it from a checkout (`rerunnable`): a run's folders under
 runs/ and its copies of the default data are machine-specific, so they are written as the
@@ -263,10 +264,46 @@ def _training_text(t: dict | None) -> str:
                        "(`python -m attn_demo.training.average`), validated as such."
                        for i, run in enumerate(runs, 1) if run.get("averaged_steps"))
     commands = "\n".join(run["command"] for run in runs)
+    checked = f"\n\n{_plateau_text(runs[-1]['plateau'], len(runs))}" if runs[-1].get("plateau") else ""
     return (f"{_pairs_text(runs)} Validation scores are greedy; a run ends at its budget or at its plateau (no better "
             "validation BLEU in its patience's validations in a row).\n\n| run | from | target pieces (updates, epochs) | time "
             "| dropout; joined | valid BLEU (chrF) | ended |\n"
-            f"|---|---|---|---|---|---|---|\n{rows}{replaced}{averaged}\n\n```\n{commands}\n```")
+            f"|---|---|---|---|---|---|---|\n{rows}{replaced}{averaged}\n\n```\n{commands}\n```{checked}")
+
+
+def _plateau_text(check: dict, run: int) -> str:
+    """Run `run` continued until its plateau and found no better (plateau_check), in a paragraph and its command."""
+    test = check["test"]
+    mean = f", the mean of its last {check['averaged']} saves {check['valid_bleu_greedy']}" if check.get("averaged") else ""
+    best = check["valid_bleu_best"]
+    return (f"**At its plateau.** Run {run} was continued at the rate its schedule ended on until {check['patience']} "
+            f"validations in a row had not beaten its best ({check['target_tokens'] / 1e6:.1f}M target pieces, "
+            f"{check['minutes']} min): best validation BLEU {best} against these weights' {check['valid_bleu_before']}{mean}. "
+            f"On the Tatoeba test, beam {test['beam']}: BLEU {test['bleu']['score']} vs {test['bleu']['baseline']} (paired "
+            f"bootstrap p {test['bleu']['p']}), chrF {test['chrf']['score']} vs {test['chrf']['baseline']} (p "
+            f"{test['chrf']['p']}): not better, so these weights stand.\n\n```\n{check['command']}\n```")
+
+
+def plateau_check(candidate: Path, checkpoint: Path) -> dict:
+    """What continuing `checkpoint` until its plateau gave, for the checkpoint's card: `candidate` is the run's
+    folder (or the mean of its last saves: training.average), evaluated on the test set against the checkpoint
+    (`evaluate --against`). Refused unless the run ended at its plateau and the test found it no better."""
+    checkpoint = Path(checkpoint)
+    facts, own = read_card(candidate), read_card(checkpoint)
+    run, test = facts.get("training") or {}, facts.get("test_results") or {}
+    if run.get("ended") != "plateau":
+        raise ValueError(f"{candidate}: its run did not end at its plateau")
+    against = next((a["all"] for a in test.get("against", []) if a["model"] == checkpoint.name), None)
+    if against is None:
+        raise ValueError(f"{candidate}: its test results hold no paired bootstrap against {checkpoint.name}")
+    if against["bleu"]["score"] > against["bleu"]["baseline"] and against["bleu"]["p"] <= 0.05:
+        raise ValueError(f"{candidate} is better than {checkpoint.name} on the test set: ship it instead")
+    saves = run.get("averaged_steps") or []
+    return {"command": rerunnable(run["command"], checkpoint.name, f"runs/{checkpoint.name}-plateau"),
+            "target_tokens": run["target_tokens"], "minutes": run["minutes"], "patience": run["patience"],
+            "valid_bleu_best": run.get("valid_bleu_best", run["valid_bleu_greedy"]), "averaged": len(saves),
+            "valid_bleu_greedy": run["valid_bleu_greedy"], "valid_bleu_before": own["training"]["valid_bleu_greedy"],
+            "test": {"beam": test["beam"], "bleu": against["bleu"], "chrf": against["chrf"]}}
 
 
 def _pairs_text(runs: list[dict]) -> str:
@@ -573,8 +610,15 @@ def main(argv=None):
     p.add_argument("--timeline-from", type=Path, metavar="RUN",
                    help="first put the timeline of this run folder beside each checkpoint, marked as not the run "
                         "that made its weights (attn_demo.measures.timeline.attach)")
+    p.add_argument("--plateau-from", type=Path, metavar="RUN",
+                   help="record that the checkpoint was at its plateau: RUN, its continuation until its plateau (or "
+                        "the mean of its last saves), evaluated on the test set --against it, was no better (plateau_check)")
     args = p.parse_args(argv)
     for folder in args.checkpoints:
+        if args.plateau_from:
+            training = read_card(folder)["training"]
+            write_model_card(folder, training={**training, "plateau": plateau_check(args.plateau_from, folder)})
+            continue
         if args.timeline_from:
             timeline = attach(args.timeline_from, folder)
             print(f"{folder}: {len(timeline['points'])} points, first α agreement after "

@@ -154,7 +154,8 @@ def training_summary(training: dict) -> str:
     a GPU names it ("6.0M pieces, 0.8 min on NVIDIA H200"; the CPU goes unsaid), and so does a run that moved to
     one ("40.0M pieces, 261.4 min (6.2 min on NVIDIA H100)");
     a run whose dropout differs from the run before it says so ("…, dropout 0"), and so does the first
-    with clause-joined examples ("…, clause joins")."""
+    with clause-joined examples ("…, clause joins"), one that ended at its plateau ("…, to its plateau") and one
+    whose continuation to its plateau was no better ("…, at its plateau": checkpoints.card.plateau_check)."""
     runs, parts = training_runs(training), []
     for before, run in zip([{}] + runs, runs):
         tokens = f"{run['target_tokens'] / 1e6:.1f}M pieces, " if run.get("target_tokens") else ""
@@ -169,5 +170,7 @@ def training_summary(training: dict) -> str:
             step += f", dropout {run['dropout']:g}"
         if run.get("clause_join_prob") and not before.get("clause_join_prob"):
             step += ", clause joins"
+        if run.get("ended") == "plateau" or run.get("plateau"):  # ended there, or continued there and found no better
+            step += ", to its plateau" if run.get("ended") == "plateau" else ", at its plateau"
         parts.append(f"attention replaced, then {step}" if replaced else step)
     return " → ".join(parts) if parts else "not recorded"

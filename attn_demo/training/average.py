@@ -84,8 +84,8 @@ def mean_timeline(timeline: dict, model, src_tok, tgt_tok, scores: dict, steps: 
 
 def write_mean(args, run_dir: Path, model, src_tok, tgt_tok, training: dict, steps: list[int], scores: dict):
     """The mean as a checkpoint folder: the run's tokenizers, timeline (mean_timeline) and training data beside it; its card's
-    training the run's up to the last weights averaged (`training`), with what ended the run (its card's), the
-    mean's validation and the steps it averages."""
+    training the run's up to the last weights averaged (`training`), with what ended the run and its best validation
+    (its card's), the mean's validation and the steps it averages."""
     save_checkpoint(args.out, model, src_tok, tgt_tok)
     copy_into(args.checkpoint / TRAINING_DATA, args.out / TRAINING_DATA)
     timeline = read_timeline(run_dir) or read_timeline(args.checkpoint)
@@ -93,6 +93,8 @@ def write_mean(args, run_dir: Path, model, src_tok, tgt_tok, training: dict, ste
         write_timeline(args.out, mean_timeline(timeline, *load_checkpoint(args.out), scores, steps))
     run = read_card(args.checkpoint).get("training") or {}
     ended = {key: run[key] for key in ("ended", "patience") if key in run}  # the saves were kept before the run ended
+    if "valid_bleu_greedy" in run:  # the run's best save, which the mean is chosen against
+        ended["valid_bleu_best"] = run["valid_bleu_greedy"]
     write_model_card(args.out, training={**training, **ended, "valid_bleu_greedy": round(scores["bleu"], 2),
                                          "valid_chrf_greedy": round(scores["chrf"], 2), "averaged_steps": steps})
 

@@ -1,12 +1,13 @@
 """The model card: what its facts (card.json) and front matter keep, what its text says, how a re-write keeps the
 rest, and the shipped cards (small, with commands a checkout can rerun)."""
+import json
 import re
 import shutil
 
 import pytest
 from huggingface_hub import ModelCard
 
-from attn_demo.checkpoints.card import CARD, FACTS, HUB_KEYS, read_card, rerunnable, write_model_card
+from attn_demo.checkpoints.card import CARD, FACTS, HUB_KEYS, main, read_card, rerunnable, write_model_card
 from attn_demo.checkpoints.folder import read_folder
 from attn_demo.models.attention import KINDS
 from attn_demo.translator import load_translator
@@ -99,6 +100,38 @@ def test_model_card_says_where_each_part_of_a_moved_run_trained(toy_checkpoint):
     write_model_card(toy_checkpoint, training=run)
     text = ModelCard.load(toy_checkpoint / "README.md").text
     assert "| (10, 0.5) | 250.1 min, 1 CPU thread(s), then 6.2 min, NVIDIA H100 |" in text
+
+
+def test_a_checkpoint_whose_continuation_to_its_plateau_was_no_better_says_so(toy_checkpoint, tmp_path):
+    shipped = {"command": "python -m attn_demo.training.train --out runs/x", "minutes": 30.0, "steps": 10, "epochs": 0.5,
+               "threads": 2, "valid_bleu_greedy": 43.11, "valid_chrf_greedy": 61.4, "training_pairs": 99}
+    write_model_card(toy_checkpoint, training=shipped)
+    run = {**shipped, "command": f"python -m attn_demo.training.train --out runs/y --init-from {toy_checkpoint} --lr 4e-5",
+           "minutes": 40.1, "target_tokens": 2_500_000, "ended": "plateau", "patience": 4, "valid_bleu_greedy": 43.4,
+           "valid_bleu_best": 43.31, "averaged_steps": [1, 2, 3, 4, 5], "continued_from": {"checkpoint": str(toy_checkpoint)}}
+    bootstrap = {"bleu": {"score": 40.1, "baseline": 39.99, "p": 0.3}, "chrf": {"score": 59.0, "baseline": 58.94, "p": 0.4}}
+    candidate = tmp_path / "candidate"
+    candidate.mkdir()
+
+    def record(training, comparison):
+        test = {"beam": 5, "against": [{"model": toy_checkpoint.name, "all": comparison}]}
+        (candidate / FACTS).write_text(json.dumps({"training": training, "test_results": test}))
+        main([str(toy_checkpoint), "--plateau-from", str(candidate)])
+
+    for training, comparison, refusal in [({**run, "ended": "budget"}, bootstrap, "did not end at its plateau"),
+                                          (run, {**bootstrap, "bleu": {**bootstrap["bleu"], "p": 0.01}}, "ship it instead")]:
+        with pytest.raises(ValueError, match=refusal):
+            record(training, comparison)
+    record(run, bootstrap)
+    text = ModelCard.load(toy_checkpoint / "README.md").text
+    assert ("**At its plateau.** Run 1 was continued at the rate its schedule ended on until 4 validations in a row had "
+            "not beaten its best (2.5M target pieces, 40.1 min): best validation BLEU 43.31 against these weights' 43.11, "
+            "the mean of its last 5 saves 43.4. On the Tatoeba test, beam 5: BLEU 40.1 vs 39.99 (paired bootstrap p 0.3), "
+            "chrF 59.0 vs 58.94 (p 0.4): not better, so these weights stand.") in text
+    assert f"--out runs/{toy_checkpoint.name}-plateau --init-from checkpoints/{toy_checkpoint.name} --lr 4e-5" in text
+    assert read_card(toy_checkpoint)["training"]["plateau"]["valid_bleu_before"] == 43.11
+    write_model_card(toy_checkpoint)  # re-written from itself: the paragraph stays
+    assert "**At its plateau.**" in ModelCard.load(toy_checkpoint / "README.md").text
 
 
 @pytest.mark.parametrize("stepwise", [False, True])

@@ -117,6 +117,14 @@ def test_training_summary_reads_every_run_first_to_last():
     assert training_summary({}) == "not recorded"
 
 
+def test_training_summary_says_which_runs_reached_their_plateau():
+    first = {"minutes": 60.0, "target_tokens": 4e7}
+    ended = {"minutes": 243.8, "target_tokens": 5.16e7, "ended": "plateau", "patience": 4,
+             "continued_from": {"checkpoint": "a", "training": first}}
+    assert training_summary(ended) == "40.0M pieces, 60.0 min from scratch → 51.6M pieces, 243.8 min, to its plateau"
+    assert training_summary({**first, "plateau": {"patience": 4}}) == "40.0M pieces, 60.0 min from scratch, at its plateau"
+
+
 def test_training_summary_names_the_gpu_part_of_a_run_that_moved():
     parts = [{"device": "CPU", "threads": 1, "minutes": 250.1}, {"device": "NVIDIA H100", "threads": 2, "minutes": 6.2}]
     moved = {"minutes": 256.3, "target_tokens": 40_000_000, "device": "NVIDIA H100", "parts": parts}

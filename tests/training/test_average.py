@@ -42,6 +42,7 @@ def test_a_runs_last_saves_are_averaged_scored_and_written_as_a_checkpoint(tmp_p
     assert training["averaged_steps"] == [s["step"] for s in saves] and training["steps"] == saves[-1]["step"]
     assert training["target_tokens"] == saves[-1]["training"]["target_tokens"] >= (3000 if patience is None else 0)
     assert (training["ended"], training.get("patience")) == (run["ended"], run.get("patience"))  # what ended the run
+    assert training["valid_bleu_best"] == run["valid_bleu_greedy"]  # the best save's, which the mean is chosen against
     assert f"the mean of its weights at steps {', '.join(str(s['step']) for s in saves)}" in (tmp_path / "mean" / "README.md").read_text()
     # its timeline ends with the mean, in place of the last save's point: the page's sentences as the mean translates them
     before, after = read_timeline(tmp_path / "run")["points"], read_timeline(tmp_path / "mean")["points"]
