@@ -425,12 +425,28 @@ def _eos_text(r: dict) -> str:
 def _scored_text(r: dict) -> str:
     """What follows a set's scores, on the test set and the development set alike: `</s>`, repeats and drops,
     BLEU by English length, a paired bootstrap against each other model asked for, and the command."""
-    compared = "".join(f"\n\n{against_text(a)}." for a in r.get("against", []))
-    return (f"{_eos_text(r)}{_faults_text(r)}\n\n{_by_length_table(r['by_length'])}{compared}\n\n```\n{r['command']}\n```")
+    return (f"{_eos_text(r)}{_faults_text(r)}\n\n{_by_length_table(r['by_length'])}{against_table(r.get('against'))}"
+            f"\n\n```\n{r['command']}\n```")
+
+
+def against_table(comparisons: list | None) -> str:
+    """The paired bootstraps against other models (evaluate --against) as a table, a row each, on the whole set and
+    on its long sentences; "" without any."""
+    if not comparisons:
+        return ""
+    long = comparisons[0]["long"]
+    sets = [("all", "")] + ([("long", f", {long['min_words']}+ words ({long['n']})")] if long["n"] else [])
+    def cell(r, metric):
+        return f"{r[metric]['score']} vs {r[metric]['baseline']} (p {r[metric]['p']})"
+    header = " | ".join(f"{name}{label}" for key, label in sets for name in ("BLEU", "chrF"))
+    rows = "\n".join(f"| {a['model']} | " + " | ".join(cell(a[key], metric) for key, _ in sets for metric in ("bleu", "chrf"))
+                     + " |" for a in comparisons)
+    return (f"\n\nPaired bootstrap (sacreBLEU) against each model named, this model's score first:\n\n| against | "
+            f"{header} |\n|---|{'---|' * 2 * len(sets)}\n{rows}")
 
 
 def against_text(a: dict) -> str:
-    """The paired bootstrap in a line: "against luong-en-fr: BLEU 41.0 vs 40.0 (p 0.001), …"."""
+    """The paired bootstrap in a line, as evaluate prints it: "against luong-en-fr: BLEU 41.0 vs 40.0 (p 0.001), …"."""
     def one(r):
         return ", ".join(f"{name} {r[metric]['score']} vs {r[metric]['baseline']} (p {r[metric]['p']})"
                          for metric, name in (("bleu", "BLEU"), ("chrf", "chrF")))
@@ -448,10 +464,10 @@ def _general_text(g: dict | None) -> str:
     """Scores on general text, FLORES-200 devtest (evaluate --general), with the reference for scale and the credit."""
     if not g:
         return "Not evaluated yet."
-    compared = "".join(f" {against_text(a)}." for a in g.get("against", []))
     return (f"FLORES-200 devtest (`{g['dataset']}`: {g['n']} sentences of Wikinews, Wikijunior and Wikivoyage; never "
-            f"trained or tuned on), beam {g['beam']}: **BLEU {g['bleu']}**, chrF {g['chrf']}.{_faults_text(g)}{compared} "
-            f"For scale, {GENERAL_REFERENCE}. FLORES-200: NLLB Team et al. 2022, CC-BY-SA 4.0.\n\n```\n{g['command']}\n```")
+            f"trained or tuned on), beam {g['beam']}: **BLEU {g['bleu']}**, chrF {g['chrf']}.{_faults_text(g)} "
+            f"For scale, {GENERAL_REFERENCE}. FLORES-200: NLLB Team et al. 2022, CC-BY-SA 4.0.{against_table(g.get('against'))}"
+            f"\n\n```\n{g['command']}\n```")
 
 
 def heads_table(h: dict) -> str:

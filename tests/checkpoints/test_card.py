@@ -7,7 +7,7 @@ import shutil
 import pytest
 from huggingface_hub import ModelCard
 
-from attn_demo.checkpoints.card import CARD, FACTS, HUB_KEYS, main, read_card, rerunnable, write_model_card
+from attn_demo.checkpoints.card import CARD, FACTS, HUB_KEYS, against_table, main, read_card, rerunnable, write_model_card
 from attn_demo.checkpoints.folder import read_folder
 from attn_demo.models.attention import KINDS
 from attn_demo.translator import load_translator
@@ -100,6 +100,20 @@ def test_model_card_says_where_each_part_of_a_moved_run_trained(toy_checkpoint):
     write_model_card(toy_checkpoint, training=run)
     text = ModelCard.load(toy_checkpoint / "README.md").text
     assert "| (10, 0.5) | 250.1 min, 1 CPU thread(s), then 6.2 min, NVIDIA H100 |" in text
+
+
+def test_paired_bootstraps_read_as_a_table_a_row_per_model_with_long_sentences_where_there_are_some():
+    def scores(bleu, chrf):
+        return {"bleu": {"score": bleu[0], "baseline": bleu[1], "p": bleu[2]}, "chrf": {"score": chrf[0], "baseline": chrf[1], "p": chrf[2]}}
+    long = {"n": 187, "min_words": 16, **scores((25.8, 22.5, 0.001), (50.4, 47.1, 0.002))}
+    rows = [{"model": "a", "all": scores((42.4, 38.9, 0.001), (61.6, 59.0, 0.003)), "long": long},
+            {"model": "b", "all": scores((42.4, 42.6, 0.4), (61.6, 61.5, 0.3)), "long": long}]
+    table = against_table(rows).strip().splitlines()
+    assert table[2] == "| against | BLEU | chrF | BLEU, 16+ words (187) | chrF, 16+ words (187) |"
+    assert table[4] == "| a | 42.4 vs 38.9 (p 0.001) | 61.6 vs 59.0 (p 0.003) | 25.8 vs 22.5 (p 0.001) | 50.4 vs 47.1 (p 0.002) |"
+    assert table[5].startswith("| b | 42.4 vs 42.6 (p 0.4) |") and len(table) == 6
+    short = [{**rows[0], "long": {"n": 0, "min_words": 16}}]
+    assert against_table(short).strip().splitlines()[2] == "| against | BLEU | chrF |" and against_table([]) == ""
 
 
 def test_a_checkpoint_whose_continuation_to_its_plateau_was_no_better_says_so(toy_checkpoint, tmp_path):
