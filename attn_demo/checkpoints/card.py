@@ -273,15 +273,16 @@ def _training_text(t: dict | None) -> str:
 
 def _plateau_text(check: dict, run: int) -> str:
     """Run `run` continued until its plateau and found no better (plateau_check), in a paragraph and its command."""
-    test = check["test"]
-    mean = f", the mean of its last {check['averaged']} saves {check['valid_bleu_greedy']}" if check.get("averaged") else ""
-    best = check["valid_bleu_best"]
+    test, n = check["test"], check.get("averaged")
+    mean = f", the mean of its last {n} saves {check['valid_bleu_greedy']}" if n else ""
+    tested = (f"{'the mean' if n else 'its best'} ({check['target_tokens'] / 1e6:.1f}M more target pieces, "
+              f"{check['minutes']} min)")
     return (f"**At its plateau.** Run {run} was continued at the rate its schedule ended on until {check['patience']} "
-            f"validations in a row had not beaten its best ({check['target_tokens'] / 1e6:.1f}M target pieces, "
-            f"{check['minutes']} min): best validation BLEU {best} against these weights' {check['valid_bleu_before']}{mean}. "
-            f"On the Tatoeba test, beam {test['beam']}: BLEU {test['bleu']['score']} vs {test['bleu']['baseline']} (paired "
-            f"bootstrap p {test['bleu']['p']}), chrF {test['chrf']['score']} vs {test['chrf']['baseline']} (p "
-            f"{test['chrf']['p']}): not better, so these weights stand.\n\n```\n{check['command']}\n```")
+            f"validations in a row had not beaten its best: best validation BLEU {check['valid_bleu_best']} against these "
+            f"weights' {check['valid_bleu_before']}{mean}. On the Tatoeba test, beam {test['beam']}, {tested}: BLEU "
+            f"{test['bleu']['score']} vs {test['bleu']['baseline']} (paired bootstrap p {test['bleu']['p']}), chrF "
+            f"{test['chrf']['score']} vs {test['chrf']['baseline']} (p {test['chrf']['p']}): not better, so these "
+            f"weights stand.\n\n```\n{check['command']}\n```")
 
 
 def plateau_check(candidate: Path, checkpoint: Path) -> dict:
