@@ -300,7 +300,7 @@ def plateau_check(candidate: Path, checkpoint: Path) -> dict:
     if against["bleu"]["score"] > against["bleu"]["baseline"] and against["bleu"]["p"] <= 0.05:
         raise ValueError(f"{candidate} is better than {checkpoint.name} on the test set: ship it instead")
     saves = run.get("averaged_steps") or []
-    return {"command": rerunnable(run["command"], checkpoint.name, f"runs/{checkpoint.name}-plateau"),
+    return {"command": rerunnable(run["command"], checkpoint.name, f"checkpoints/{checkpoint.name}-plateau"),
             "target_tokens": run["target_tokens"], "minutes": run["minutes"], "patience": run["patience"],
             "valid_bleu_best": run.get("valid_bleu_best", run["valid_bleu_greedy"]), "averaged": len(saves),
             "valid_bleu_greedy": run["valid_bleu_greedy"], "valid_bleu_before": own["training"]["valid_bleu_greedy"],
@@ -591,7 +591,8 @@ def _said_unmeasured(key: str, text: str) -> bool:
 # Each section of the card: its key, what writes its text from the facts measured, and which of those
 # facts card.json keeps (None: all): those the app and the tools read; the text holds them all.
 #   training: train's facts of the run that made the weights, {"command", "minutes", "steps", …, "continued_from"}
-#   test_results: {"bleu", "chrf", "n", "beam", "dataset", "by_length": {...}, "faults", "command"} (evaluate --card)
+#   test_results: {"bleu", "chrf", "n", "beam", "dataset", "by_length": {...}, "faults", "against": [paired bootstraps],
+#                 "command"} (evaluate --card)
 #   length_curve: {"dataset", "beam", "buckets": {"1-10": {"n", "bleu", "chrf", "refused"}, …}, "command"} (--long)
 #   general_results: like test_results, on FLORES-200 devtest, general text (--general)
 #   heads: {"bleu", "n", "of", "refused", "beam", "penalties", "dataset", "heads": {grid name: {"confidence",
@@ -608,7 +609,7 @@ def _said_unmeasured(key: str, text: str) -> bool:
 #   marks: attn_demo.measures.marks' measurement, as MARKS holds it (--marks): the text says what the page marks
 SECTIONS = {
     "training": (_training_text, None),  # train continues it, the Compare table sums it up
-    "test_results": (_results_text, ("bleu", "chrf", "n", "beam", "dataset", "faults")),
+    "test_results": (_results_text, ("bleu", "chrf", "n", "beam", "dataset", "faults", "against")),  # against: plateau_check
     "length_curve": (_length_text, ("buckets",)),
     "general_results": (_general_text, ("bleu", "chrf", "faults")),
     "heads": (heads_table, ("bleu", "n", "heads")),

@@ -142,7 +142,7 @@ def test_a_checkpoint_whose_continuation_to_its_plateau_was_no_better_says_so(to
             "not beaten its best: best validation BLEU 43.31 against these weights' 43.11, the mean of its last 5 saves "
             "43.4. On the Tatoeba test, beam 5, the mean (2.5M more target pieces, 40.1 min): BLEU 40.1 vs 39.99 (paired "
             "bootstrap p 0.3), chrF 59.0 vs 58.94 (p 0.4): not better, so these weights stand.") in text
-    assert f"--out runs/{toy_checkpoint.name}-plateau --init-from checkpoints/{toy_checkpoint.name} --lr 4e-5" in text
+    assert f"--out checkpoints/{toy_checkpoint.name}-plateau --init-from checkpoints/{toy_checkpoint.name} --lr 4e-5" in text
     assert read_card(toy_checkpoint)["training"]["plateau"]["valid_bleu_before"] == 43.11
     write_model_card(toy_checkpoint)  # re-written from itself: the paragraph stays
     assert "**At its plateau.**" in ModelCard.load(toy_checkpoint / "README.md").text

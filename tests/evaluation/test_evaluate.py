@@ -79,6 +79,7 @@ def test_against_another_model_is_sacrebleu_s_paired_bootstrap_of_both_and_the_c
     sources, references = (list(side) for side in zip(*read_pairs(toy_tsv)))
     card = (toy_checkpoint / "README.md").read_text(encoding="utf-8")
     assert [compared["model"] for compared in result["against"]] == ["luong", "bahdanau"]
+    assert read_card(toy_checkpoint)["test_results"]["against"] == result["against"]  # for card --plateau-from
     for other, compared in zip(others, result["against"]):
         theirs = [t.text for t in load_translator(other).translate_batch(sources, beam_size=2)]
         assert compared["all"]["bleu"]["score"] == result["bleu"]
