@@ -334,9 +334,10 @@ def describe() -> str:
 
 
 def credits_table() -> str:
-    """The README's table of the data sets: what each is, its licence and credit, and the command that gets it."""
-    rows = [f"| `{d.name}` | {d.what} | {d.licence}; {d.credit} | `{d.fetch_command()}` |" for d in DATASETS.values()]
-    return "| set | what it is | licence; credit | get it |\n|---|---|---|---|\n" + "\n".join(rows)
+    """The README's table of the data sets: what each is, its licence and credit (the command that gets one is said once
+    above it: `python -m attn_demo.data.datasets fetch SET`)."""
+    rows = [f"| `{d.name}` | {d.what} | {d.licence}; {d.credit} |" for d in DATASETS.values()]
+    return "| set | what it is | licence; credit |\n|---|---|---|\n" + "\n".join(rows)
 
 
 def files_table() -> str:
