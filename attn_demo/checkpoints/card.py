@@ -437,20 +437,22 @@ def against_table(comparisons: list | None) -> str:
         return ""
     long = comparisons[0]["long"]
     sets = [("all", "")] + ([("long", f", {long['min_words']}+ words ({long['n']})")] if long["n"] else [])
-    def cell(r, metric):
-        return f"{r[metric]['score']} vs {r[metric]['baseline']} (p {r[metric]['p']})"
     header = " | ".join(f"{name}{label}" for key, label in sets for name in ("BLEU", "chrF"))
-    rows = "\n".join(f"| {a['model']} | " + " | ".join(cell(a[key], metric) for key, _ in sets for metric in ("bleu", "chrf"))
+    rows = "\n".join(f"| {a['model']} | " + " | ".join(_versus(a[key][metric]) for key, _ in sets for metric in ("bleu", "chrf"))
                      + " |" for a in comparisons)
     return (f"\n\nPaired bootstrap (sacreBLEU) against each model named, this model's score first:\n\n| against | "
             f"{header} |\n|---|{'---|' * 2 * len(sets)}\n{rows}")
 
 
+def _versus(r: dict) -> str:
+    """One metric of a paired bootstrap: "41.0 vs 40.0 (p 0.001)", this model's score first."""
+    return f"{r['score']} vs {r['baseline']} (p {r['p']})"
+
+
 def against_text(a: dict) -> str:
     """The paired bootstrap in a line, as evaluate prints it: "against luong-en-fr: BLEU 41.0 vs 40.0 (p 0.001), …"."""
     def one(r):
-        return ", ".join(f"{name} {r[metric]['score']} vs {r[metric]['baseline']} (p {r[metric]['p']})"
-                         for metric, name in (("bleu", "BLEU"), ("chrf", "chrF")))
+        return ", ".join(f"{name} {_versus(r[metric])}" for metric, name in (("bleu", "BLEU"), ("chrf", "chrF")))
     long = a["long"]
     on_long = f"; on the {long['n']} sentences of {long['min_words']}+ words: {one(long)}" if long["n"] else ""
     return f"against {a['model']} (paired bootstrap): {one(a['all'])}{on_long}"

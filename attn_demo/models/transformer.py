@@ -35,9 +35,7 @@ def product(owner: nn.Module, x, linears: tuple, slot: str = "") -> torch.Tensor
     need gradients (training, attribution) stack the weights themselves."""
     weights = [linear.weight for linear in linears]
     if torch.is_grad_enabled() or weights[0].is_inference():  # made in inference mode, W keeps no count of its changes
-        biases = [linear.bias for linear in linears]
-        return F.linear(x, torch.cat(weights) if len(weights) > 1 else weights[0],
-                        torch.cat(biases) if len(biases) > 1 else biases[0])
+        return F.linear(x, _stacked(weights), _stacked([linear.bias for linear in linears]))
     version = [(w.data_ptr(), w._version, linear.bias._version) for w, linear in zip(weights, linears)]
     kept = owner.__dict__.get("_kept" + slot)
     if kept is None or kept[0] != version:
@@ -46,12 +44,16 @@ def product(owner: nn.Module, x, linears: tuple, slot: str = "") -> torch.Tensor
     return F.linear(x, weight.float() if weight.dtype == torch.float16 else weight, kept[2])
 
 
+def _stacked(tensors: list) -> torch.Tensor:
+    """The tensors one after the other (dim 0); a single one as it is, not copied."""
+    return torch.cat(tensors) if len(tensors) > 1 else tensors[0]
+
+
 def _keep(owner: nn.Module, linears: tuple, version: list, slot: str) -> tuple:
     """(which weights they are, W stacked (float16 where that holds it exactly on the CPU), b stacked), kept on owner
     for the next products: one tuple swapped whole, so that requests in other threads see the old one or the new one."""
     with torch.no_grad():
-        weight, bias = (torch.cat(tensors) if len(tensors) > 1 else tensors[0].detach()
-                        for tensors in ([linear.weight for linear in linears], [linear.bias for linear in linears]))
+        weight, bias = (_stacked([getattr(linear, name) for linear in linears]).detach() for name in ("weight", "bias"))
         if weight.device.type == "cpu" and weight.dtype == torch.float32 and torch.equal(weight.half().float(), weight):
             weight = weight.half()
     owner.__dict__["_kept" + slot] = kept = (version, weight, bias)
@@ -106,8 +108,7 @@ class MultiHeadAttention(Plain, nn.Module):
 
     def forward(self, queries, keys, mask, forced=None, heads_on=None, keep: bool = True) -> Attended:
         """queries (B, H, T, d_k) of the positions that ask, keys (B, 2, H, S, d_k) the k_j and v_j they read (project),
-        mask (B or 1, T or 1, S)
-        True where a position may be attended to (None: every one). forced, when given, (B, H, T, S) weights that stand in
+        mask (B or 1, T or 1, S) True where a position may be attended to (None: every one). forced, when given, (B, H, T, S) weights that stand in
         for α where they are not NaN (the page's "move the attention"); heads_on (B, H), when given, 0 for a head
         turned off: its output is zeroed before W_O (Michel et al. 2019), its α still computed. keep=False: α is not
         kept (scores and weights None); without gradients (a search, an encoding) the fused kernel

@@ -170,7 +170,9 @@ def training_summary(training: dict) -> str:
             step += f", dropout {run['dropout']:g}"
         if run.get("clause_join_prob") and not before.get("clause_join_prob"):
             step += ", clause joins"
-        if run.get("ended") == "plateau" or run.get("plateau"):  # ended there, or continued there and found no better
-            step += ", to its plateau" if run.get("ended") == "plateau" else ", at its plateau"
+        if run.get("ended") == "plateau":
+            step += ", to its plateau"
+        elif run.get("plateau"):  # continued until its plateau and found no better (checkpoints.card.plateau_check)
+            step += ", at its plateau"
         parts.append(f"attention replaced, then {step}" if replaced else step)
     return " → ".join(parts) if parts else "not recorded"
