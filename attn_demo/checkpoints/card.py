@@ -275,14 +275,19 @@ def _plateau_text(check: dict, run: int) -> str:
     """Run `run` continued until its plateau and found no better (plateau_check), in a paragraph and its command."""
     test, n = check["test"], check.get("averaged")
     mean = f", the mean of its last {n} saves {check['valid_bleu_greedy']}" if n else ""
-    tested = (f"{'the mean' if n else 'its best'} ({check['target_tokens'] / 1e6:.1f}M more target pieces, "
-              f"{check['minutes']} min)")
+    tested = f"{'the mean' if n else 'its best'} ({_pieces(check['target_tokens'])} more target pieces, {check['minutes']} min)"
+    ran = f", {_pieces(check['ran_target_tokens'])} target pieces on" if check.get("ran_target_tokens") else ""
     return (f"**At its plateau.** Run {run} was continued at the rate its schedule ended on until {check['patience']} "
-            f"validations in a row had not beaten its best: best validation BLEU {check['valid_bleu_best']} against these "
+            f"validations in a row had not beaten its best{ran}: best validation BLEU {check['valid_bleu_best']} against these "
             f"weights' {check['valid_bleu_before']}{mean}. On the Tatoeba test, beam {test['beam']}, {tested}: BLEU "
             f"{test['bleu']['score']} vs {test['bleu']['baseline']} (paired bootstrap p {test['bleu']['p']}), chrF "
             f"{test['chrf']['score']} vs {test['chrf']['baseline']} (p {test['chrf']['p']}): not better, so these "
             f"weights stand.\n\n```\n{check['command']}\n```")
+
+
+def _pieces(n: int) -> str:
+    """A count of target pieces as a card says it: "7.6M", or where under 0.1M, whole ("2,992")."""
+    return f"{n / 1e6:.1f}M" if n >= 100_000 else f"{n:,}"
 
 
 def plateau_check(candidate: Path, checkpoint: Path) -> dict:
@@ -299,9 +304,12 @@ def plateau_check(candidate: Path, checkpoint: Path) -> dict:
         raise ValueError(f"{candidate}: its test results hold no paired bootstrap against {checkpoint.name}")
     if against["bleu"]["score"] > against["bleu"]["baseline"] and against["bleu"]["p"] <= 0.05:
         raise ValueError(f"{candidate} is better than {checkpoint.name} on the test set: ship it instead")
-    saves = run.get("averaged_steps") or []
+    saves, timelines = run.get("averaged_steps") or [], [read_timeline(folder) for folder in (candidate, checkpoint)]
+    # how far the continuation ran: its timeline goes on from the checkpoint's
+    ran = timelines[0]["points"][-1]["target_pieces"] - timelines[1]["points"][-1]["target_pieces"] if all(timelines) else None
     return {"command": rerunnable(run["command"], checkpoint.name, f"checkpoints/{checkpoint.name}-plateau"),
-            "target_tokens": run["target_tokens"], "minutes": run["minutes"], "patience": run["patience"],
+            "target_tokens": run["target_tokens"], "ran_target_tokens": ran, "minutes": run["minutes"],
+            "patience": run["patience"],
             "valid_bleu_best": run.get("valid_bleu_best", run["valid_bleu_greedy"]), "averaged": len(saves),
             "valid_bleu_greedy": run["valid_bleu_greedy"], "valid_bleu_before": own["training"]["valid_bleu_greedy"],
             "test": {"beam": test["beam"], "bleu": against["bleu"], "chrf": against["chrf"]}}

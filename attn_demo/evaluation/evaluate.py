@@ -131,8 +131,11 @@ def paired_bootstrap(hypotheses, baseline, references) -> dict:
                       test_type="bs", n_samples=1000)
     _, scores = test()
     names = {"bleu": "BLEU", "chrf": "chrF2"}  # how sacreBLEU names its columns
+    # sacreBLEU gives the same translations p = 1/1001 (a zero difference is not "chance", its comment says); read
+    # as this docstring's chance, and as a card prints it, no difference at all is p 1
+    same = list(hypotheses) == list(baseline)
     return {metric: {"score": round(scores[column][1].score, 2), "baseline": round(scores[column][0].score, 2),
-                     "p": round(float(scores[column][1].p_value), 4)} for metric, column in names.items()}
+                     "p": 1.0 if same else round(float(scores[column][1].p_value), 4)} for metric, column in names.items()}
 
 
 def against(other: Translator, sources, hypotheses, references, min_words: int, beam: int) -> dict:

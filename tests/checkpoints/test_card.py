@@ -9,6 +9,7 @@ from huggingface_hub import ModelCard
 
 from attn_demo.checkpoints.card import CARD, FACTS, HUB_KEYS, against_table, main, read_card, rerunnable, write_model_card
 from attn_demo.checkpoints.folder import read_folder
+from attn_demo.measures.timeline import TIMELINE
 from attn_demo.models.attention import KINDS
 from attn_demo.translator import load_translator
 from conftest import ROOT
@@ -126,6 +127,10 @@ def test_a_checkpoint_whose_continuation_to_its_plateau_was_no_better_says_so(to
     bootstrap = {"bleu": {"score": 40.1, "baseline": 39.99, "p": 0.3}, "chrf": {"score": 59.0, "baseline": 58.94, "p": 0.4}}
     candidate = tmp_path / "candidate"
     candidate.mkdir()
+    for folder, pieces in ((toy_checkpoint, [0, 40_000_000]), (candidate, [0, 40_000_000, 42_500_000, 47_600_000])):
+        points = [{"target_pieces": n, "probes": [{"alpha": None}]} for n in pieces]  # the run's goes on from its start's
+        timeline = {"from_scratch": True, "made_these_weights": True, "command": shipped["command"], "points": points}
+        (folder / TIMELINE).write_text(json.dumps(timeline))
 
     def record(training, comparison):
         test = {"beam": 5, "against": [{"model": toy_checkpoint.name, "all": comparison}]}
@@ -136,10 +141,12 @@ def test_a_checkpoint_whose_continuation_to_its_plateau_was_no_better_says_so(to
                                           (run, {**bootstrap, "bleu": {**bootstrap["bleu"], "p": 0.01}}, "ship it instead")]:
         with pytest.raises(ValueError, match=refusal):
             record(training, comparison)
+    record({**run, "target_tokens": 2_992, "averaged_steps": []}, bootstrap)  # its first save the best
+    assert "On the Tatoeba test, beam 5, its best (2,992 more target pieces, 40.1 min)" in ModelCard.load(toy_checkpoint / "README.md").text
     record(run, bootstrap)
     text = ModelCard.load(toy_checkpoint / "README.md").text
     assert ("**At its plateau.** Run 1 was continued at the rate its schedule ended on until 4 validations in a row had "
-            "not beaten its best: best validation BLEU 43.31 against these weights' 43.11, the mean of its last 5 saves "
+            "not beaten its best, 7.6M target pieces on: best validation BLEU 43.31 against these weights' 43.11, the mean of its last 5 saves "
             "43.4. On the Tatoeba test, beam 5, the mean (2.5M more target pieces, 40.1 min): BLEU 40.1 vs 39.99 (paired "
             "bootstrap p 0.3), chrF 59.0 vs 58.94 (p 0.4): not better, so these weights stand.") in text
     assert f"--out checkpoints/{toy_checkpoint.name}-plateau --init-from checkpoints/{toy_checkpoint.name} --lr 4e-5" in text

@@ -66,6 +66,8 @@ def test_paired_bootstrap_scores_both_systems_and_tells_a_real_difference_from_n
     assert paired_bootstrap(worse, half, references)["bleu"]["p"] < 0.01  # worse is as significant as better
     one_more = [references[0], *half[1:]]  # one sentence of 40 mended: it may be chance
     assert paired_bootstrap(one_more, half, references)["bleu"]["p"] > 0.05
+    same = paired_bootstrap(half, list(half), references)  # sacreBLEU's own p here is 1/1001
+    assert same["bleu"]["score"] == same["bleu"]["baseline"] and same["bleu"]["p"] == same["chrf"]["p"] == 1.0
 
 
 @pytest.mark.parametrize("attention", ["transformer"])
