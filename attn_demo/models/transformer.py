@@ -36,7 +36,7 @@ def product(owner: nn.Module, x, linears: tuple, slot: str = "") -> torch.Tensor
     weights = [linear.weight for linear in linears]
     if torch.is_grad_enabled() or weights[0].is_inference():  # made in inference mode, W keeps no count of its changes
         return F.linear(x, _stacked(weights), _stacked([linear.bias for linear in linears]))
-    version = [(w.data_ptr(), w._version, linear.bias._version) for w, linear in zip(weights, linears)]
+    version = [(t.data_ptr(), t._version) for linear in linears for t in (linear.weight, linear.bias)]  # which, how changed
     kept = owner.__dict__.get("_kept" + slot)
     if kept is None or kept[0] != version:
         kept = _keep(owner, linears, version, slot)

@@ -59,6 +59,13 @@ def test_the_kept_stack_follows_a_change_to_any_one_of_its_weights():
         after = attention.project(x, "QKV")
     torch.testing.assert_close(after[:, 2], before[:, 2] + 1.0)
     assert torch.equal(after[:, :2], before[:, :2])
+    with torch.no_grad():
+        bias = attention.W_K.bias.detach() + 1.0  # a new tensor in its place, whose count of changes
+        while bias._version < attention.W_K.bias._version:  # happens to equal the old one's: only where it is tells
+            bias.mul_(1.0)
+        attention.W_K.bias = torch.nn.Parameter(bias)
+        replaced = attention.project(x, "QKV")
+    torch.testing.assert_close(replaced[:, 1], after[:, 1] + 1.0)
 
 
 def test_the_fused_kernel_where_alpha_is_not_kept_gives_the_explicit_weights_numbers():
