@@ -12,8 +12,9 @@ E x_j, summed over the embedding dimensions into one number per source piece j:
 
 The steps are attributed in batches (the sentence repeated, copy t asking about y_t): all T at once
 for input × gradient; for integrated gradients, pieces of the integration path of many steps, each
-piece's Gauss–Legendre points batched too (Captum's internal_batch_size). A step's path starts whole;
-where its integral misses completeness, the pieces that miss it are halved and integrated again (below).
+piece's Gauss–Legendre points batched too (Captum's internal_batch_size). A step's path is first cut where
+f_t changes (a scan of f_t along it, forward only); where its integral misses completeness, the pieces that miss
+it are halved and integrated again (below).
 Copy t runs the decoder up to step t only (Decoder.readout_at), so a sentence's T copies cost about
 T²/2 decoder steps, not T².
 
@@ -35,13 +36,18 @@ from attn_demo.models.rnn import gradients_through_eval_gru
 METHODS = ("integrated-gradients", "input-x-gradient")
 # Integrated gradients on a path cut where it turns: the integral is additive over pieces of the path,
 # and each piece has its own completeness, Σ_j A_tj over [a, b] = f_t(b·x) − f_t(a·x) (x' = 0), so a miss
-# can be found and mended where it happens. Every step starts with the whole path on FIRST_POINTS points
-# (enough for the page's examples with every model); while a step's gap is over MAX_GAP, each of its
-# pieces whose own miss is over its share of MAX_GAP (its length's) is halved, each half on PIECE_POINTS
-# points, down to 2^-MAX_HALVINGS of the path. Measured on the page's 41-word example (BENCHMARKS.md):
-# Bahdanau's late steps turn sharply between a = 0.56 and 0.6, where 40 and then 80 evenly spread points
-# still left a 74.5% gap (64 s); cut pieces bring every step under 5% with at most 42 points (34 s).
-FIRST_POINTS = 20
+# can be found and mended where it happens. Every step's f_t is first read at SCAN_POINTS + 1 evenly spaced
+# points of the path (a forward pass each, no gradient) and the path cut into FIRST_PIECES pieces that each
+# hold an equal share of its change Σ|Δf_t| (fewer where the change is within one interval of the scan); each piece
+# is integrated on PIECE_POINTS points. While a step's gap is over MAX_GAP, each of its pieces whose own miss is
+# over its share of MAX_GAP (its length's) is halved, each half on PIECE_POINTS points, down to 2^-MAX_HALVINGS of
+# the path. Why the scan: the Transformer's f_t(a·x) turns within a ∈ [0.15, 0.45] (the scaled embedding
+# overtaking the positions) and is flat after, where 20 evenly spread points left its shown scores 3–18% of a
+# row's largest away from the integral; cut where f_t changes, 3–6.5%, in less time (CONTRIBUTING.md).
+# Measured on the page's 41-word example: Bahdanau's late steps turn sharply between a = 0.56 and 0.6, where 40 and
+# then 80 evenly spread points still left a 74.5% gap; halved pieces bring every step under 5%.
+SCAN_POINTS = 8
+FIRST_PIECES = 3
 PIECE_POINTS = 6
 MAX_HALVINGS = 6
 MAX_GAP = 0.05
@@ -137,21 +143,46 @@ class Piece:
 
 
 def integrated_gradients(ig, embedded, args, log_probs, workers: Workers = Workers()) -> tuple:
-    """Integrated gradients of every step, its path cut into pieces where it misses completeness
-    (FIRST_POINTS … MAX_HALVINGS above), each round's batches integrated by `workers` (threads). Returns A (T, S),
-    the completeness gap (T,) and the most points any step's integral took."""
-    with torch.no_grad():
-        at_baseline = ig.forward_func(torch.zeros_like(embedded), *args).tolist()  # f_t(x'), x' = 0: the padding piece's embedding
-    paths = [[Piece(t, 0.0, 1.0, f0, f1)] for t, (f0, f1) in enumerate(zip(at_baseline, log_probs.tolist()))]
-    change = [max(abs(path[0].f_end - path[0].f_start), 1e-12) for path in paths]  # |f_t(x) − f_t(x')|
-    todo, points = [path[0] for path in paths], FIRST_POINTS
+    """Integrated gradients of every step, its path first cut where f_t changes, then halved where it misses
+    completeness (SCAN_POINTS … MAX_HALVINGS above), each round's batches integrated by `workers` (threads).
+    Returns A (T, S), the completeness gap (T,) and the most points any step's integral took."""
+    T, grid = embedded.size(0), np.linspace(0.0, 1.0, SCAN_POINTS + 1)
+    # f_t at every point of the scan but x itself (f_t(x) is log_probs), from x' = 0, in step order
+    below_x = values_at(ig, embedded, args, np.repeat(np.arange(T), SCAN_POINTS), np.tile(grid[:-1], T), workers)
+    scanned = np.column_stack([below_x.reshape(T, SCAN_POINTS), log_probs.tolist()])  # (T, SCAN_POINTS + 1)
+    paths = [first_pieces(t, grid, values) for t, values in enumerate(scanned)]
+    change = [max(abs(path[-1].f_end - path[0].f_start), 1e-12) for path in paths]  # |f_t(x) − f_t(x')|
+    todo = [piece for path in paths for piece in path]
     while todo:
-        integrate(ig, embedded, args, todo, points, workers)
+        integrate(ig, embedded, args, todo, PIECE_POINTS, workers)
         halved = [piece for path, c in zip(paths, change) if gap(path, c) > MAX_GAP for piece in path if misses(piece, c)]
-        todo, points = halve(ig, embedded, args, paths, halved), PIECE_POINTS
+        todo = halve(ig, embedded, args, paths, halved, workers)
     scores = np.stack([sum(piece.scores for piece in path) for path in paths])
     gaps = np.array([gap(path, c) for path, c in zip(paths, change)])
     return scores, gaps, max(sum(piece.points for piece in path) for path in paths)
+
+
+def first_pieces(step: int, grid: np.ndarray, values: np.ndarray) -> list[Piece]:
+    """A step's path cut at the points of the scan `grid` where its running change Σ|Δf_t| (of f_t read there,
+    `values`) first reaches each k/FIRST_PIECES of the whole: pieces that each hold an equal share of the change."""
+    change = np.concatenate([[0.0], np.cumsum(np.abs(np.diff(values)))])  # (SCAN_POINTS + 1,)
+    shares = change[-1] * np.arange(1, FIRST_PIECES) / FIRST_PIECES
+    cuts = [int(i) for i in np.unique(np.searchsorted(change, shares)) if 0 < i < len(grid) - 1]
+    ends = [0, *cuts, len(grid) - 1]
+    return [Piece(step, float(grid[i]), float(grid[j]), float(values[i]), float(values[j])) for i, j in zip(ends, ends[1:])]
+
+
+def values_at(ig, embedded, args, steps: np.ndarray, scales: np.ndarray, workers: Workers = Workers()) -> np.ndarray:
+    """f_t(a·x) for each step t of `steps` at its a of `scales`, without gradients, in batches of about
+    POINTS_PER_PASS in the given (step) order, run by `workers`."""
+    def values_of(block):
+        rows = torch.tensor(steps[block], device=embedded.device)
+        scale = torch.tensor(scales[block], dtype=embedded.dtype, device=embedded.device)[:, None, None]
+        with torch.no_grad():
+            return ig.forward_func(embedded[rows] * scale, *(arg[rows] for arg in args)).float().cpu().numpy()
+
+    batches = min(len(steps), workers.count * -(-len(steps) // POINTS_PER_PASS))
+    return np.concatenate(list(workers.map(values_of, np.array_split(np.arange(len(steps)), batches))))
 
 
 def gap(path: list[Piece], change: float) -> float:
@@ -165,17 +196,14 @@ def misses(piece: Piece, change: float) -> bool:
     return abs(piece.miss) > MAX_GAP * change * length and length > 2.0 ** -MAX_HALVINGS
 
 
-def halve(ig, embedded, args, paths: list[list[Piece]], pieces: list[Piece]) -> list[Piece]:
-    """Each of `pieces` replaced in its path by its two halves, f_t at the middles computed in one batch;
+def halve(ig, embedded, args, paths: list[list[Piece]], pieces: list[Piece], workers: Workers = Workers()) -> list[Piece]:
+    """Each of `pieces` replaced in its path by its two halves, f_t at the middles computed without gradients;
     returns the new halves, in step order."""
     if not pieces:
         return []
     middles = [(piece.start + piece.end) / 2 for piece in pieces]
-    rows = torch.tensor([piece.step for piece in pieces], device=embedded.device)
-    scale = torch.tensor(middles, dtype=embedded.dtype, device=embedded.device)[:, None, None]
-    with torch.no_grad():
-        at_middles = ig.forward_func(embedded[rows] * scale, *(arg[rows] for arg in args)).tolist()
-    halves = {piece: [Piece(piece.step, piece.start, middle, piece.f_start, f), Piece(piece.step, middle, piece.end, f, piece.f_end)]
+    at_middles = values_at(ig, embedded, args, np.array([piece.step for piece in pieces]), np.array(middles), workers)
+    halves = {piece: [Piece(piece.step, piece.start, middle, piece.f_start, float(f)), Piece(piece.step, middle, piece.end, float(f), piece.f_end)]
               for piece, middle, f in zip(pieces, middles, at_middles)}
     for t, path in enumerate(paths):
         paths[t] = [half for piece in path for half in halves.get(piece, [piece])]
