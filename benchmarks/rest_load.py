@@ -12,9 +12,13 @@ server.
     python -m benchmarks.rest_load --url http://127.0.0.1:7860/
     python -m benchmarks.rest_load --burst 60               # 60 students each translate 3 new sentences at once,
                                                             # on the echoing bare app (the floor), then on app.py
+    python -m benchmarks.rest_load --press 30 --models transformer-en-fr luong-en-fr
+                                                            # 30 students translate one 20-word sentence, then press
+                                                            # attribution (integrated gradients) at once
 
 Where this machine has two cores or more and the script starts the servers, they run on the first core (Redis
-among them) and the client on the others. It prints the votes counted, refused and failed, the latency of a vote (p50/p95/max), the
+among them) and the client on the others; but for --press, whose work is the server's arithmetic, app.py has every
+core (the client spends a few ms of CPU in all). It prints the votes counted, refused and failed, the latency of a vote (p50/p95/max), the
 servers' CPU per vote, and whether the final tally holds every vote once (after the restart too).
 """
 import argparse
@@ -33,6 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from attn_demo.evaluation.timing import SENTENCES  # noqa: E402
 from attn_demo.ui.classroom import VOTE_RETRIES_S  # noqa: E402
 from benchmarks.server import RedisServer, Server, wait_at_rest  # noqa: E402
 
@@ -225,6 +230,24 @@ async def translate_burst(url: str, sentences: list[str], students: int) -> list
     return [pair for pairs in await asyncio.gather(*(student(k) for k in range(students))) for pair in pairs]
 
 
+async def press_together(url: str, students: int, sentence: str, picks, press: tuple) -> tuple[dict, object]:
+    """`students` sessions translate `sentence` with the models `picks` (greedy), then all make the call `press`
+    (its name and data) at once, as a class presses one button together: its latency, errors, and how many
+    distinct replies (the same question of the same models: one); and the first reply's outputs."""
+    sessions = [f"press-{k}-{random.getrandbits(32):08x}" for k in range(students)]
+    translated = await asyncio.gather(*(call(url, "translate", sentence, 1, False, "pieces", *picks, session=session)
+                                        for session in sessions))
+    ready = [session for session, reply in zip(sessions, translated) if reply.status == "ok"]
+    client_cpu = time.process_time()
+    replies = await asyncio.gather(*(call(url, *press, session=session) for session in ready))
+    ok = sorted(reply.seconds for reply in replies if reply.status == "ok")
+    return {"students": students, "translated": len(ready), "answered": len(ok), "errors": len(replies) - len(ok),
+            "distinct_replies": len({json.dumps(r.data, sort_keys=True) for r in replies if r.status == "ok"}),
+            "latency": quantiles(ok), "p95_s": round(p95(ok), 2) if ok else None,
+            "client_cpu_ms": round(1000 * (time.process_time() - client_cpu), 1)}, \
+        next((reply.data for reply in replies if reply.status == "ok"), None)
+
+
 def carries(reply: str, pieces: list[str]) -> bool:
     """Whether a reply written as JSON holds every piece (each as JSON writes it: a quote escaped)."""
     return all(json.dumps(piece, ensure_ascii=False)[1:-1] in reply for piece in pieces)
@@ -287,8 +310,19 @@ def main():
     parser.add_argument("--burst", type=int, default=0, metavar="STUDENTS",
                         help="instead of votes: this many students each translating --each new sentences at once")
     parser.add_argument("--each", type=int, default=3, help="new sentences each student translates in --burst")
+    parser.add_argument("--press", type=int, default=0, metavar="STUDENTS",
+                        help="instead of votes: this many students translate one sentence, then press attribution at once")
+    parser.add_argument("--models", nargs=2, default=PICKS, metavar=("LEFT", "RIGHT"), help="the models --press picks")
+    parser.add_argument("--words", type=int, default=20, choices=sorted(SENTENCES),
+                        help="the length of --press's sentence (attn_demo.evaluation.timing.SENTENCES)")
     parser.add_argument("--json", help="write the report here too")
     args = parser.parse_args()
+    if args.press:
+        summary = attribution_press(args)
+        print(json.dumps(summary, indent=1))
+        if args.json:
+            Path(args.json).write_text(json.dumps(summary, indent=1) + "\n")
+        return
     if args.url:
         print(json.dumps(report(asyncio.run(vote_at_once([args.url], args.phones, args.within, args.seed, args.as_page)),
                                 args.phones, None), indent=1))
@@ -333,6 +367,21 @@ def main():
                 server.stop()
         if redis:
             redis.stop()
+
+
+def attribution_press(args) -> dict:
+    """--press: on --url, or on app.py started here with every core, once at rest."""
+    press = ("attribute", "integrated-gradients", False, "pieces")
+    summary = {"models": list(args.models), "words": args.words, "press": press[0], "method": press[1]}
+    server = None if args.url else Server(ROOT / "app.py", env={"PYTHONPATH": str(ROOT)})
+    try:
+        if server:
+            wait_at_rest(set(os.sched_getaffinity(0)))
+        pressed, _ = asyncio.run(press_together(args.url or server.url, args.press, SENTENCES[args.words], args.models, press))
+        return {**summary, **pressed}
+    finally:
+        if server:
+            server.stop()
 
 
 def lecture_hall(start, args) -> dict:

@@ -1,5 +1,6 @@
 """benchmarks/classroom.py and benchmarks.rest_load, the room and lecture-hall benchmarks, against apps they start or
 the running one: each must run end to end, and every vote it sends be counted once. Their timings are not asserted."""
+import json
 import re
 import subprocess
 import sys
@@ -55,3 +56,18 @@ def test_the_lecture_hall_benchmark_loads_the_student_page_and_votes_for_every_p
     assert (report["pages_ok"], report["votes_ok"], report["pages_failed"], report["votes_failed"]) == (8, 8, 0, 0)
     assert 0 < report["page_kB"] < 50
     assert sum(asyncio.run(rest_load.call(app_url, "class_tally", code)).data[0]["counts"]) == 8
+
+
+def test_the_press_benchmark_has_every_student_translate_then_press_in_its_own_session(app_url):
+    """benchmarks.rest_load --press: each student's press reads the translation its own session made (an attribution,
+    not a request to translate first), every one answered with the same reply."""
+    import asyncio
+
+    import app
+    from benchmarks import rest_load
+
+    press = ("attribute", "input-x-gradient", False, "pieces")
+    summary, reply = asyncio.run(rest_load.press_together(app_url, 3, "The red car.", app.OPENING_PICKS, press))
+    assert {key: summary[key] for key in ("translated", "answered", "errors", "distinct_replies")} == \
+        {"translated": 3, "answered": 3, "errors": 0, "distinct_replies": 1}
+    assert "Spearman" in json.dumps(reply, ensure_ascii=False)
