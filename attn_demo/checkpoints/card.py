@@ -440,11 +440,11 @@ def _scored_text(r: dict) -> str:
 
 def against_table(comparisons: list | None) -> str:
     """The paired bootstraps against other models (evaluate --against) as a table, a row each, on the whole set and
-    on its long sentences; "" without any."""
+    on its long sentences where they were compared apart (some of the set, not all); "" without any."""
     if not comparisons:
         return ""
     long = comparisons[0]["long"]
-    sets = [("all", "")] + ([("long", f", {long['min_words']}+ words ({long['n']})")] if long["n"] else [])
+    sets = [("all", "")] + ([("long", f", {long['min_words']}+ words ({long['n']})")] if "bleu" in long else [])
     header = " | ".join(f"{name}{label}" for key, label in sets for name in ("BLEU", "chrF"))
     rows = "\n".join(f"| {a['model']} | " + " | ".join(_versus(a[key][metric]) for key, _ in sets for metric in ("bleu", "chrf"))
                      + " |" for a in comparisons)
@@ -462,7 +462,7 @@ def against_text(a: dict) -> str:
     def one(r):
         return ", ".join(f"{name} {_versus(r[metric])}" for metric, name in (("bleu", "BLEU"), ("chrf", "chrF")))
     long = a["long"]
-    on_long = f"; on the {long['n']} sentences of {long['min_words']}+ words: {one(long)}" if long["n"] else ""
+    on_long = f"; on the {long['n']} sentences of {long['min_words']}+ words: {one(long)}" if "bleu" in long else ""
     return f"against {a['model']} (paired bootstrap): {one(a['all'])}{on_long}"
 
 

@@ -140,11 +140,12 @@ def paired_bootstrap(hypotheses, baseline, references) -> dict:
 
 def against(other: Translator, sources, hypotheses, references, min_words: int, beam: int) -> dict:
     """The paired bootstrap against another model, on the whole set and on its sentences of min_words+ English
-    words; the other model decodes the same sources with the same beam, ranked as its own card says."""
+    words where they are some of the set, not none or all of it (then "long" holds only their count); the other
+    model decodes the same sources with the same beam, ranked as its own card says."""
     theirs, _ = translate_all(other, sources, beam)
     long = [i for i, source in enumerate(sources) if len(source.split()) >= min_words]
     pick = lambda texts: [texts[i] for i in long]  # noqa: E731
-    compared = paired_bootstrap(pick(hypotheses), pick(theirs), pick(references)) if long else {}
+    compared = paired_bootstrap(pick(hypotheses), pick(theirs), pick(references)) if 0 < len(long) < len(sources) else {}
     return {"model": other.folder.name, "all": paired_bootstrap(hypotheses, theirs, references),
             "long": {**compared, "n": len(long), "min_words": min_words}}
 

@@ -115,6 +115,9 @@ def test_paired_bootstraps_read_as_a_table_a_row_per_model_with_long_sentences_w
     assert table[5].startswith("| b | 42.4 vs 42.6 (p 0.4) |") and len(table) == 6
     short = [{**rows[0], "long": {"n": 0, "min_words": 16}}]
     assert against_table(short).strip().splitlines()[2] == "| against | BLEU | chrF |" and against_table([]) == ""
+    every = [{**rows[0], "long": {"n": 116, "min_words": 11}}]  # every sentence long: the whole set's columns say it
+    assert against_table(every).strip().splitlines()[2:] == ["| against | BLEU | chrF |", "|---|---|---|",
+                                                             "| a | 42.4 vs 38.9 (p 0.001) | 61.6 vs 59.0 (p 0.003) |"]
 
 
 def test_a_checkpoint_whose_continuation_to_its_plateau_was_no_better_says_so(toy_checkpoint, tmp_path):

@@ -15,7 +15,7 @@ from attn_demo.decoding.grids import grid_name
 from attn_demo.decoding.search import NO_PENALTIES, Penalties, Steer
 from attn_demo.evaluation import evaluate
 from attn_demo.evaluation.evaluate import (
-    TUNING_GRID, TUNING_SLACK, eos_argmax_share, faults, is_short, main, paired_bootstrap, ranking_score, repeats,
+    TUNING_GRID, TUNING_SLACK, against, eos_argmax_share, faults, is_short, main, paired_bootstrap, ranking_score, repeats,
     score, translate_traced, tune)
 from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
 from attn_demo.measures.alignment import ALIGNERS
@@ -89,6 +89,9 @@ def test_against_another_model_is_sacrebleu_s_paired_bootstrap_of_both_and_the_c
         assert all(0 <= compared["all"][metric]["p"] <= 1 for metric in ("bleu", "chrf"))
         assert compared["long"] == {"n": 0, "min_words": 16}  # the toy sentences are short: nothing to compare there
         assert f"| {other.name} | {result['bleu']} vs {compared['all']['bleu']['baseline']} (p " in card  # the card's table
+    hypotheses = [t.text for t in load_translator(toy_checkpoint).translate_batch(sources, beam_size=2)]
+    every = against(load_translator(others[0]), sources, hypotheses, references, min_words=1, beam=2)
+    assert every["long"] == {"n": len(sources), "min_words": 1}  # every sentence long: the whole set's comparison
 
 
 @pytest.mark.parametrize("attention", ["luong-general"])
