@@ -18,8 +18,9 @@ server.
 
 Where this machine has two cores or more and the script starts the servers, they run on the first core (Redis
 among them) and the client on the others; but for --press, whose work is the server's arithmetic, app.py has every
-core (the client spends a few ms of CPU in all). It prints the votes counted, refused and failed, the latency of a vote (p50/p95/max), the
-servers' CPU per vote, and whether the final tally holds every vote once (after the restart too).
+core (the client spends a few ms of CPU in all). It prints the votes counted, refused and failed, the latency of a
+vote (p50/p95/max), the servers' CPU per vote, and whether the final tally holds every vote once (after the restart
+too); for --press, the answers, their latency and how many distinct replies.
 """
 import argparse
 import asyncio
@@ -240,12 +241,13 @@ async def press_together(url: str, students: int, sentence: str, picks, press: t
     ready = [session for session, reply in zip(sessions, translated) if reply.status == "ok"]
     client_cpu = time.process_time()
     replies = await asyncio.gather(*(call(url, *press, session=session) for session in ready))
-    ok = sorted(reply.seconds for reply in replies if reply.status == "ok")
-    return {"students": students, "translated": len(ready), "answered": len(ok), "errors": len(replies) - len(ok),
-            "distinct_replies": len({json.dumps(r.data, sort_keys=True) for r in replies if r.status == "ok"}),
-            "latency": quantiles(ok), "p95_s": round(p95(ok), 2) if ok else None,
-            "client_cpu_ms": round(1000 * (time.process_time() - client_cpu), 1)}, \
-        next((reply.data for reply in replies if reply.status == "ok"), None)
+    answered = [reply for reply in replies if reply.status == "ok"]
+    ok = sorted(reply.seconds for reply in answered)
+    summary = {"students": students, "translated": len(ready), "answered": len(ok), "errors": len(replies) - len(ok),
+               "distinct_replies": len({json.dumps(reply.data, sort_keys=True) for reply in answered}),
+               "latency": quantiles(ok), "p95_s": round(p95(ok), 2) if ok else None,
+               "client_cpu_ms": round(1000 * (time.process_time() - client_cpu), 1)}
+    return summary, answered[0].data if answered else None
 
 
 def carries(reply: str, pieces: list[str]) -> bool:

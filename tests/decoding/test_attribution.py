@@ -119,7 +119,7 @@ def test_more_path_points_are_taken_only_where_the_first_pieces_leave_a_gap(tran
     ([0, 6, 0, 6, 0, 6, 0, 6, 0, 6, 0, 6, 0], [0, 4, 8, 12]),  # up and down: |Δf| counts both ways
     ([5] * 13, [0, 12]),  # no change: the whole path
 ])
-def test_the_first_pieces_hold_equal_shares_of_the_change_along_the_scan(values, ends, monkeypatch):
+def test_the_first_pieces_hold_equal_shares_of_the_change_along_the_scan(values, ends):
     grid = np.linspace(0.0, 1.0, 13)
     pieces = attribution.first_pieces(2, grid, np.array(values, dtype=float))
     assert [piece.start for piece in pieces] + [pieces[-1].end] == [grid[i] for i in ends]
