@@ -114,6 +114,12 @@ class Workers:
     count: int = 1
     map: Callable = map
 
+    def run(self, work: Callable, items: int, points: int = 1) -> list:
+        """work(block) for blocks of the indices of `items` in order, each of about POINTS_PER_PASS path points (`points`
+        an item), as many blocks for each worker; the results in order."""
+        batches = min(items, self.count * -(-items * points // POINTS_PER_PASS))
+        return list(self.map(work, np.array_split(np.arange(items), batches)))
+
 
 @contextmanager
 def threads(count: int):
@@ -146,11 +152,11 @@ def integrated_gradients(ig, embedded, args, log_probs, workers: Workers = Worke
     """Integrated gradients of every step, its path first cut where f_t changes, then halved where it misses
     completeness (SCAN_POINTS … MAX_HALVINGS above), each round's batches integrated by `workers` (threads).
     Returns A (T, S), the completeness gap (T,) and the most points any step's integral took."""
-    T, grid = embedded.size(0), np.linspace(0.0, 1.0, SCAN_POINTS + 1)
+    T, below_x = embedded.size(0), np.arange(SCAN_POINTS) / SCAN_POINTS  # the scan's a, but x's own (a = 1)
     # f_t at every point of the scan but x itself (f_t(x) is log_probs), from x' = 0, in step order
-    below_x = values_at(ig, embedded, args, np.repeat(np.arange(T), SCAN_POINTS), np.tile(grid[:-1], T), workers)
-    scanned = np.column_stack([below_x.reshape(T, SCAN_POINTS), log_probs.tolist()])  # (T, SCAN_POINTS + 1)
-    paths = [first_pieces(t, grid, values) for t, values in enumerate(scanned)]
+    scanned = values_at(ig, embedded, args, np.repeat(np.arange(T), SCAN_POINTS), np.tile(below_x, T), workers)
+    scanned = np.column_stack([scanned.reshape(T, SCAN_POINTS), log_probs.tolist()])  # (T, SCAN_POINTS + 1)
+    paths = [first_pieces(t, values) for t, values in enumerate(scanned)]
     change = [max(abs(path[-1].f_end - path[0].f_start), 1e-12) for path in paths]  # |f_t(x) − f_t(x')|
     todo = [piece for path in paths for piece in path]
     while todo:
@@ -162,9 +168,11 @@ def integrated_gradients(ig, embedded, args, log_probs, workers: Workers = Worke
     return scores, gaps, max(sum(piece.points for piece in path) for path in paths)
 
 
-def first_pieces(step: int, grid: np.ndarray, values: np.ndarray) -> list[Piece]:
-    """A step's path cut at the points of the scan `grid` where its running change Σ|Δf_t| (of f_t read there,
-    `values`) first reaches each k/FIRST_PIECES of the whole: pieces that each hold an equal share of the change."""
+def first_pieces(step: int, values: np.ndarray) -> list[Piece]:
+    """A step's path cut at the points of its scan (f_t read at evenly spaced points from x' to x, `values`) where
+    its running change Σ|Δf_t| first reaches each k/FIRST_PIECES of the whole: pieces that each hold an equal share
+    of the change."""
+    grid = np.linspace(0.0, 1.0, len(values))
     change = np.concatenate([[0.0], np.cumsum(np.abs(np.diff(values)))])  # (SCAN_POINTS + 1,)
     shares = change[-1] * np.arange(1, FIRST_PIECES) / FIRST_PIECES
     cuts = [int(i) for i in np.unique(np.searchsorted(change, shares)) if 0 < i < len(grid) - 1]
@@ -181,8 +189,7 @@ def values_at(ig, embedded, args, steps: np.ndarray, scales: np.ndarray, workers
         with torch.no_grad():
             return ig.forward_func(embedded[rows] * scale, *(arg[rows] for arg in args)).float().cpu().numpy()
 
-    batches = min(len(steps), workers.count * -(-len(steps) // POINTS_PER_PASS))
-    return np.concatenate(list(workers.map(values_of, np.array_split(np.arange(len(steps)), batches))))
+    return np.concatenate(workers.run(values_of, len(steps)))
 
 
 def gap(path: list[Piece], change: float) -> float:
@@ -226,8 +233,7 @@ def integrate(ig, embedded, args, pieces: list[Piece], points: int, workers: Wor
         for piece, row in zip(batch, scores):
             piece.points, piece.scores, piece.miss = points, row, float(row.sum()) - (piece.f_end - piece.f_start)
 
-    batches = min(len(pieces), workers.count * -(-len(pieces) * points // POINTS_PER_PASS))  # as many for each worker
-    list(workers.map(integrate_batch, np.array_split(np.arange(len(pieces)), batches)))
+    workers.run(integrate_batch, len(pieces), points)
 
 
 def ranks(values: np.ndarray) -> np.ndarray:

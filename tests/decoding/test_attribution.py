@@ -120,8 +120,8 @@ def test_more_path_points_are_taken_only_where_the_first_pieces_leave_a_gap(tran
     ([5] * 13, [0, 12]),  # no change: the whole path
 ])
 def test_the_first_pieces_hold_equal_shares_of_the_change_along_the_scan(values, ends):
-    grid = np.linspace(0.0, 1.0, 13)
-    pieces = attribution.first_pieces(2, grid, np.array(values, dtype=float))
+    grid = np.linspace(0.0, 1.0, 13)  # the scan's points of the path, from x' to x
+    pieces = attribution.first_pieces(2, np.array(values, dtype=float))
     assert [piece.start for piece in pieces] + [pieces[-1].end] == [grid[i] for i in ends]
     assert [(piece.f_start, piece.f_end) for piece in pieces] == [(values[i], values[j]) for i, j in zip(ends, ends[1:])]
     assert {piece.step for piece in pieces} == {2}
