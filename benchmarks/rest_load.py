@@ -38,6 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from attn_demo.classroom.stores import READ_AGAIN_S  # noqa: E402
 from attn_demo.evaluation.timing import SENTENCES  # noqa: E402
 from attn_demo.ui.classroom import VOTE_RETRIES_S  # noqa: E402
 from benchmarks.server import RedisServer, Server, wait_at_rest  # noqa: E402
@@ -214,9 +215,11 @@ async def vote_at_once(urls: list[str], phones: int, within_s: float, seed: int,
 
 
 async def after_restart(urls: list[str], code: str, key: str) -> tuple[list[int], bool]:
-    """The tally on every app, and whether a reveal with the teacher's key on the restarted one shows on the others."""
+    """The tally on every app, and whether a reveal with the teacher's key on the restarted one shows on the others
+    (within READ_AGAIN_S)."""
     tallies = [sum((await call(url, "class_tally", code)).data[0]["counts"]) for url in urls]
     revealed = await call(urls[0], "class_reveal", code, key)
+    await asyncio.sleep(READ_AGAIN_S)  # what one process changed shows on the others within this
     seen = all([(await call(url, "class_state", code)).data[0]["revealed"] for url in urls])
     return tallies, revealed.status == "ok" and seen
 

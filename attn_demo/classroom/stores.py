@@ -17,6 +17,10 @@ ROOMS_ENV = "ATTN_DEMO_ROOMS"
 OPENED, TAKEN, FULL = "opened", "taken", "full"  # what open() found
 REDIS_PREFIX = "attn-demo:"  # every key the app writes in Redis starts so, leaving the rest of the database alone
 REDIS_TIMEOUT_S = 2.0  # a Redis that stops answering fails a request within this
+# a room this process read or changed this recently is read again from its memory, not Redis: 300 phones opening the
+# room's page at once cost one round trip a process, not 300; a phone polls every 2 s (ui.classroom.PHONE_POLL_S), so
+# what another process changed shows within this on top; every change is still made on the value in Redis
+READ_AGAIN_S = 0.25
 DOWN = ("The rooms' store (Redis) cannot be reached just now: try again in a moment. "
         "Your room and its votes are kept there.")
 
@@ -111,7 +115,8 @@ class RedisStore:
     """Rooms in a Redis server, shared by every app process given its URL, and kept through their restarts.
 
     A room is a string key with a TTL; an index (a sorted set: code → expiry time) counts the open rooms. A read is
-    one round trip, a change two (read, then SWAP_SCRIPT)."""
+    one round trip, or none where this process read or changed the room in the last READ_AGAIN_S; a change two (read,
+    then SWAP_SCRIPT)."""
 
     def __init__(self, url: str, prefix: str = REDIS_PREFIX):
         import redis.asyncio  # only a Redis-backed app needs the package loaded
@@ -129,6 +134,8 @@ class RedisStore:
         # once, so that behind a Redis that stopped answering a class's votes are each told within one timeout,
         # not one timeout after another (a slow Redis that answers fails nothing: its line only waits)
         self.failures = 0
+        self.recent: dict[str, tuple[bytes, float, float]] = {}  # code → (value, read or written at, expires at)
+        self.writes = 0  # room changes this process made: a read that one overtook is not kept as recent
 
     async def open(self, code: str, value: bytes, now: float, ttl_s: float, most: int) -> str:
         found = await self._call(self.open_script, keys=[self.index, self._room(code)],
@@ -136,15 +143,32 @@ class RedisStore:
         return found.decode()
 
     async def read(self, code: str, now: float) -> bytes | None:
-        return await self._call(self._live, code, now)
+        seen = self.recent.get(code)  # (value, at, expires)
+        if seen is not None and 0 <= now - seen[1] < READ_AGAIN_S and seen[2] >= now:
+            return seen[0]
+        writes = self.writes
+        value, expires = await self._call(self._timed, code)
+        if value is None or expires < now:
+            return None
+        if writes == self.writes:  # no change of ours came in between: this value is not older than one we wrote
+            self._remember(code, value, now, expires)
+        return value
 
     async def change(self, code: str, change, now: float, ttl_s: float):
         """As MemoryStore.change, across processes."""
-        def change_open(value):  # a room not open is not changed: None, as in memory
-            return (None, None) if value is None else change(value)
+        written = []
 
-        return await self._swapped([self._room(code), self.index], lambda: self._live(code, now), change_open,
-                                   _ms(ttl_s), now + ttl_s, code)
+        def change_open(value):  # a room not open is not changed: None, as in memory
+            new, reply = (None, None) if value is None else change(value)
+            written[:] = [new]  # the last one made is the one written
+            return new, reply
+
+        reply = await self._swapped([self._room(code), self.index], lambda: self._live(code, now), change_open,
+                                    _ms(ttl_s), now + ttl_s, code)
+        if written and written[0] is not None:
+            self.writes += 1
+            self._remember(code, written[0], now, now + ttl_s)
+        return reply
 
     async def take(self, name: str, burst: float, every_s: float, now: float) -> bool:
         key = f"{self.prefix}limit:{name}"
@@ -177,11 +201,19 @@ class RedisStore:
         return await self._call(self.redis.zcount, self.index, now, "+inf")
 
     async def _live(self, code: str, now: float) -> bytes | None:
-        """The room's value where it is open at `now`, else None: its time in the index and its value, in one round
-        trip."""
-        reading = self.redis.pipeline(transaction=False).zscore(self.index, code).get(self._room(code))
-        expires, value = await reading.execute()
-        return value if expires is not None and expires >= now else None
+        """The room's value where it is open at `now`, else None."""
+        value, expires = await self._timed(code)
+        return value if value is not None and expires >= now else None
+
+    async def _timed(self, code: str) -> tuple[bytes | None, float]:
+        """The room's value and its expiry time in the index, in one round trip: (None, 0) for a room not there."""
+        expires, value = await self.redis.pipeline(transaction=False).zscore(self.index, code).get(self._room(code)).execute()
+        return (None, 0.0) if expires is None or value is None else (value, expires)
+
+    def _remember(self, code: str, value: bytes, now: float, expires: float):
+        """Keep the room's value as read or written at `now`, dropping those kept too long ago to be read again."""
+        self.recent = {kept: entry for kept, entry in self.recent.items() if 0 <= now - entry[1] < READ_AGAIN_S}
+        self.recent[code] = (value, now, expires)
 
     async def _call(self, call, *args, **kwargs):
         try:

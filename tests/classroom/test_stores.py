@@ -7,7 +7,7 @@ import redis
 
 from attn_demo.classroom import stores
 from attn_demo.classroom.rooms import Rooms, RoomsDown
-from attn_demo.classroom.stores import MemoryStore, RedisStore, store_named, take_token
+from attn_demo.classroom.stores import READ_AGAIN_S, MemoryStore, RedisStore, store_named, take_token
 
 ENGLISH, FRENCH, ALPHA = ["▁hi", "</s>"], ["▁salut", "</s>"], [[0.9, 0.1], [0.2, 0.8]]
 
@@ -34,6 +34,71 @@ async def test_redis_drops_an_idle_room_by_itself_and_a_change_keeps_it(redis_ur
     await rooms.state(code)  # a poll does not: only votes and moves keep a room open
     await asyncio.sleep(0.3)
     assert not await store.redis.exists(key) and await rooms.count() == 0
+
+
+def counted(store: RedisStore) -> list:
+    """The round trips of the store's room reads from now on, one entry each."""
+    trips, read = [], store._timed
+
+    async def timed(code):
+        trips.append(code)
+        return await read(code)
+
+    store._timed = timed
+    return trips
+
+
+@pytest.mark.anyio
+async def test_a_room_read_or_changed_just_now_is_read_from_memory_and_the_other_process_sees_a_change_after_read_again_s(
+        redis_url):
+    redis.Redis.from_url(redis_url).flushdb()
+    first, second = RedisStore(redis_url), RedisStore(redis_url)  # two app processes on one Redis
+    now = 1000.0
+    assert await first.open("ABCDEF", b"v1", now, 60, 10) == stores.OPENED
+    assert await second.read("ABCDEF", now) == b"v1"
+    trips = counted(second)
+    assert [await second.read("ABCDEF", now + t) for t in (0.0, 0.1, READ_AGAIN_S / 2)] == [b"v1"] * 3 and trips == []
+    assert await first.change("ABCDEF", lambda value: (b"v2", "changed"), now + 0.1, 60) == "changed"
+    assert await first.read("ABCDEF", now + 0.1) == b"v2"  # its own change at once, from memory
+    assert await second.read("ABCDEF", now + 0.1) == b"v1" and trips == []  # the other's within READ_AGAIN_S ...
+    assert await second.read("ABCDEF", now + READ_AGAIN_S) == b"v2" and trips == ["ABCDEF"]  # ... and then
+    assert await second.read("ABCDEF", now + READ_AGAIN_S) == b"v2" and trips == ["ABCDEF"]
+    assert await second.read("ZZZZZZ", now) is None and await second.read("ZZZZZZ", now) is None  # no room: asked each time
+    assert trips == ["ABCDEF", "ZZZZZZ", "ZZZZZZ"]
+
+
+@pytest.mark.anyio
+async def test_a_remembered_room_past_its_time_is_gone_at_once(redis_url):
+    redis.Redis.from_url(redis_url).flushdb()
+    store, now = RedisStore(redis_url), 1000.0
+    await store.open("ABCDEF", b"v1", now, 60, 10)
+    await store.change("ABCDEF", lambda value: (b"v2", None), now, 0.1)  # open 0.1 s more
+    assert await store.read("ABCDEF", now + 0.05) == b"v2" and await store.read("ABCDEF", now + 0.15) is None
+
+
+@pytest.mark.anyio
+async def test_a_read_that_a_change_of_this_process_overtook_is_not_remembered(redis_url):
+    """A read answered before this process's change but returned after it: the change is what is read again."""
+    redis.Redis.from_url(redis_url).flushdb()
+    store, now = RedisStore(redis_url), 1000.0
+    await store.open("ABCDEF", b"v1", now, 60, 10)
+    read, held, answered = store._timed, asyncio.Event(), []
+
+    async def slow(code):  # the first read's answer held back until the change is made
+        value = await read(code)
+        if not answered:
+            answered.append(value)
+            await held.wait()
+        return value
+
+    store._timed = slow
+    reading = asyncio.create_task(store.read("ABCDEF", now))
+    while not answered:
+        await asyncio.sleep(0.001)
+    await store.change("ABCDEF", lambda value: (value + b"+", None), now, 60)
+    held.set()
+    assert await reading == b"v1"
+    assert await store.read("ABCDEF", now) == b"v1+"
 
 
 @pytest.mark.anyio

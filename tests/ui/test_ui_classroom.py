@@ -13,7 +13,7 @@ from gradio_client import Client
 
 import app
 from attn_demo.classroom.rooms import VOTE_BURST, Room, Rooms
-from attn_demo.classroom.stores import RedisStore
+from attn_demo.classroom.stores import READ_AGAIN_S, RedisStore
 from benchmarks import rest_load
 from benchmarks.server import Server, free_port
 from conftest import ROOM_SENTENCE as SENTENCE, ROOT
@@ -140,6 +140,7 @@ def test_two_app_processes_share_rooms_through_redis_and_one_killed_mid_vote_los
         assert tallies[0]["counts"] == tallies[1]["counts"] and sum(tallies[0]["counts"]) == len(kept.votes["1"])
         behind_nginx(tmp_path, [restarted, second], code, len(kept.votes["1"]))
         assert asyncio.run(rest_load.call(restarted.url, "class_reveal", code, key)).status == "ok"
+        time.sleep(READ_AGAIN_S)  # the other process sees the change within this
         assert asyncio.run(rest_load.call(second.url, "class_state", code)).data[0]["revealed"] is True
     finally:
         for server in servers:
@@ -177,6 +178,7 @@ def behind_nginx(folder, servers: list, code: str, votes_before: int):
                                                          cookie=f"attn_route=phone{i}") for i in range(40)))
 
         assert all(reply.status == "ok" for reply in asyncio.run(phones()))
+        time.sleep(READ_AGAIN_S)  # each process's votes show on the other within this
         tally = asyncio.run(rest_load.call(url, "class_tally", code))
         assert tally.status == "ok" and sum(tally.data[0]["counts"]) == votes_before + 40
     finally:
