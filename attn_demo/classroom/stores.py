@@ -147,10 +147,9 @@ class RedisStore:
         if seen is not None and 0 <= now - seen[1] < READ_AGAIN_S and seen[2] >= now:
             return seen[0]
         writes = self.writes
-        value, expires = await self._call(self._timed, code)
-        if value is None or expires < now:
-            return None
-        if writes == self.writes:  # no change of ours came in between: this value is not older than one we wrote
+        value, expires = await self._call(self._live, code, now)
+        # kept where no change of ours came in between: then it is not older than one this process wrote
+        if value is not None and writes == self.writes:
             self._remember(code, value, now, expires)
         return value
 
@@ -158,13 +157,15 @@ class RedisStore:
         """As MemoryStore.change, across processes."""
         written = []
 
+        async def read():
+            return (await self._live(code, now))[0]
+
         def change_open(value):  # a room not open is not changed: None, as in memory
             new, reply = (None, None) if value is None else change(value)
             written[:] = [new]  # the last one made is the one written
             return new, reply
 
-        reply = await self._swapped([self._room(code), self.index], lambda: self._live(code, now), change_open,
-                                    _ms(ttl_s), now + ttl_s, code)
+        reply = await self._swapped([self._room(code), self.index], read, change_open, _ms(ttl_s), now + ttl_s, code)
         if written and written[0] is not None:
             self.writes += 1
             self._remember(code, written[0], now, now + ttl_s)
@@ -200,15 +201,11 @@ class RedisStore:
     async def count(self, now: float) -> int:
         return await self._call(self.redis.zcount, self.index, now, "+inf")
 
-    async def _live(self, code: str, now: float) -> bytes | None:
-        """The room's value where it is open at `now`, else None."""
-        value, expires = await self._timed(code)
-        return value if value is not None and expires >= now else None
-
-    async def _timed(self, code: str) -> tuple[bytes | None, float]:
-        """The room's value and its expiry time in the index, in one round trip: (None, 0) for a room not there."""
+    async def _live(self, code: str, now: float) -> tuple[bytes | None, float]:
+        """The room's value and its expiry time in the index where it is open at `now`, else (None, 0): its time and
+        its value in one round trip."""
         expires, value = await self.redis.pipeline(transaction=False).zscore(self.index, code).get(self._room(code)).execute()
-        return (None, 0.0) if expires is None or value is None else (value, expires)
+        return (value, expires) if value is not None and expires is not None and expires >= now else (None, 0.0)
 
     def _remember(self, code: str, value: bytes, now: float, expires: float):
         """Keep the room's value as read or written at `now`, dropping those kept too long ago to be read again."""

@@ -38,13 +38,13 @@ async def test_redis_drops_an_idle_room_by_itself_and_a_change_keeps_it(redis_ur
 
 def counted(store: RedisStore) -> list:
     """The round trips of the store's room reads from now on, one entry each."""
-    trips, read = [], store._timed
+    trips, read = [], store._live
 
-    async def timed(code):
+    async def live(code, now):
         trips.append(code)
-        return await read(code)
+        return await read(code, now)
 
-    store._timed = timed
+    store._live = live
     return trips
 
 
@@ -82,16 +82,16 @@ async def test_a_read_that_a_change_of_this_process_overtook_is_not_remembered(r
     redis.Redis.from_url(redis_url).flushdb()
     store, now = RedisStore(redis_url), 1000.0
     await store.open("ABCDEF", b"v1", now, 60, 10)
-    read, held, answered = store._timed, asyncio.Event(), []
+    read, held, answered = store._live, asyncio.Event(), []
 
-    async def slow(code):  # the first read's answer held back until the change is made
-        value = await read(code)
+    async def slow(code, now):  # the first read's answer held back until the change is made
+        value = await read(code, now)
         if not answered:
             answered.append(value)
             await held.wait()
         return value
 
-    store._timed = slow
+    store._live = slow
     reading = asyncio.create_task(store.read("ABCDEF", now))
     while not answered:
         await asyncio.sleep(0.001)
