@@ -15,7 +15,6 @@ from pathlib import Path
 
 import httpx
 import numpy as np
-from gradio_client import Client
 from playwright.sync_api import sync_playwright
 
 from attn_demo.data.pairs import TEST_SET, read_pairs
@@ -24,7 +23,7 @@ from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
 from attn_demo.serving.catalogue import CHECKPOINTS
 from attn_demo.translator import load_translator
 from attn_demo.ui.translate import client_reply
-from benchmarks.server import CHROMIUM, CHROMIUM_FLAGS, Server
+from benchmarks.server import CHROMIUM, CHROMIUM_FLAGS, Server, gradio_user
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -33,7 +32,7 @@ def arrive(url: str, barrier: threading.Barrier, errors: list, lock: threading.L
     """A gradio_client user connects (a page shows the link: nothing is downloaded), does ready(client),
     and waits for the whole class; None, with the error kept and the class let go, if it could not."""
     try:
-        client = Client(url, verbose=False, download_files=False)
+        client = gradio_user(url)
         ready(client)
     except Exception as error:  # a client that cannot even connect is an error of the run
         with lock:
@@ -168,7 +167,7 @@ def class_press(url: str, sentence: str, clients: int, picks, press) -> dict:
 
 
 def soak(url: str, sentences: list[str], requests: int, picks) -> int:
-    client = Client(url, verbose=False, download_files=False)
+    client = gradio_user(url)
     for i in range(requests):
         client.predict(sentences[i % len(sentences)], 1, False, "pieces", *picks, api_name="/translate")
     return requests

@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 from attn_demo.classroom import rooms as classroom  # noqa: E402
 from attn_demo.classroom.stores import MemoryStore  # noqa: E402
 from attn_demo.data.pairs import TEST_SET, read_pairs  # noqa: E402
-from benchmarks.server import Server  # noqa: E402
+from benchmarks.server import WAIT_S, Server, gradio_user  # noqa: E402
 from attn_demo.ui.classroom import PHONE_POLL_S, POLL_S  # noqa: E402
 
 SENTENCE = "The red car is in front of the house."
@@ -75,7 +75,7 @@ class BrowserSession:
         self.prefix = url.rstrip("/") + config.get("api_prefix", "/gradio_api") + "/"
         self.address = url.rstrip("/") + "/"
         self.fn_index = {d["api_name"]: d["id"] for d in config["dependencies"] if d.get("api_name")}
-        self.session_hash, self.http = secrets.token_hex(8), httpx.Client(timeout=60)
+        self.session_hash, self.http = secrets.token_hex(8), httpx.Client(timeout=WAIT_S)
 
     def room(self, code: str) -> dict:
         """A phone's poll, as the page sends it to the room routes (attn_demo.ui.room_routes)."""
@@ -175,9 +175,7 @@ class Translators:
     sentences one after another (as bench_app.classroom_load's students do), started together by go()."""
 
     def __init__(self, url: str, sentences: list[str], count: int, per_client: int, errors: Counter):
-        from gradio_client import Client
-
-        self.clients = [Client(url, verbose=False, download_files=False) for _ in range(count)]
+        self.clients = [gradio_user(url) for _ in range(count)]
         self.url, self.sentences, self.per_client, self.errors = url, sentences, per_client, errors
         self.latencies, self.threads = [], []
 
@@ -209,9 +207,7 @@ def new_sentences(count: int, seed: int) -> list[str]:
 
 def connect(url: str, count: int) -> tuple:
     """The teacher (a gradio_client: opening a room translates, in the queue) and `count` browser sessions."""
-    from gradio_client import Client
-
-    teacher = Client(url, verbose=False, download_files=False)
+    teacher = gradio_user(url)
     return teacher, [BrowserSession(url, teacher.config) for _ in range(count)]
 
 
