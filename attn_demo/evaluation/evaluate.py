@@ -71,7 +71,8 @@ from attn_demo.decoding.search import NO_PENALTIES, NO_STEER, Penalties, Steer
 from attn_demo.examples import EXAMPLES, LONG_EXAMPLE
 from attn_demo.measures.aligner import aligner_links
 from attn_demo.measures.alignment import (
-    GOLD_DIR, alignment_error, attention_alignments, attribution_alignments, head_alignments, links_source, read_gold)
+    GOLD_DIR, OtherLinks, alignment_error, attention_alignments, attribution_alignments, head_alignments, links_source,
+    read_gold)
 from attn_demo.measures.heads import corpus_statistics, every_head
 from attn_demo.measures.marks import chosen_threshold, measure, write_marks
 from attn_demo.training.coverage import unseen_words
@@ -261,14 +262,15 @@ def score_by_length(translator: Translator, pairs, beam: int, per_bucket: int, p
     return buckets
 
 
-def score_alignments(translator: Translator, folder: Path, aligner_pairs: Path, methods=()) -> dict:
+def score_alignments(translator: Translator, folder: Path, aligner_pairs: Path, methods=(), kept: Path | None = None) -> dict:
     """AER, precision and recall of every attention rule, of the attribution rules of each method
-    (attn_demo.decoding.attribution; the only rules for a model without attention) and of the aligner on
-    the test split; the aligner also trains on the dev split's sentences and the aligner_pairs."""
+    (attn_demo.decoding.attribution; the only rules for a model without attention; their links kept in `kept` as
+    they are made, and read back from it) and of the aligner on the test split; the aligner also trains on the dev
+    split's sentences and the aligner_pairs."""
     gold, dev = read_gold(folder, "test"), read_gold(folder, "dev")
     links, read = attention_alignments(translator, gold)
     for method in methods:
-        links.update(attribution_alignments(translator, gold, method, read))
+        links.update(attribution_alignments(translator, gold, method, read, kept))
     sure, possible = [gold.sure[i] for i in read], [gold.possible[i] for i in read]
     scores = {name: alignment_error(rule_links, sure, possible) for name, rule_links in links.items()}
 
@@ -351,6 +353,9 @@ def main(argv=None):
                    help="english<TAB>french pairs the reference aligner also trains on")
     p.add_argument("--attribution", nargs="+", choices=METHODS, default=[],
                    help="with --alignments, also draw links from these gradient attributions (slow: one per sentence)")
+    p.add_argument("--keep-links", type=Path, metavar="FILE",
+                   help="with --attribution: keep each sentence's links in FILE as they are made, and take those it "
+                        "holds: a run stopped midway, started again with the same FILE, goes on where it stopped")
     p.add_argument("--length-penalty", type=float, help="α of GNMT's length penalty ((5 + |Y|) / 6)^α "
                                                          "(default: the card's decoding, else log p per piece)")
     p.add_argument("--coverage-penalty", type=float, help="β_cov: pieces left unattended (default: the card's, else 0)")
@@ -389,7 +394,10 @@ def main(argv=None):
             import eflomal  # noqa: F401
         except ImportError:
             p.error("--alignments needs the eflomal word aligner: pip install -r requirements-dev.txt (or pip install eflomal)")
-        result = score_alignments(translator, args.alignments, args.aligner_pairs, args.attribution)
+        try:
+            result = score_alignments(translator, args.alignments, args.aligner_pairs, args.attribution, args.keep_links)
+        except OtherLinks as refused:
+            p.error(str(refused))
         if args.json:
             print(json.dumps(result))
         else:

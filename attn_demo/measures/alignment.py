@@ -5,6 +5,8 @@ Gold links: the HLT-NAACL 2003 shared task (Mihalcea & Pedersen 2003), English�
 `test.e` / `test.f` one tokenised sentence per line and `test.wa.nonullalign` with lines
 `sentID engPos frPos S|P` (1-based). A link is (English word, French word), 0-based here.
 """
+import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -192,21 +194,85 @@ def _forced_gold(translator, gold: GoldAlignments, batch_size: int):
                 continue
 
 
-def attribution_alignments(translator, gold: GoldAlignments, method: str, sentences: list[int]) -> dict:
+class OtherLinks(ValueError):
+    """A kept file of links that other weights or other sentences made."""
+
+
+def attribution_alignments(translator, gold: GoldAlignments, method: str, sentences: list[int],
+                           kept: Path | None = None) -> dict:
     """Links drawn from a gradient attribution instead of α (attn_demo.decoding.attribution), for the given
     sentences (those attention_alignments kept): the gold French is teacher-forced, the attribution
     summed over an English word's pieces and averaged over a French word's, and each French word
     linked to the English word that raised its log-probability most (argmax), or only where that
-    holds both ways (intersect). Ding, Xu & Koehn (2019) found such saliency aligns better than α."""
+    holds both ways (intersect). Ding, Xu & Koehn (2019) found such saliency aligns better than α.
+    `kept`: a file of each sentence's links, one JSON line each as it is made, read first, so that a run stopped
+    midway (integrated gradients take hours on a CPU) goes on where it stopped."""
+    weights = weights_digest(translator.model)
+    made = read_kept_links(kept, weights, gold, method) if kept else {}
     links = {f"{method} argmax": [], f"{method} intersect": []}
     for i in sentences:
-        english, french = model_input(gold.english[i]), model_input(gold.french[i])
-        result = translator.attribute(" ".join(english), " ".join(french), method)
-        scores = word_attention(result.scores, word_spans(result.source_tokens[:-1], english),
-                                word_spans(result.target_tokens[:-1], french))
-        links[f"{method} argmax"].append(argmax_links(scores))
-        links[f"{method} intersect"].append(intersect_links(scores))
+        if i not in made:
+            made[i] = sentence_attribution_links(translator, gold, method, i)
+            if kept:
+                keep_links(kept, weights, gold, method, i, made[i])
+        for rule, found in made[i].items():
+            links[f"{method} {rule}"].append(found)
     return links
+
+
+def sentence_attribution_links(translator, gold: GoldAlignments, method: str, i: int) -> dict:
+    """Sentence i's links by each rule (argmax, intersect) from its attribution, as attribution_alignments draws them."""
+    english, french = model_input(gold.english[i]), model_input(gold.french[i])
+    result = translator.attribute(" ".join(english), " ".join(french), method)
+    scores = word_attention(result.scores, word_spans(result.source_tokens[:-1], english),
+                            word_spans(result.target_tokens[:-1], french))
+    return {"argmax": argmax_links(scores), "intersect": intersect_links(scores)}
+
+
+def keep_links(kept: Path, weights: str, gold: GoldAlignments, method: str, i: int, links: dict):
+    """One line of the kept file: whose weights (weights_digest), which method and sentence, its links by rule."""
+    line = {"weights": weights, "method": method, "sentence": i, "pair": gold_pair(gold, i),
+            **{rule: sorted(found) for rule, found in links.items()}}
+    with open(kept, "a", encoding="utf-8") as out:
+        out.write(json.dumps(line) + "\n")
+
+
+def read_kept_links(kept: Path, weights: str, gold: GoldAlignments, method: str) -> dict:
+    """Sentence → its links by rule, of `method`, from a kept file (none yet: nothing); OtherLinks where the file
+    holds other weights' links (weights_digest) or other sentences'. A last line cut short (a run killed while
+    writing it) is left out."""
+    if not kept.exists():
+        return {}
+    made, lines = {}, kept.read_text(encoding="utf-8").splitlines()
+    for number, text in enumerate(lines, 1):
+        try:
+            line = json.loads(text)
+        except json.JSONDecodeError:
+            if number == len(lines):
+                break
+            raise OtherLinks(f"{kept}, line {number}: not a line of kept links") from None
+        i = line["sentence"]
+        if line["weights"] != weights:
+            raise OtherLinks(f"{kept} holds the links of other weights: give a new file for this model")
+        if line["pair"] != gold_pair(gold, i):
+            raise OtherLinks(f"{kept} holds the links of other sentences than these gold alignments'")
+        if line["method"] == method:
+            made[i] = {rule: {tuple(link) for link in line[rule]} for rule in ("argmax", "intersect")}
+    return made
+
+
+def gold_pair(gold: GoldAlignments, i: int) -> list | None:
+    """Sentence i of the gold alignments as two lines of words (None past their end)."""
+    return [" ".join(gold.english[i]), " ".join(gold.french[i])] if 0 <= i < len(gold.english) else None
+
+
+def weights_digest(model) -> str:
+    """The first 16 hex digits of a sha256 of the model's weights as it holds them: which weights a kept file's
+    links came from."""
+    digest = hashlib.sha256()
+    for name, weight in sorted(model.state_dict().items()):
+        digest.update(name.encode() + weight.detach().float().cpu().numpy().tobytes())
+    return digest.hexdigest()[:16]
 
 
 def sentence_reading(translator, english: list[str], french: list[str]) -> tuple:

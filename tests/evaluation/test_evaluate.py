@@ -279,6 +279,24 @@ def test_cli_alignments_with_attribution_score_its_links_beside_alpha(toy_checkp
     assert "| input-x-gradient, `argmax` |" in card
 
 
+def test_cli_keeps_attribution_links_for_a_run_started_again_and_refuses_a_file_of_other_weights(
+        toy_checkpoint, toy_tsv, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("attn_demo.measures.alignment.model_input", lambda words: words)  # the toy tokenizers know no capitals
+    kept = tmp_path / "links.jsonl"
+    command = [str(toy_checkpoint), "--alignments", str(write_gold(tmp_path / "gold")), "--aligner-pairs", str(toy_tsv),
+               "--attribution", "input-x-gradient", "--json", "--keep-links", str(kept)]
+    main(command)
+    first = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert [json.loads(line)["sentence"] for line in kept.read_text().splitlines()] == [0]  # the one sentence read
+    main(command)
+    again = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert all(again[metric] == first[metric] for metric in ("aer", "precision", "recall"))  # the aligner's vary
+    kept.write_text(kept.read_text().replace(json.loads(kept.read_text())["weights"], "0" * 16))
+    with pytest.raises(SystemExit):
+        main(command)
+    assert "holds the links of other weights" in capsys.readouterr().err
+
+
 def test_the_share_of_steps_resting_on_eos_counts_every_step_of_every_translation(toy_checkpoint, toy_tsv, attention):
     translator = load_translator(str(toy_checkpoint))
     sources = [en for en, _ in read_pairs(toy_tsv)][:12]

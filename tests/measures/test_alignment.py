@@ -2,11 +2,14 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import torch
 
+from attn_demo import load_translator
 from attn_demo.decoding.grids import grid_name, head_grids, word_attention, words_view
+from attn_demo.measures import alignment
 from attn_demo.measures.alignment import (
-    ALIGNERS, alignment_error, argmax_links, attention_links, intersect_links, model_input, read_gold, threshold_links,
-    word_spans)
+    ALIGNERS, GoldAlignments, OtherLinks, alignment_error, argmax_links, attention_links, attribution_alignments,
+    intersect_links, model_input, read_gold, threshold_links, word_spans)
 
 
 def test_read_gold_is_zero_based_with_sure_inside_possible(tmp_path):
@@ -94,3 +97,47 @@ def test_a_transformer_offers_each_head_and_each_layer_s_mean_as_a_grid():
     assert len(grids) == 2 * (3 + 1) and grid_name(1, None) == "layer 2, mean of heads" and grid_name(0, 2) == "layer 1, head 3"
     np.testing.assert_array_equal(grids[(1, 2)], cross[1, 2])
     np.testing.assert_allclose(grids[(0, None)], cross[0].mean(0))
+
+
+@pytest.fixture
+def toy_gold(monkeypatch) -> GoldAlignments:
+    """Three gold sentences of the toy pairs' words, read as they are (the toy tokenizers know no capital letters)."""
+    monkeypatch.setattr(alignment, "model_input", lambda words: words)
+    pairs = [("the red cat", "le chat rouge"), ("I see the blue dog .", "je vois le chien bleu ."), ("the green pen", "le stylo vert")]
+    return GoldAlignments([en.split() for en, _ in pairs], [fr.split() for _, fr in pairs], [set()] * 3, [set()] * 3)
+
+
+def test_attribution_links_kept_as_they_are_made_let_a_stopped_run_go_on_where_it_stopped(toy_checkpoint, toy_gold, tmp_path):
+    translator, gold, kept = load_translator(toy_checkpoint), toy_gold, tmp_path / "links.jsonl"
+    whole = attribution_alignments(translator, gold, "input-x-gradient", [0, 1, 2])
+    attribute, asked = translator.attribute, []
+
+    def stopped_after_two(*args):
+        asked.append(args[0])
+        if len(asked) > 2:
+            raise KeyboardInterrupt  # the run stopped on the third sentence
+        return attribute(*args)
+
+    translator.attribute = stopped_after_two
+    with pytest.raises(KeyboardInterrupt):
+        attribution_alignments(translator, gold, "input-x-gradient", [0, 1, 2], kept)
+    asked.clear()
+    assert attribution_alignments(translator, gold, "input-x-gradient", [0, 1, 2], kept) == whole
+    assert asked == ["the green pen"]  # only the sentence it had not finished
+    kept.write_text(kept.read_text()[:-10])  # the last line cut short, as by a run killed while writing it
+    asked.clear()
+    assert attribution_alignments(translator, gold, "input-x-gradient", [0, 1, 2], kept) == whole and len(asked) == 1
+
+
+def test_kept_links_of_other_weights_or_other_sentences_are_refused(toy_checkpoint, toy_gold, tmp_path):
+    translator, gold, kept = load_translator(toy_checkpoint), toy_gold, tmp_path / "links.jsonl"
+    attribution_alignments(translator, gold, "input-x-gradient", [0], kept)
+    with torch.no_grad():
+        next(translator.model.parameters()).add_(1e-3)
+    with pytest.raises(OtherLinks, match="links of other weights"):
+        attribution_alignments(translator, gold, "input-x-gradient", [0], kept)
+    other = tmp_path / "other.jsonl"
+    attribution_alignments(translator, gold, "input-x-gradient", [0], other)
+    gold.french[0] = ["le", "chat", "noir"]
+    with pytest.raises(OtherLinks, match="other sentences"):
+        attribution_alignments(translator, gold, "input-x-gradient", [0], other)
