@@ -33,7 +33,9 @@ def slow_url():
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()
+    deadline = time.monotonic() + 60
     while not server.started:
+        assert time.monotonic() < deadline, "the slow app did not start"
         time.sleep(0.05)
     yield f"http://127.0.0.1:{port}/"
     server.should_exit = True
