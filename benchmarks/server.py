@@ -1,5 +1,6 @@
-"""A Gradio app script run as a server on a free loopback port, the headless Chromium that visits it, and
-the Redis server rooms may be kept in: how the benchmarks and the tests start app.py, the bare apps and Redis."""
+"""A Gradio app script run as a server on a free loopback port, the gradio_client user and the headless Chromium that
+visit it, and the Redis server rooms may be kept in: how the benchmarks and the tests start app.py, the bare apps and
+Redis, and call them."""
 import os
 import shutil
 import socket
