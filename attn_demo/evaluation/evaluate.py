@@ -383,6 +383,8 @@ def main(argv=None):
         p.error("--against compares the translations of one set (the test set, --data, --dev or --general)")
     if args.limit is not None and (not args.heads or args.limit < 1):
         p.error("--limit N takes the first N pairs (N ≥ 1) of --data for --heads, whose every head costs a decoding of them")
+    if args.keep_links and not (args.alignments and args.attribution):
+        p.error("--keep-links FILE keeps the links of an attribution: give it with --alignments --attribution METHOD")
     translator = load_translator(args.model)
     command = "python -m attn_demo.evaluation.evaluate " + " ".join(sys.argv[1:] if argv is None else argv)
     penalties = chosen_penalties(args, NO_PENALTIES if args.untuned else translator.penalties)

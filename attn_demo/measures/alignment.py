@@ -233,6 +233,7 @@ def keep_links(kept: Path, weights: str, gold: GoldAlignments, method: str, i: i
     """One line of the kept file: whose weights (weights_digest), which method and sentence, its links by rule."""
     line = {"weights": weights, "method": method, "sentence": i, "pair": gold_pair(gold, i),
             **{rule: sorted(found) for rule, found in links.items()}}
+    kept.parent.mkdir(parents=True, exist_ok=True)
     with open(kept, "a", encoding="utf-8") as out:
         out.write(json.dumps(line) + "\n")
 

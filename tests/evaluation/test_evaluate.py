@@ -282,7 +282,7 @@ def test_cli_alignments_with_attribution_score_its_links_beside_alpha(toy_checkp
 def test_cli_keeps_attribution_links_for_a_run_started_again_and_refuses_a_file_of_other_weights(
         toy_checkpoint, toy_tsv, tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("attn_demo.measures.alignment.model_input", lambda words: words)  # the toy tokenizers know no capitals
-    kept = tmp_path / "links.jsonl"
+    kept = tmp_path / "runs" / "links.jsonl"  # its folder made for it
     command = [str(toy_checkpoint), "--alignments", str(write_gold(tmp_path / "gold")), "--aligner-pairs", str(toy_tsv),
                "--attribution", "input-x-gradient", "--json", "--keep-links", str(kept)]
     main(command)
@@ -295,6 +295,9 @@ def test_cli_keeps_attribution_links_for_a_run_started_again_and_refuses_a_file_
     with pytest.raises(SystemExit):
         main(command)
     assert "holds the links of other weights" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # nothing to keep without an attribution
+        main([str(toy_checkpoint), "--alignments", "--keep-links", str(kept)])
+    assert "give it with --alignments --attribution" in capsys.readouterr().err
 
 
 def test_the_share_of_steps_resting_on_eos_counts_every_step_of_every_translation(toy_checkpoint, toy_tsv, attention):
