@@ -241,7 +241,7 @@ def keep_links(kept: Path, weights: str, gold: GoldAlignments, method: str, i: i
 def read_kept_links(kept: Path, weights: str, gold: GoldAlignments, method: str) -> dict:
     """Sentence → its links by rule, of `method`, from a kept file (none yet: nothing); OtherLinks where the file
     holds other weights' links (weights_digest) or other sentences'. A last line cut short (a run killed while
-    writing it) is left out."""
+    writing it) is dropped from the file, so that the next line written starts a line of its own."""
     if not kept.exists():
         return {}
     made, lines = {}, kept.read_text(encoding="utf-8").splitlines()
@@ -250,6 +250,7 @@ def read_kept_links(kept: Path, weights: str, gold: GoldAlignments, method: str)
             line = json.loads(text)
         except json.JSONDecodeError:
             if number == len(lines):
+                kept.write_text("".join(whole + "\n" for whole in lines[:-1]), encoding="utf-8")
                 break
             raise OtherLinks(f"{kept}, line {number}: not a line of kept links") from None
         i = line["sentence"]
