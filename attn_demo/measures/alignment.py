@@ -244,14 +244,16 @@ def read_kept_links(kept: Path, weights: str, gold: GoldAlignments, method: str)
     writing it) is dropped from the file, so that the next line written starts a line of its own."""
     if not kept.exists():
         return {}
-    made, lines = {}, kept.read_text(encoding="utf-8").splitlines()
-    for number, text in enumerate(lines, 1):
+    text = kept.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    if lines and not text.endswith("\n"):  # cut short: its sentence is made again
+        lines.pop()
+        kept.write_text("".join(whole + "\n" for whole in lines), encoding="utf-8")
+    made = {}
+    for number, whole in enumerate(lines, 1):
         try:
-            line = json.loads(text)
+            line = json.loads(whole)
         except json.JSONDecodeError:
-            if number == len(lines):
-                kept.write_text("".join(whole + "\n" for whole in lines[:-1]), encoding="utf-8")
-                break
             raise OtherLinks(f"{kept}, line {number}: not a line of kept links") from None
         i = line["sentence"]
         if line["weights"] != weights:

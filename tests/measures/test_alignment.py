@@ -130,6 +130,9 @@ def test_attribution_links_kept_as_they_are_made_let_a_stopped_run_go_on_where_i
     assert len(kept.read_text().splitlines()) == 3  # written again on a line of its own
     asked.clear()
     assert attribution_alignments(translator, gold, "input-x-gradient", [0, 1, 2], kept) == whole and asked == []
+    kept.write_text(kept.read_text()[:-1])  # whole but for its newline: made again too, as it may be cut anywhere
+    assert attribution_alignments(translator, gold, "input-x-gradient", [0, 1, 2], kept) == whole and len(asked) == 1
+    assert kept.read_text().count("\n") == 3
 
 
 def test_kept_links_of_other_weights_or_other_sentences_are_refused(toy_checkpoint, toy_gold, tmp_path):
