@@ -144,7 +144,7 @@ class RedisStore:
 
     async def read(self, code: str, now: float) -> bytes | None:
         seen = self.recent.get(code)  # (value, at, expires)
-        if seen is not None and 0 <= now - seen[1] < READ_AGAIN_S and seen[2] >= now:
+        if seen is not None and _read_again(seen, now) and seen[2] >= now:
             return seen[0]
         writes = self.writes
         value, expires = await self._call(self._live, code, now)
@@ -155,20 +155,17 @@ class RedisStore:
 
     async def change(self, code: str, change, now: float, ttl_s: float):
         """As MemoryStore.change, across processes."""
-        written = []
-
         async def read():
             return (await self._live(code, now))[0]
 
         def change_open(value):  # a room not open is not changed: None, as in memory
-            new, reply = (None, None) if value is None else change(value)
-            written[:] = [new]  # the last one made is the one written
-            return new, reply
+            return (None, None) if value is None else change(value)
 
-        reply = await self._swapped([self._room(code), self.index], read, change_open, _ms(ttl_s), now + ttl_s, code)
-        if written and written[0] is not None:
+        written, reply = await self._swapped([self._room(code), self.index], read, change_open, _ms(ttl_s), now + ttl_s,
+                                             code)
+        if written is not None:
             self.writes += 1
-            self._remember(code, written[0], now, now + ttl_s)
+            self._remember(code, written, now, now + ttl_s)
         return reply
 
     async def take(self, name: str, burst: float, every_s: float, now: float) -> bool:
@@ -179,18 +176,18 @@ class RedisStore:
             return orjson.dumps(bucket), allowed
 
         # a bucket that has had time to fill up again is the same as none: let Redis drop it then
-        return await self._swapped([key], lambda: self.redis.get(key), take, _ms(burst * every_s + 1))
+        return (await self._swapped([key], lambda: self.redis.get(key), take, _ms(burst * every_s + 1)))[1]
 
     async def _swapped(self, keys: list[str], read, change, ttl_ms: int, *index_entry):
         """change(await read()) → (new value or None to keep it, reply), the new value written by SWAP_SCRIPT under
         keys[0] over the value read (and index_entry, its time and code, into keys[1]); made again on what another
-        client left until no write came in between. The reply."""
+        client left until no write came in between. The value written (None where nothing was) and the reply."""
         async def attempt():
             while True:
                 value = await read()
                 new, reply = change(value)
                 if new is None or await self.swap_script(keys=keys, args=[value or b"", new, ttl_ms, *index_entry]):
-                    return reply
+                    return new, reply
 
         failures = self.failures
         async with self.lock:
@@ -209,7 +206,7 @@ class RedisStore:
 
     def _remember(self, code: str, value: bytes, now: float, expires: float):
         """Keep the room's value as read or written at `now`, dropping those kept too long ago to be read again."""
-        self.recent = {kept: entry for kept, entry in self.recent.items() if 0 <= now - entry[1] < READ_AGAIN_S}
+        self.recent = {kept: entry for kept, entry in self.recent.items() if _read_again(entry, now)}
         self.recent[code] = (value, now, expires)
 
     async def _call(self, call, *args, **kwargs):
@@ -221,6 +218,11 @@ class RedisStore:
 
     def _room(self, code: str) -> str:
         return f"{self.prefix}room:{code}"
+
+
+def _read_again(entry: tuple, now: float) -> bool:
+    """Whether a room kept as read or written at entry[1] may be read again from memory at `now`."""
+    return 0 <= now - entry[1] < READ_AGAIN_S
 
 
 def _ms(seconds: float) -> int:

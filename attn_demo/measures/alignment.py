@@ -207,7 +207,7 @@ def attribution_alignments(translator, gold: GoldAlignments, method: str, senten
     holds both ways (intersect). Ding, Xu & Koehn (2019) found such saliency aligns better than α.
     `kept`: a file of each sentence's links, one JSON line each as it is made, read first, so that a run stopped
     midway (integrated gradients take hours on a CPU) goes on where it stopped."""
-    weights = weights_digest(translator.model)
+    weights = weights_digest(translator.model) if kept else None  # whose links the file keeps
     made = read_kept_links(kept, weights, gold, method) if kept else {}
     links = {f"{method} argmax": [], f"{method} intersect": []}
     for i in sentences:
