@@ -12,7 +12,7 @@ import pytest
 from gradio_client import Client
 
 import app
-from attn_demo.classroom.rooms import VOTE_BURST, Room, Rooms
+from attn_demo.classroom.rooms import VOTE_BURST, VOTE_EVERY_S, Room, Rooms
 from attn_demo.classroom.stores import READ_AGAIN_S, RedisStore
 from benchmarks import rest_load
 from benchmarks.server import Server, free_port
@@ -71,10 +71,18 @@ def test_every_bad_vote_is_refused_with_a_message(teacher, room):
     assert f"no English piece {pieces}" in refused(student, code, "carol-phone-3", 1, pieces, api_name="/class_vote")
     assert "voter id" in refused(student, code, "<b>me</b>", 1, 0, api_name="/class_vote")
     assert "voter id" in refused(student, code, "x" * 500, 1, 0, api_name="/class_vote")
-    for _ in range(VOTE_BURST):
-        student.predict(code, "dave-phone-4", 1, 0, api_name="/class_vote")
-    assert "Too many votes" in refused(student, code, "dave-phone-4", 1, 1, api_name="/class_vote")
-    assert teacher.predict(code, api_name="/class_tally")["counts"][:2] == [1, 0]  # only the accepted votes
+    started, sent = time.monotonic(), 0
+    while True:  # the burst, then one more each VOTE_EVERY_S: a loaded machine's slower calls get a few more through
+        try:
+            student.predict(code, "dave-phone-4", 1, sent % 2, api_name="/class_vote")  # pieces 0, 1, 0, …
+        except Exception as error:
+            message = str(error)
+            break
+        sent += 1
+        assert sent <= VOTE_BURST + (time.monotonic() - started) / VOTE_EVERY_S
+    assert "Too many votes" in message and "Traceback" not in message
+    kept = (sent - 1) % 2  # the last accepted vote stands; the refused one, on the other piece, counts nowhere
+    assert teacher.predict(code, api_name="/class_tally")["counts"][:2] == [int(kept == 0), int(kept == 1)]
 
 
 def test_the_last_next_sums_up_every_step(teacher, room):
