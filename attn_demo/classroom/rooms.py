@@ -6,20 +6,21 @@ piece per step (a new vote replaces the old); the teacher's key reveals the mode
 the room on. After the last step the room sums up where the class and the model agreed.
 
 The rules live here, once; the rooms live in a store (attn_demo.classroom.stores): this process's memory, or a
-Redis server that several app processes share and that outlives them. Each change reads a room, applies
-one rule and writes it back atomically, so votes arriving together, on one process or several, each count
-once. A room closes IDLE_S after its last vote or move. Every refusal is a ClassroomError whose message is
-fit for a student's screen, and changes nothing.
+Redis server that several app processes share and that outlives them. A room is kept as its header (the Room
+below) and one small Ballot a phone (its vote and its vote bucket); each change reads what its rule needs, applies
+the rule and writes the header, or the phone's ballot, atomically, so votes arriving together, on one process or
+several, each count once. A room closes IDLE_S after its last vote or move. Every refusal is a ClassroomError whose
+message is fit for a student's screen, and changes nothing.
 """
 import os
 import re
 import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import orjson
 
-from attn_demo.classroom.stores import FULL, OPENED, ROOMS_ENV, StoreDown, store_named, take_token
+from attn_demo.classroom.stores import FULL, OPENED, ROOMS_ENV, StoreDown, Stored, store_named, take_token
 
 # Codes are read off a projector and typed on a phone: no 0/O, 1/I/L. 31 letters, 6 of them: 31⁶ ≈ 8.9 × 10⁸
 # codes. Wrong codes are refused beyond WRONG_CODES_PER_S for the whole app, so a guesser gets at most
@@ -69,6 +70,9 @@ class RoomsDown(ClassroomError):
     """The store of the rooms cannot be reached."""
 
 
+AS_READ = {"as_read": True}  # a Room field read beside the header, never written in it
+
+
 @dataclass
 class Room:
     code: str
@@ -77,24 +81,37 @@ class Room:
     english: list[str]  # S pieces, </s> last
     french: list[str]  # T pieces, </s> last: step t writes french[t - 1]
     alpha: list[list[float]]  # (T, S): α at each step
-    active_at: float
     step: int = 1
     revealed: bool = False
     finished: bool = False
-    votes: dict = field(default_factory=dict)  # str(step) → {voter: piece index} (JSON's keys are strings)
-    buckets: dict = field(default_factory=dict)  # voter → its vote bucket [tokens, at] (take_token)
-    version: int = 0  # one more with every change: a page redraws only when it has moved
+    tallies: dict = field(default_factory=dict)  # str(step) → the votes per English piece, counted on moving on
+    votes: dict = field(default_factory=dict, metadata=AS_READ)  # voter → piece index, the current step's
+    version: int = field(default=0, metadata=AS_READ)  # moves with every change: a page redraws when it moved
 
-    def to_bytes(self) -> bytes:
-        return orjson.dumps(self)  # orjson writes a dataclass itself, several times faster than asdict
+    def header(self) -> bytes:
+        """The room as its store keeps it, without the ballots."""
+        return orjson.dumps({f.name: getattr(self, f.name) for f in fields(self) if not f.metadata})
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> "Room":
-        return cls(**orjson.loads(data))
+    def from_header(cls, header: bytes) -> "Room":
+        return cls(**orjson.loads(header))
+
+    @classmethod
+    def from_stored(cls, stored: Stored) -> "Room":
+        """The room with the current step's votes from the phones' ballots."""
+        room = cls.from_header(stored.header)
+        room.version = stored.version
+        for voter, entry in stored.entries.items():
+            ballot = Ballot.from_bytes(entry)
+            if ballot.step == room.step:
+                room.votes[voter] = ballot.piece
+        return room
 
     def counts(self, step: int) -> list[int]:
+        if str(step) in self.tallies:
+            return self.tallies[str(step)]
         counts = [0] * len(self.english)
-        for piece in self.votes.get(str(step), {}).values():
+        for piece in self.votes.values() if step == self.step else ():
             counts[piece] += 1
         return counts
 
@@ -128,6 +145,22 @@ class Room:
         if self.finished:
             view["summary"] = [self.step_result(t) for t in range(1, len(self.french) + 1)]
         return view
+
+
+@dataclass
+class Ballot:
+    """One phone's entry in its room: its vote, and its vote bucket (take_token) across the steps."""
+    step: int
+    piece: int
+    bucket: list  # [tokens, at]
+
+    def to_bytes(self) -> bytes:
+        return orjson.dumps([self.step, self.piece, *self.bucket])
+
+    @classmethod
+    def from_bytes(cls, entry: bytes) -> "Ballot":
+        step, piece, *bucket = orjson.loads(entry)
+        return cls(step, piece, bucket)
 
 
 def step_number(value, what: str = "step") -> int:
@@ -165,8 +198,8 @@ class Rooms:
         key, now = secrets.token_urlsafe(24), self.clock()
         while True:  # a code already open is drawn again
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
-            room = Room(code, key, model, list(english), list(french), alpha, now)
-            found = await self._stored(self.store.open, code, room.to_bytes(), now, self.idle_s, self.max_rooms)
+            room = Room(code, key, model, list(english), list(french), alpha)
+            found = await self._stored(self.store.open, code, room.header(), now, self.idle_s, self.max_rooms)
             if found == OPENED:
                 return code, key
             if found == FULL:
@@ -186,8 +219,10 @@ class Rooms:
         if not isinstance(voter, str) or not VOTER_ID.fullmatch(voter):
             raise BadVote("This page's voter id is missing or malformed: reload the page to get a new one.")
         step, piece = step_number(step), step_number(piece, "piece")
+        code, now = self._code(code), self.clock()
 
-        def vote(room: Room, now: float) -> str:
+        def vote(header: bytes, entry: bytes | None) -> tuple[bytes, tuple]:
+            room = Room.from_header(header)
             if room.finished:
                 raise BadVote("The activity is over: there is nothing left to vote on.")
             if step != room.step:
@@ -196,15 +231,20 @@ class Rooms:
                 raise BadVote(f"Step {step} is already revealed: wait for the next step.")
             if not 0 <= piece < len(room.english):
                 raise BadVote(f"There is no English piece {piece}: pick one of the {len(room.english)} pieces shown.")
-            if voter not in room.buckets and len(room.buckets) >= self.max_voters:
-                raise TooMany(f"This room already has {self.max_voters} phones, the most it takes.")
-            room.buckets[voter], allowed = take_token(room.buckets.get(voter), VOTE_BURST, VOTE_EVERY_S, now)
+            bucket, allowed = take_token(Ballot.from_bytes(entry).bucket if entry else None, VOTE_BURST,
+                                         VOTE_EVERY_S, now)
             if not allowed:
                 raise TooMany("Too many votes from this phone: wait a couple of seconds, then vote again.")
-            room.votes.setdefault(str(step), {})[voter] = piece
-            return f"Your vote for step {step}: {room.english[piece]} (tap another piece to change it)."
+            line = f"Your vote for step {step}: {room.english[piece]} (tap another piece to change it)."
+            return Ballot(step, piece, bucket).to_bytes(), (line,)  # in a 1-tuple: the store's None means no room
 
-        return await self._change(code, vote)
+        voted = (await self._stored(self.store.put, code, voter, vote, now, self.idle_s, self.max_voters)
+                 if CODE.fullmatch(code) else None)
+        if voted is None:
+            await self._no_room(code, now)
+        if voted == FULL:  # the phone is not in yet, and the room has its most
+            raise TooMany(f"This room already has {self.max_voters} phones, the most it takes.")
+        return voted[0]
 
     async def reveal(self, code, key) -> dict:
         """Show the model's α for the current step; the projector's view after it."""
@@ -221,6 +261,7 @@ class Rooms:
             self._check_key(room, key)
             if room.finished:
                 raise ClassroomError("The activity is over: open a new room for another sentence.")
+            room.tallies[str(room.step)] = room.counts(room.step)  # the ballots go on to the next step
             if room.step == len(room.french):
                 room.finished = True
             else:
@@ -243,18 +284,18 @@ class Rooms:
         value = await self._stored(self.store.read, code, now) if CODE.fullmatch(code) else None
         if value is None:
             await self._no_room(code, now)
-        return Room.from_bytes(value)
+        return Room.from_stored(value)
 
     async def _change(self, code, rule):
         """rule(room, now) applied to the open room with this code, atomically; a change moves its version and keeps
         the room open IDLE_S more; what the rule raises leaves the room as it was."""
         code, now = self._code(code), self.clock()
 
-        def change(value):
-            room = Room.from_bytes(value)
+        def change(stored: Stored):
+            room = Room.from_stored(stored)
+            room.version += 1  # as the reply's view will be read again
             reply = rule(room, now)
-            room.active_at, room.version = now, room.version + 1
-            return room.to_bytes(), (reply,)  # in a 1-tuple: the store's None means no room
+            return room.header(), (reply,)  # in a 1-tuple: the store's None means no room
 
         changed = await self._stored(self.store.change, code, change, now, self.idle_s) if CODE.fullmatch(code) else None
         if changed is None:

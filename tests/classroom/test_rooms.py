@@ -269,6 +269,44 @@ async def test_two_processes_voting_into_one_room_count_every_vote_once(store, r
     assert (await sides[0].state(code))["revealed"]
 
 
+async def test_a_vote_just_after_another_process_moved_the_room_is_judged_on_the_room_as_it_is_now(redis_url, clock):
+    """A process votes on the room as it read it READ_AGAIN_S ago at most; what another process changed since is
+    not lost on it: a vote for the step gone by is refused, and one for the new step counted."""
+    code, key = await Rooms(redis_store(redis_url), clock=clock).open(ENGLISH, FRENCH, ALPHA)
+    here, there = Rooms(RedisStore(redis_url), clock=clock), Rooms(RedisStore(redis_url), clock=clock)
+    assert (await here.state(code))["step"] == 1  # remembered here
+    await there.next(code, key)
+    with pytest.raises(BadVote, match="at step 2, not 1"):
+        await here.vote(code, ALICE, 1, 0)
+    assert (await here.vote(code, BOB, 2, 1)).startswith("Your vote for step 2")
+    clock.now += READ_AGAIN_S
+    assert (await there.tally(code))["counts"] == [0, 1, 0, 0]
+
+
+async def test_a_move_on_one_process_while_another_counts_a_vote_keeps_that_vote(redis_url, clock):
+    """The teacher's move reads the room, a phone's vote on another process is written, then the move is: it is
+    made again on the room with the vote, so the step's tally keeps it."""
+    code, key = await Rooms(redis_store(redis_url), clock=clock).open(ENGLISH, FRENCH, ALPHA)
+    mover, other = Rooms(RedisStore(redis_url), clock=clock), Rooms(RedisStore(redis_url), clock=clock)
+    read, held, answered = mover.store._live, asyncio.Event(), []
+
+    async def slow(code, now):  # the move's first read held back until the vote is in
+        seen = await read(code, now)
+        if not answered:
+            answered.append(seen)
+            await held.wait()
+        return seen
+
+    mover.store._live = slow
+    moving = asyncio.create_task(mover.next(code, key))
+    while not answered:
+        await asyncio.sleep(0.001)
+    await other.vote(code, ALICE, 1, 2)
+    held.set()
+    assert (await moving)["step"] == 2
+    assert classroom.Room.from_stored(await snapshot(mover, code)).tallies == {"1": [0, 0, 1, 0]}
+
+
 async def test_a_room_in_redis_outlives_the_process_that_opened_it(redis_url, clock):
     code, key = await Rooms(redis_store(redis_url), clock=clock).open(ENGLISH, FRENCH, ALPHA)
     first = Rooms(RedisStore(redis_url), clock=clock)

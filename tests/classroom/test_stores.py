@@ -55,14 +55,15 @@ async def test_a_room_read_or_changed_just_now_is_read_from_memory_and_the_other
     first, second = RedisStore(redis_url), RedisStore(redis_url)  # two app processes on one Redis
     now = 1000.0
     assert await first.open("ABCDEF", b"v1", now, 60, 10) == stores.OPENED
-    assert await second.read("ABCDEF", now) == b"v1"
+    assert (await second.read("ABCDEF", now)).header == b"v1"
     trips = counted(second)
-    assert [await second.read("ABCDEF", now + t) for t in (0.0, 0.1, READ_AGAIN_S / 2)] == [b"v1"] * 3 and trips == []
-    assert await first.change("ABCDEF", lambda value: (b"v2", "changed"), now + 0.1, 60) == "changed"
-    assert await first.read("ABCDEF", now + 0.1) == b"v2"  # its own change at once, from memory
-    assert await second.read("ABCDEF", now + 0.1) == b"v1" and trips == []  # the other's within READ_AGAIN_S ...
-    assert await second.read("ABCDEF", now + READ_AGAIN_S) == b"v2" and trips == ["ABCDEF"]  # ... and then
-    assert await second.read("ABCDEF", now + READ_AGAIN_S) == b"v2" and trips == ["ABCDEF"]
+    assert [(await second.read("ABCDEF", now + t)).header for t in (0.0, 0.1, READ_AGAIN_S / 2)] == [b"v1"] * 3
+    assert trips == []
+    assert await first.change("ABCDEF", lambda stored: (b"v2", "changed"), now + 0.1, 60) == "changed"
+    assert (await first.read("ABCDEF", now + 0.1)).header == b"v2"  # its own change at once
+    assert (await second.read("ABCDEF", now + 0.1)).header == b"v1" and trips == []  # the other's within READ_AGAIN_S
+    assert (await second.read("ABCDEF", now + READ_AGAIN_S)).header == b"v2" and trips == ["ABCDEF"]  # ... and then
+    assert (await second.read("ABCDEF", now + READ_AGAIN_S)).header == b"v2" and trips == ["ABCDEF"]
     assert await second.read("ZZZZZZ", now) is None and await second.read("ZZZZZZ", now) is None  # no room: asked each time
     assert trips == ["ABCDEF", "ZZZZZZ", "ZZZZZZ"]
 
@@ -72,8 +73,21 @@ async def test_a_remembered_room_past_its_time_is_gone_at_once(redis_url):
     redis.Redis.from_url(redis_url).flushdb()
     store, now = RedisStore(redis_url), 1000.0
     await store.open("ABCDEF", b"v1", now, 60, 10)
-    await store.change("ABCDEF", lambda value: (b"v2", None), now, 0.1)  # open 0.1 s more
-    assert await store.read("ABCDEF", now + 0.05) == b"v2" and await store.read("ABCDEF", now + 0.15) is None
+    await store.change("ABCDEF", lambda stored: (b"v2", None), now, 0.1)  # open 0.1 s more
+    assert (await store.read("ABCDEF", now + 0.05)).header == b"v2" and await store.read("ABCDEF", now + 0.15) is None
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", ["memory", "redis"])
+async def test_a_code_opened_again_after_its_room_closed_holds_nothing_of_the_old_room(kind, request):
+    if kind == "redis":
+        redis.Redis.from_url(request.getfixturevalue("redis_url")).flushdb()
+    store = MemoryStore() if kind == "memory" else RedisStore(request.getfixturevalue("redis_url"))
+    now = 1000.0
+    await store.open("ABCDEF", b"old", now, 60, 10)
+    assert await store.put("ABCDEF", "phone-0001", lambda header, entry: (b"vote", "put"), now, 60, 10) == "put"
+    assert await store.open("ABCDEF", b"new", now + 61, 60, 10) == stores.OPENED
+    assert await store.read("ABCDEF", now + 61) == stores.Stored(b"new", {}, 0)
 
 
 @pytest.mark.anyio
@@ -95,10 +109,10 @@ async def test_a_read_that_a_change_of_this_process_overtook_is_not_remembered(r
     reading = asyncio.create_task(store.read("ABCDEF", now))
     while not answered:
         await asyncio.sleep(0.001)
-    await store.change("ABCDEF", lambda value: (value + b"+", None), now, 60)
+    await store.change("ABCDEF", lambda stored: (stored.header + b"+", None), now, 60)
     held.set()
-    assert await reading == b"v1"
-    assert await store.read("ABCDEF", now) == b"v1+"
+    assert (await reading).header == b"v1"
+    assert (await store.read("ABCDEF", now)).header == b"v1+"
 
 
 @pytest.mark.anyio
