@@ -182,14 +182,14 @@ def rerunnable(command: str, name: str, out: str | None = None) -> str:
     """A recorded command as a newcomer reruns it from a checkout of checkpoint `name`: --out is `out`
     (by default checkpoints/<name>), a folder under runs/ is the checkpoint folder, --init-from names a
     checkpoint folder; a copy of a default data file (--train-pool, --test-set) or folder (--alignments'
-    value), --run-dir under runs/, --resume, --json and --hyps are left out (each run goes on from nothing, prints for a reader, writes no
-    side file)."""
+    value), --run-dir under runs/, --resume, --json, --hyps and --keep-links are left out (each run goes on from nothing,
+    prints for a reader, writes no side file)."""
     words, kept = command.split(), []
     while words:
         word = words.pop(0)
         if word in ("--resume", "--json"):
             continue
-        if word == "--hyps" or (word == "--run-dir" and words[0].startswith("runs/")) or \
+        if word in ("--hyps", "--keep-links") or (word == "--run-dir" and words[0].startswith("runs/")) or \
                 (word in DEFAULT_DATA and Path(words[0]).name == DEFAULT_DATA[word]):
             words.pop(0)
         elif word in DEFAULT_FOLDERS and words and Path(words[0]).name == DEFAULT_FOLDERS[word]:

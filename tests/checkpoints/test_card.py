@@ -235,6 +235,8 @@ def test_a_recorded_command_is_rerun_from_a_checkout_with_the_default_data():
     assert rerunnable(train, "m", out="checkpoints/first").split()[5:7] == ["--out", "checkpoints/first"]
     evaluate = "python -m attn_demo.evaluation.evaluate runs/x --dev --beam 5 --card --json --hyps /tmp/x.dev.txt"
     assert rerunnable(evaluate, "m") == "python -m attn_demo.evaluation.evaluate checkpoints/m --dev --beam 5 --card"
+    aligned = "python -m attn_demo.evaluation.evaluate runs/x --alignments --attribution saliency --keep-links runs/l.jsonl"
+    assert rerunnable(aligned, "m") == "python -m attn_demo.evaluation.evaluate checkpoints/m --alignments --attribution saliency"
 
 
 @pytest.mark.parametrize("folder", SHIPPED, ids=lambda path: path.name)
