@@ -238,10 +238,7 @@ class Rooms:
             line = f"Your vote for step {step}: {room.english[piece]} (tap another piece to change it)."
             return Ballot(step, piece, bucket).to_bytes(), (line,)  # in a 1-tuple: the store's None means no room
 
-        voted = (await self._stored(self.store.put, code, voter, vote, now, self.idle_s, self.max_voters)
-                 if CODE.fullmatch(code) else None)
-        if voted is None:
-            await self._no_room(code, now)
+        voted = await self._in_room(code, now, self.store.put, voter, vote, now, self.idle_s, self.max_voters)
         if voted == FULL:  # the phone is not in yet, and the room has its most
             raise TooMany(f"This room already has {self.max_voters} phones, the most it takes.")
         return voted[0]
@@ -281,10 +278,7 @@ class Rooms:
 
     async def _read(self, code) -> Room:
         code, now = self._code(code), self.clock()
-        value = await self._stored(self.store.read, code, now) if CODE.fullmatch(code) else None
-        if value is None:
-            await self._no_room(code, now)
-        return Room.from_stored(value)
+        return Room.from_stored(await self._in_room(code, now, self.store.read, now))
 
     async def _change(self, code, rule):
         """rule(room, now) applied to the open room with this code, atomically; a change moves its version and keeps
@@ -297,10 +291,15 @@ class Rooms:
             reply = rule(room, now)
             return room.header(), (reply,)  # in a 1-tuple: the store's None means no room
 
-        changed = await self._stored(self.store.change, code, change, now, self.idle_s) if CODE.fullmatch(code) else None
-        if changed is None:
+        return (await self._in_room(code, now, self.store.change, change, now, self.idle_s))[0]
+
+    async def _in_room(self, code: str, now: float, call, *args):
+        """await call(code, *args): the store's answer for the open room `code`; where it has none (no such room is
+        open, or the code cannot name one), _no_room's refusal."""
+        found = await self._stored(call, code, *args) if CODE.fullmatch(code) else None
+        if found is None:
             await self._no_room(code, now)
-        return changed[0]
+        return found
 
     async def _no_room(self, code: str, now: float):
         """NoSuchRoom, or where too many wrong codes came in just now (from any phone, on any process), TooMany."""
