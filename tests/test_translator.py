@@ -120,15 +120,16 @@ def test_every_hypothesis_of_a_batch_of_n_best_lists_has_its_own_sentences_heads
 
 
 def test_key_projection_is_computed_once_per_sentence(translator, monkeypatch):
-    if translator.config.attention == "transformer":  # each layer's cross-attention, and the encoder: once for the
-        # search and the trace of every layer and head together
+    if translator.config.attention == "transformer":  # every layer's cross-attention keys, and the encoder: once for
+        # the search and the trace of every layer and head together
         model, calls = translator.model, []
         for layer in [layer.cross_attention for layer in model.decoder.layers]:
             monkeypatch.setattr(layer, "project", lambda x, which, original=layer.project: calls.append(which) or original(x, which))
+        monkeypatch.setattr(model.decoder, "cross_keys", lambda h, original=model.decoder.cross_keys: calls.append("cross keys") or original(h))
         monkeypatch.setattr(model.encoder, "run", lambda *a, original=model.encoder.run, **k: calls.append("encoder") or original(*a, **k))
         result = translator.translate("I see the red cat.", beam_size=3)
         assert len(result.target_tokens) > 2 and result.heads is not None
-        assert calls.count("encoder") == 1 and calls.count("KV") == len(model.decoder.layers)
+        assert calls.count("encoder") == 1 and calls.count("cross keys") == 1 and "KV" not in calls
         return
     attention = translator.model.decoder.attention
     if attention is None:

@@ -115,15 +115,16 @@ class MultiHeadAttention(Plain, nn.Module):
         (F.scaled_dot_product_attention) computes the same Σ_j α_tj v_j without writing α out. With gradients the
         explicit product stays: on this project's CPUs the fused kernel's backward made bf16 training a quarter slower
         (2,784–3,506 against 4,029–4,766 target pieces/s, alternated)."""
+        k, v = keys.unbind(1)  # (B, H, S, d_k) each; their gradients stacked back in one operation
         if not keep and forced is None and not torch.is_grad_enabled():
-            heads = F.scaled_dot_product_attention(queries, keys[:, 0], keys[:, 1], None if mask is None else mask[:, None])
+            heads = F.scaled_dot_product_attention(queries, k, v, None if mask is None else mask[:, None])
             return Attended(queries, None, None, *self.combine(heads, heads_on))
-        scores = queries @ keys[:, 0].transpose(-1, -2) / math.sqrt(self.d_k)  # (B, H, T, S)
+        scores = queries @ k.transpose(-1, -2) / math.sqrt(self.d_k)  # (B, H, T, S)
         masked = scores if mask is None else scores.masked_fill(~mask[:, None], float("-inf"))
         weights = masked.softmax(-1)  # (B, H, T, S)
         if forced is not None:
             weights = torch.where(forced.isnan(), weights, forced)
-        return Attended(queries, scores, weights, *self.combine(weights @ keys[:, 1], heads_on))  # o_t (B, H, T, d_k)
+        return Attended(queries, scores, weights, *self.combine(weights @ v, heads_on))  # o_t (B, H, T, d_k)
 
     def combine(self, heads, heads_on) -> tuple[torch.Tensor, torch.Tensor]:
         """Each head's o_t (B, H, T, d_k), those turned off zeroed, and W_O [o_t^1; …; o_t^H] + b_O (B, T, D)."""
@@ -176,18 +177,24 @@ class DecoderLayer(Plain, nn.Module):
         self.dropout = PlainDropout(cfg.dropout)
 
     def forward(self, x, past, causal, cross_keys, cross_mask, forced=None, heads_on=None, keep_own=True,
-                keep_cross=True):
+                keep_cross=True, at=None):
         """x (B, T, D) the new positions; past (B, 2, H, t₀, d_k) the keys and values of the t₀ positions before
         them (t₀ = 0 for a whole target); causal (1, T, t₀ + T) which positions each may see; cross_keys (B, 2, H,
         S, d_k), cross_mask (B, 1, S); forced (B, H, T, S) and heads_on (B, H), or None (MultiHeadAttention); keep_own
-        and keep_cross: whether the self- and the cross-attention keep α. → x (B, T, D), the keys and values of all
-        t₀ + T positions (B, 2, H, t₀ + T, d_k), the self- and the cross-attention."""
+        and keep_cross: whether the self- and the cross-attention keep α; at (B,), when given, the one position of
+        each row that goes on past the self-attention's keys and values (Decoder.readout_at), T = 1 from there.
+        → x (B, T, D), the keys and values of all t₀ + T positions (B, 2, H, t₀ + T, d_k), the self- and the
+        cross-attention."""
         y = self.norm_1(x)
         projected = self.self_attention.project(y, "QKV")  # (B, 3, H, T, d_k)
-        keys = projected[:, 1:]  # (B, 2, H, T, d_k)
+        queries, keys = projected[:, 0], projected[:, 1:]  # (B, H, T, d_k), (B, 2, H, T, d_k)
         if past.size(3):  # a step after the first: the earlier positions' from the cache
             keys = torch.cat([past, keys], 3)  # (B, 2, H, t₀ + T, d_k)
-        own = self.self_attention(projected[:, 0], keys, causal, keep=keep_own)
+        if at is not None:  # position at[b] of row b alone asks, and sees the positions up to it
+            rows = torch.arange(x.size(0), device=x.device)
+            x, queries = x[rows, at][:, None], queries[rows, :, at][:, :, None]  # (B, 1, D), (B, H, 1, d_k)
+            causal = (torch.arange(keys.size(3), device=x.device) <= at[:, None])[:, None]  # (B, 1, t₀ + T)
+        own = self.self_attention(queries, keys, causal, keep=keep_own)
         x = x + self.dropout(own.output)
         queries = self.cross_attention.project(self.norm_2(x), "Q")[:, 0]  # (B, H, T, d_k)
         cross = self.cross_attention(queries, cross_keys, cross_mask, forced, heads_on, keep_cross)
@@ -284,8 +291,12 @@ class Decoder(Plain, nn.Module):
         return Memory(annotations, self.cross_keys(annotations), mask, empty)
 
     def cross_keys(self, annotations) -> torch.Tensor:
-        """k_j and v_j of every layer's cross-attention from h (B, S, D): (B, L, 2, H, S, d_k)."""
-        return torch.stack([layer.cross_attention.project(annotations, "KV") for layer in self.layers], 1)
+        """k_j and v_j of every layer's cross-attention from h (B, S, D), all in one product: (B, L, 2, H, S, d_k)."""
+        cfg = self.config
+        linears = tuple(getattr(layer.cross_attention, "W_" + letter) for layer in self.layers for letter in "KV")
+        y = product(self, annotations, linears, "cross")  # (B, S, L·2·D)
+        y = y.view(*annotations.shape[:2], cfg.dec_layers, 2, cfg.heads, cfg.head_size)  # (B, S, L, 2, H, d_k)
+        return y.permute(0, 2, 3, 4, 1, 5).contiguous()
 
     def logits(self, readout):
         """(…, D) → (…, V), through the target embedding matrix."""
@@ -295,21 +306,26 @@ class Decoder(Plain, nn.Module):
         """What the output layer computes with: its input LN(x_t), its weight E_y and bias."""
         return readout, self.embed.weight, self.out_bias
 
-    def run(self, y_in, cache, memory, forced=None, every: bool = True):
+    def run(self, y_in, cache, memory, forced=None, every: bool = True, at=None):
         """y_in (B, T) at positions t₀ … t₀ + T − 1 after the cache (B, L, 2, H, t₀, d_k) → LN(x) (B, T, D), the
         new cache (B, L, 2, H, t₀ + T, d_k), and each layer's self- and cross-attention: every layer's α kept (the
         trace), or with every=False only the shown grid's (a search step, training, attribution). forced (B, T, S) α
         set by hand (NaN rows: the model's own) for the heads of the shown grid; memory.heads_on the cross-attention
-        heads at work."""
+        heads at work. at (B,), when given: the last layer computes position at[b] of each row b alone (no layer
+        after it reads the others), LN(x) (B, 1, D)."""
         start, T = cache.size(4), y_in.size(1)
         x = self.positions(self.embed(y_in), start)  # (B, T, D)
         # which positions each may see (1, T, t₀ + T); one new position sees them all
         causal = None if T == 1 else torch.ones(T, start + T, dtype=torch.bool, device=x.device).tril(start)[None]
-        cross_mask, kept, own, cross = memory.mask[:, None, :], [], [], []
+        # each layer's share taken apart at once: their gradients are stacked back in one operation, not each
+        # written into a zero tensor of all layers' size (a select's backward)
+        past, cross_keys = cache.unbind(1), memory.keys.unbind(1)  # L × (B, 2, H, t₀, d_k), L × (B, 2, H, S, d_k)
+        cross_mask, kept, own, cross, last = memory.mask[:, None, :], [], [], [], len(self.layers) - 1
         for l, layer in enumerate(self.layers):
             heads_on = None if memory.heads_on is None else memory.heads_on[:, l]  # (B, H)
-            x, keys, mine, theirs = layer(x, cache[:, l], causal, memory.keys[:, l], cross_mask, self._forced(forced, l),
-                                          heads_on, every, every or l == self.config.layer_shown)
+            x, keys, mine, theirs = layer(x, past[l], causal, cross_keys[l], cross_mask, self._forced(forced, l),
+                                          heads_on, every, every or l == self.config.layer_shown,
+                                          at if l == last else None)
             kept.append(keys)
             own.append(mine)
             cross.append(theirs)
@@ -350,9 +366,10 @@ class Decoder(Plain, nn.Module):
     def readout_at(self, y_in, memory, steps):
         """readouts(y_in, memory)[b, steps[b]] for every row b: (B, D). The mask keeps each step from
         seeing later ones, so the target is run once, up to the last step asked: what follows it cannot change
-        it (attribution asks in batches of like steps, so a sentence costs about T²/2 positions, not T²)."""
+        it (attribution asks in batches of like steps, so a sentence costs about T²/2 positions, not T²); the last
+        layer computes the asked step alone, after every position's keys and values."""
         y_in = y_in[:, : int(steps.max()) + 1]
-        return self.readouts(y_in, memory)[torch.arange(y_in.size(0), device=y_in.device), steps]
+        return self.run(y_in, memory.init_state, memory, every=False, at=steps)[0][:, 0]
 
     def step(self, y_prev, cache, memory, weights=None, coverage=None) -> Step:
         """One output step from the cache (B, L, 2, H, t, d_k); weights (B, S), when given, replace the shown

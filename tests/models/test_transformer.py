@@ -1,5 +1,6 @@
 """attn_demo.models.transformer: the products kept for inference are nn.Linear's, bit for bit, and follow every change of
-the weights; one product for q, k and v; the fused kernel where α is not kept computes the explicit weights' numbers."""
+the weights; one product for q, k and v, one for every layer's cross-attention keys and values; the fused kernel where
+α is not kept computes the explicit weights' numbers."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -48,6 +49,19 @@ def test_a_self_attention_s_one_product_for_q_k_and_v_is_the_three_linears():
         for i, linear in enumerate((attention.W_Q, attention.W_K, attention.W_V)):
             expected = F.linear(x, linear.weight, linear.bias).view(2, 3, attention.heads, attention.d_k).transpose(1, 2)
             torch.testing.assert_close(projected[:, i], expected, atol=1e-6, rtol=1e-6)
+
+
+def test_every_layer_s_cross_attention_keys_and_values_in_one_product_are_each_layer_s_own():
+    decoder = tiny_model("transformer").decoder
+    annotations = torch.randn(2, 3, decoder.config.d_model)
+    for grad in (False, True):  # kept (inference) and stacked for gradients (training, attribution)
+        with torch.set_grad_enabled(grad):
+            keys = decoder.cross_keys(annotations)  # (B, L, 2, H, S, d_k)
+        assert keys.shape == (2, decoder.config.dec_layers, 2, decoder.config.heads, 3, decoder.config.head_size)
+        for l, layer in enumerate(decoder.layers):
+            for i, linear in enumerate((layer.cross_attention.W_K, layer.cross_attention.W_V)):
+                expected = F.linear(annotations, linear.weight, linear.bias).view(2, 3, layer.cross_attention.heads, -1)
+                torch.testing.assert_close(keys[:, l, i], expected.transpose(1, 2), atol=1e-6, rtol=1e-6)
 
 
 def test_the_kept_stack_follows_a_change_to_any_one_of_its_weights():
