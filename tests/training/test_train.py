@@ -215,12 +215,18 @@ def test_init_from_continues_a_checkpoint_and_its_card_keeps_both_trainings(tmp_
     assert "| 0.2; " in card and "| 0; " in card  # each run's row of the history
 
 
-def test_precision_auto_uses_bf16_only_where_the_hardware_has_it(monkeypatch):
+@pytest.mark.parametrize("onednn, avx512_bf16, amx, native", [
+    (False, False, False, False),  # an AVX2-only CPU: oneDNN has no bf16 (emulated, 40x slower)
+    (True, False, False, False),  # AVX-512 without bf16 instructions: oneDNN says yes, and emulates it (2.2x slower)
+    (True, True, False, True), (True, False, True, True),  # AVX512-BF16 or AMX: computed natively (1.6x faster)
+    (False, True, True, False),  # a build without oneDNN's bf16
+])
+def test_precision_auto_uses_bf16_only_where_the_hardware_has_it(monkeypatch, onednn, avx512_bf16, amx, native):
     from attn_demo.training import train
-    monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: False)
-    assert train.native_bf16(torch.device("cpu")) is False  # an AVX2-only CPU emulates bf16, 40x slower
-    monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: True)
-    assert train.native_bf16(torch.device("cpu")) is True
+    monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: onednn)
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: avx512_bf16)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx)
+    assert train.native_bf16(torch.device("cpu")) is native
     assert parse_args(["--attention", "bahdanau", "--out", "x"]).precision == "auto"
 
 
