@@ -337,7 +337,8 @@ class RedisStore:
 
 
 def _put(seen: _Seen, key: str, entry: bytes) -> _Seen:
-    """The room as seen, with this process's own entry written in: shown at once, and read again no longer."""
+    """The room as seen, with this process's own entry written in: the reads that may still take the room from memory
+    show the entry at once; it stays the read of seen.at, so it is taken from memory no longer than that read was."""
     stored = seen.stored
     return seen._replace(stored=stored._replace(entries={**stored.entries, key: entry}, version=stored.version + 1))
 
