@@ -143,14 +143,24 @@ def step_weight_bytes(translator) -> int:
     the output bias and the whole target embedding table, which the tied output layer reads; the
     B rows the step looks up lie in that table and are counted with it. Not counted: what is
     computed once per sentence (keys W_h h_j, W h_j, V h_j and s_0 = tanh(W_init ←h_1)), nor the
-    memory and activations, which grow with the batch."""
+    memory and activations, which grow with the batch. Four bytes a number, two where a product
+    reads a float16 copy (models.transformer.product)."""
     with torch.no_grad():  # the memory is built once, before decoding: its weights are not the step's
         y, state, memory = first_step_inputs(translator, [[translator.config.eos_id]])
+        translator.model.decoder.step(y, state, memory)  # the products keep their copies
     weights = list(translator.model.decoder.parameters())
     with gradients_through_eval_gru():
         logits = translator.model.decoder.step(y, state, memory).logits
         grads = torch.autograd.grad(logits.sum(), weights, allow_unused=True)  # None: the step never read it
-    return sum(w.nbytes for w, grad in zip(weights, grads) if grad is not None)
+    halved = float16_weights(translator.model.decoder)
+    return sum(w.numel() * (2 if w.data_ptr() in halved else w.element_size())
+               for w, grad in zip(weights, grads) if grad is not None)
+
+
+def float16_weights(module) -> set[int]:
+    """Where the weights lie (data pointers) whose products without gradients read a float16 copy."""
+    kept = (value for m in module.modules() for key, value in vars(m).items() if key.startswith("_kept"))
+    return {pointer for k in kept if k.packed is not None for pointer, _ in k.version[0::2]}  # (W, b) pairs' W
 
 
 @torch.inference_mode()

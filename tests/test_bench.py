@@ -11,6 +11,7 @@ import pytest
 
 from attn_demo.decoding.attribution import METHODS
 from attn_demo.evaluation.timing import interleaved, percentiles
+from attn_demo.models.transformer import FLOAT16_WEIGHTS
 from attn_demo.translator import load_translator
 from benchmarks.bench import QUICK, main, naive_greedy, step_weight_bytes
 from benchmarks.bench_app import classroom_apps, cores_to_set_apart
@@ -46,9 +47,11 @@ def test_step_weight_bytes_counts_what_a_step_reads(toy_checkpoint):
     translator = load_translator(toy_checkpoint, device=DEVICE)
     c = translator.config
     if c.attention == "transformer":  # every decoder weight but the cross-attention's W_K and W_V, which make the keys
-        D, per_sentence = c.d_model, 2 * c.dec_layers * (c.d_model * c.d_model + c.d_model)
-        total = sum(p.numel() for p in translator.model.decoder.parameters())
-        assert step_weight_bytes(translator) == 4 * (total - per_sentence)
+        D, F, L, V = c.d_model, c.ff_size, c.dec_layers, c.tgt_vocab_size
+        matrices = L * (6 * D * D + 2 * D * F) + V * D  # W_Q, W_K, W_V, W_O, W_Q, W_O, W_1, W_2 a layer; E_y
+        vectors = L * (6 * D + D + F + 3 * 2 * D) + 2 * D + V  # their b, the layer norms' γ and β, b of the output
+        width = 2 if FLOAT16_WEIGHTS else 4  # the checkpoint's weights are exact in float16: read from half the bytes
+        assert step_weight_bytes(translator) == width * matrices + 4 * vectors
         return
     E, D, H, A, R, V = c.emb_size, c.annotation_size, c.dec_hidden_size, c.attn_hidden_size, c.attn_rank, c.tgt_vocab_size
     output = V * E + V  # the tied output layer reads the whole embedding table, and its bias

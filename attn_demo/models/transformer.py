@@ -11,7 +11,9 @@ a step). `trace` runs a whole target at once and returns every decoder layer's a
 Its modules are called as their forward alone (models.plain): a decoding step makes some fifty calls.
 """
 import math
+import warnings
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 import torch.nn as nn
@@ -23,40 +25,60 @@ from attn_demo.models.plain import Embedding, LayerNorm, Plain, PlainDropout
 from attn_demo.models.rnn import Memory, Step, no_coverage
 
 
-def product(owner: nn.Module, x, linears: tuple, slot: str = "") -> torch.Tensor:
-    """[W_1; …; W_n] x + [b_1; …; b_n] for the Linears that read the same x (W_Q, W_K and W_V of a self-attention)
-    in one product, each one's outputs after the one before's.
+# FBGEMM's product of float32 inputs with float16 weights, widened in its registers and summed in float32: PyTorch
+# builds it on x86 CPUs with AVX2 and marks this entry to it deprecated; where it is gone, float32 weights stand in.
+FLOAT16_WEIGHTS = hasattr(torch, "fbgemm_linear_fp16_weight") and "fbgemm" in torch.backends.quantized.supported_engines
+FLOAT16_ROWS = 32  # up to this many rows a product is bound by reading W; FBGEMM's runs on one thread, torch's on all
+warnings.filterwarnings("ignore", message=r"fbgemm_\w*fp16\w* is deprecated")
+
+
+def product(owner: nn.Module, x, pairs: tuple, slot: str = "") -> torch.Tensor:
+    """[W_1; …; W_n] x + [b_1; …; b_n] for the (W, b) pairs that read the same x (W_Q, W_K and W_V of a
+    self-attention) in one product, each one's outputs after the one before's.
 
     A decoding step of one sentence is bound by reading the weights, not by multiplying with them: every layer's W
     is read from memory for one vector, and each product costs a call. Without gradients, the stacked W is kept on
-    `owner` (under `slot`) until a weight changes (an optimizer step, a load); on the CPU, where float16 holds it
-    exactly (a checkpoint's weights are stored so: attn_demo.checkpoints.folder), it is kept in float16 and widened
-    to float32 for the product: the same numbers bit for bit, from half the bytes (CONTRIBUTING.md). Products that
-    need gradients (training, attribution) stack the weights themselves."""
-    weights = [linear.weight for linear in linears]
+    `owner` (under `slot`) until a weight changes (an optimizer step, a load); on a CPU with FBGEMM, where float16
+    holds W exactly (a checkpoint's weights are stored so: attn_demo.checkpoints.folder), it is kept in float16 too
+    and a product of a few rows (a step of a sentence, a beam, a class's batch) is made from it: the same products to
+    float32 rounding (the sums' order), from half the bytes, 2–3× sooner (CONTRIBUTING.md). Products that need
+    gradients (training, attribution) stack the weights themselves."""
+    weights, biases = zip(*pairs)
     if torch.is_grad_enabled() or weights[0].is_inference():  # made in inference mode, W keeps no count of its changes
-        return F.linear(x, _stacked(weights), _stacked([linear.bias for linear in linears]))
-    version = [(t.data_ptr(), t._version) for linear in linears for t in (linear.weight, linear.bias)]  # which, how changed
+        return F.linear(x, _stacked(weights), _stacked(biases))
+    version = [(t.data_ptr(), t._version) for pair in pairs for t in pair]  # which weights, how changed
     kept = owner.__dict__.get("_kept" + slot)
-    if kept is None or kept[0] != version:
-        kept = _keep(owner, linears, version, slot)
-    weight = kept[1]
-    return F.linear(x, weight.float() if weight.dtype == torch.float16 else weight, kept[2])
+    if kept is None or kept.version != version:
+        kept = _keep(owner, weights, biases, version, slot)
+    if kept.packed is not None and x.numel() <= FLOAT16_ROWS * x.size(-1):
+        return torch.fbgemm_linear_fp16_weight(x, kept.packed, kept.bias)
+    return F.linear(x, kept.weight, kept.bias)
 
 
-def _stacked(tensors: list) -> torch.Tensor:
+class Kept(NamedTuple):
+    """A stack of weights kept for products without gradients: which weights they are (their data pointers and
+    counts of changes), W and b stacked, and W packed for FBGEMM's float16 product (None where float16 does not hold
+    it exactly)."""
+
+    version: list
+    weight: torch.Tensor
+    bias: torch.Tensor
+    packed: torch.Tensor | None
+
+
+def _stacked(tensors: tuple) -> torch.Tensor:
     """The tensors one after the other (dim 0); a single one as it is, not copied."""
     return torch.cat(tensors) if len(tensors) > 1 else tensors[0]
 
 
-def _keep(owner: nn.Module, linears: tuple, version: list, slot: str) -> tuple:
-    """(which weights they are, W stacked (float16 where that holds it exactly on the CPU), b stacked), kept on owner
-    for the next products: one tuple swapped whole, so that requests in other threads see the old one or the new one."""
+def _keep(owner: nn.Module, weights: tuple, biases: tuple, version: list, slot: str) -> Kept:
+    """Kept on owner for the next products: one tuple swapped whole, so that requests in other threads see the old
+    one or the new one."""
     with torch.no_grad():
-        weight, bias = (_stacked([getattr(linear, name) for linear in linears]).detach() for name in ("weight", "bias"))
-        if weight.device.type == "cpu" and weight.dtype == torch.float32 and torch.equal(weight.half().float(), weight):
-            weight = weight.half()
-    owner.__dict__["_kept" + slot] = kept = (version, weight, bias)
+        weight, bias = _stacked(weights).detach(), _stacked(biases).detach()
+        exact = weight.dtype == torch.float32 and torch.equal(weight.half().float(), weight)
+        packed = torch.fbgemm_pack_gemm_matrix_fp16(weight) if FLOAT16_WEIGHTS and weight.is_cpu and exact else None
+    owner.__dict__["_kept" + slot] = kept = Kept(version, weight, bias, packed)
     return kept
 
 
@@ -65,7 +87,7 @@ class Linear(Plain, nn.Linear):
     float16 copy where that holds W exactly (product)."""
 
     def forward(self, x):
-        return product(self, x, (self,))
+        return product(self, x, ((self.weight, self.bias),))
 
 
 @dataclass
@@ -103,7 +125,9 @@ class MultiHeadAttention(Plain, nn.Module):
     def project(self, x: torch.Tensor, which: str) -> torch.Tensor:
         """Those of q = W_Q x, k = W_K x, v = W_V x that `which` names ("QKV", "KV" or "Q"), from x (B, N, D) in one
         product, each split into heads: (B, len(which), H, N, d_k)."""
-        y = product(self, x, tuple(getattr(self, "W_" + letter) for letter in which), which)  # (B, N, n·D)
+        linears = (getattr(self, "W_" + letter) for letter in which)
+        pairs = tuple((linear.weight, linear.bias) for linear in linears)
+        y = product(self, x, pairs, which)  # (B, N, n·D)
         return y.view(x.size(0), x.size(1), len(which), self.heads, self.d_k).permute(0, 2, 3, 1, 4)
 
     def forward(self, queries, keys, mask, forced=None, heads_on=None, keep: bool = True) -> Attended:
@@ -293,14 +317,15 @@ class Decoder(Plain, nn.Module):
     def cross_keys(self, annotations) -> torch.Tensor:
         """k_j and v_j of every layer's cross-attention from h (B, S, D), all in one product: (B, L, 2, H, S, d_k)."""
         cfg = self.config
-        linears = tuple(getattr(layer.cross_attention, "W_" + letter) for layer in self.layers for letter in "KV")
-        y = product(self, annotations, linears, "cross")  # (B, S, L·2·D)
+        linears = (getattr(layer.cross_attention, "W_" + letter) for layer in self.layers for letter in "KV")
+        pairs = tuple((linear.weight, linear.bias) for linear in linears)
+        y = product(self, annotations, pairs, "cross")  # (B, S, L·2·D)
         y = y.view(*annotations.shape[:2], cfg.dec_layers, 2, cfg.heads, cfg.head_size)  # (B, S, L, 2, H, d_k)
         return y.permute(0, 2, 3, 4, 1, 5).contiguous()
 
     def logits(self, readout):
-        """(…, D) → (…, V), through the target embedding matrix."""
-        return F.linear(*self.output_layer(readout))
+        """(…, D) → (…, V), through the target embedding matrix (a kept product: it is a step's largest)."""
+        return product(self, readout, ((self.embed.weight, self.out_bias),), "out")
 
     def output_layer(self, readout) -> tuple:
         """What the output layer computes with: its input LN(x_t), its weight E_y and bias."""

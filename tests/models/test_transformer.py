@@ -1,11 +1,11 @@
-"""attn_demo.models.transformer: the products kept for inference are nn.Linear's, bit for bit, and follow every change of
-the weights; one product for q, k and v, one for every layer's cross-attention keys and values; the fused kernel where
+"""attn_demo.models.transformer: the products kept for inference are nn.Linear's (from float16 weights where exact, to
+float32 rounding), the output layer's included, and follow every change of the weights; one product for q, k and v, one for every layer's cross-attention keys and values; the fused kernel where
 α is not kept computes the explicit weights' numbers."""
 import pytest
 import torch
 import torch.nn.functional as F
 
-from attn_demo.models.transformer import Linear
+from attn_demo.models.transformer import FLOAT16_ROWS, FLOAT16_WEIGHTS, Linear
 from conftest import tiny_model
 
 
@@ -20,12 +20,21 @@ def layer(exact: bool) -> Linear:
 
 
 @pytest.mark.parametrize("exact", [True, False])
-def test_a_product_without_gradients_is_the_weights_own_bit_for_bit(exact):
-    linear, x = layer(exact), torch.randn(3, 7)
+@pytest.mark.parametrize("rows", [6, FLOAT16_ROWS + 1])
+def test_a_product_without_gradients_is_the_weights_own_read_in_float16_where_exact_and_of_few_rows(exact, rows,
+                                                                                                     monkeypatch):
+    linear, x, calls = layer(exact), 3 * torch.randn(rows, 1, 7), []
+    fbgemm = getattr(torch, "fbgemm_linear_fp16_weight", None)
+    monkeypatch.setattr(torch, "fbgemm_linear_fp16_weight", lambda *args: calls.append(1) or fbgemm(*args), raising=False)
     with torch.inference_mode():
         product = linear(x)
-    assert torch.equal(product, F.linear(x, linear.weight, linear.bias))
-    assert (linear._kept[1].dtype == torch.float16) == exact  # read from half the bytes only where exact
+    expected = F.linear(x, linear.weight, linear.bias)
+    assert (linear._kept.packed is not None) == (exact and FLOAT16_WEIGHTS)  # kept in float16 only where exact
+    assert bool(calls) == (exact and FLOAT16_WEIGHTS and rows <= FLOAT16_ROWS)  # many rows: torch's, on all threads
+    if calls:  # float32 sums in another order; an input rounded to float16 would be ~1e-3 off
+        torch.testing.assert_close(product, expected, rtol=1e-6, atol=1e-6)
+    else:
+        assert torch.equal(product, expected)
 
 
 def test_the_float16_copy_follows_the_weights_once_an_optimizer_changes_them():
@@ -37,7 +46,7 @@ def test_the_float16_copy_follows_the_weights_once_an_optimizer_changes_them():
     with torch.no_grad():
         after = linear(x)
     assert not torch.equal(after, before) and torch.equal(after, F.linear(x, linear.weight, linear.bias))
-    assert linear._kept[1].dtype == torch.float32
+    assert linear._kept.packed is None
 
 
 def test_a_self_attention_s_one_product_for_q_k_and_v_is_the_three_linears():
@@ -62,6 +71,21 @@ def test_every_layer_s_cross_attention_keys_and_values_in_one_product_are_each_l
             for i, linear in enumerate((layer.cross_attention.W_K, layer.cross_attention.W_V)):
                 expected = F.linear(annotations, linear.weight, linear.bias).view(2, 3, layer.cross_attention.heads, -1)
                 torch.testing.assert_close(keys[:, l, i], expected.transpose(1, 2), atol=1e-6, rtol=1e-6)
+
+
+def test_the_output_layer_s_kept_product_is_the_target_embedding_s_and_follows_its_changes():
+    decoder = tiny_model("transformer").decoder
+    with torch.no_grad():
+        decoder.embed.weight.copy_(decoder.embed.weight.half().float())  # as a loaded checkpoint's
+        decoder.out_bias.normal_()
+        readout = torch.randn(2, 3, decoder.config.d_model)
+        before = decoder.logits(readout)
+        torch.testing.assert_close(before, F.linear(readout, decoder.embed.weight, decoder.out_bias), rtol=1e-6, atol=1e-6)
+        assert (decoder._keptout.packed is not None) == FLOAT16_WEIGHTS  # a step's largest product, from float16
+        decoder.embed.weight[5].add_(0.25)  # E_y, shared with the input side, changed in place
+        after = decoder.logits(readout)
+    torch.testing.assert_close(after[..., 5], before[..., 5] + 0.25 * readout.sum(-1), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(after[..., :5], before[..., :5], rtol=1e-6, atol=1e-6)
 
 
 def test_the_kept_stack_follows_a_change_to_any_one_of_its_weights():
