@@ -340,7 +340,8 @@ def run_time(run: dict) -> str:
 def _run_row(t: dict) -> str:
     tokens = f"{t['target_tokens']:,} " if "target_tokens" in t else ""
     joins = [f"{t['join_prob']:.0%} pairs" if t.get("join_prob") else "", f"{t['clause_join_prob']:.0%} clauses"
-             if t.get("clause_join_prob") else "", f"coverage loss {t['coverage_loss']:g}" if t.get("coverage_loss") else ""]
+             if t.get("clause_join_prob") else "", f"pieces drawn, α {t['subword_alpha']:g}" if t.get("subword_alpha") else "",
+             f"coverage loss {t['coverage_loss']:g}" if t.get("coverage_loss") else ""]
     dropout = f"{t['dropout']:g}" if "dropout" in t else "–"
     return (f"{tokens}({t['steps']}, {t['epochs']}) | {run_time(t)} | "
             f"{dropout}; {', '.join(part for part in joins if part) or 'none'} | {t['valid_bleu_greedy']} ({t['valid_chrf_greedy']}) "

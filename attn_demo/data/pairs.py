@@ -84,13 +84,13 @@ def long_test_set(test_pairs, per_bucket: int = 200, seed: int = 0) -> dict[str,
     return buckets
 
 
-def encode_pairs(pairs, src_tok, tgt_tok, max_len: int) -> tuple[list, list]:
+def encode_pairs(pairs, src_tok, tgt_tok, max_len: int, alpha: float = 0.0) -> tuple[list, list]:
     """Pairs → the pairs trained on and their (src ids + EOS, tgt ids + EOS): pairs longer than
-    max_len pieces are dropped."""
+    max_len pieces are dropped; alpha > 0 draws each side's segmentation (Tokenizer.encode)."""
     eos = src_tok.sp.eos_id()
     kept, encoded = [], []
     for en, fr in pairs:
-        s, t = src_tok.encode(en) + [eos], tgt_tok.encode(fr) + [eos]
+        s, t = src_tok.encode(en, alpha) + [eos], tgt_tok.encode(fr, alpha) + [eos]
         if len(s) <= max_len and len(t) <= max_len:
             kept.append((en, fr))
             encoded.append((s, t))
@@ -173,11 +173,11 @@ class ClauseJoiner:
     teach a model to keep going on long inputs, but not the shape of one long sentence: its clauses,
     their commas and connectives, which is what a teacher types."""
 
-    def __init__(self, pairs, src_tok, tgt_tok, max_len: int):
+    def __init__(self, pairs, src_tok, tgt_tok, max_len: int, alpha: float = 0.0):
         self.pairs = [p for p in pairs if clause_joinable(*p)]
         self.names_en = always_capitalised(en for en, _ in pairs)
         self.names_fr = always_capitalised(fr for _, fr in pairs)
-        self.src_tok, self.tgt_tok, self.max_len = src_tok, tgt_tok, max_len
+        self.src_tok, self.tgt_tok, self.max_len, self.alpha = src_tok, tgt_tok, max_len, alpha
 
     def sentence(self, rng: random.Random) -> tuple[str, str]:
         """Two or three random statements joined by random connectives."""
@@ -186,7 +186,7 @@ class ClauseJoiner:
 
     def example(self, rng: random.Random):
         """One encoded joined example (ids + EOS a side), or None if a side passes max_len pieces."""
-        _, encoded = encode_pairs([self.sentence(rng)], self.src_tok, self.tgt_tok, self.max_len)
+        _, encoded = encode_pairs([self.sentence(rng)], self.src_tok, self.tgt_tok, self.max_len, self.alpha)
         return encoded[0] if encoded else None
 
     def replace(self, examples, prob: float, seed: int) -> list:

@@ -21,7 +21,12 @@ class Tokenizer:
     def __len__(self):
         return self.sp.get_piece_size()
 
-    def encode(self, text: str) -> list[int]:
+    def encode(self, text: str, alpha: float = 0.0) -> list[int]:
+        """The text's ids: its most probable segmentation, or with alpha > 0 one drawn from every segmentation the
+        unigram model allows, each with probability ∝ P(x)^alpha (subword regularization, Kudo 2018: a small alpha
+        draws near-uniformly, a large one nearly always the best; sampling_seed fixes the draws)."""
+        if alpha > 0:
+            return self.sp.encode(text, enable_sampling=True, alpha=alpha, nbest_size=-1)
         return self.sp.encode(text)
 
     def _reads_as_unknown(self, character: str) -> bool:
@@ -37,6 +42,11 @@ class Tokenizer:
 
     def decode(self, ids) -> str:
         return self.sp.decode([int(i) for i in ids])
+
+
+def sampling_seed(seed: int):
+    """Seed the segmentations Tokenizer.encode draws from here on (SentencePiece keeps one generator per process)."""
+    spm.set_random_generator_seed(seed)
 
 
 def train_tokenizer(sentences, model_prefix: Path, vocab_size: int) -> Tokenizer:

@@ -48,6 +48,11 @@ statements joined into one sentence with a connective both languages share ("A, 
 / "A, et b parce que c.", data.ClauseJoiner): the shape of one long sentence, which the
 sentence-after-sentence joins do not teach.
 
+Subword regularization: with --subword-alpha α > 0, every epoch draws each training sentence's pieces anew
+from the segmentations its unigram tokenizer allows, each with probability ∝ P(x)^α (Kudo 2018), joined
+examples included; validation and the app read the one best segmentation. A model so trained has met a word
+in many pieces, as an unseen word comes to it.
+
 Coverage: --coverage-loss λ adds See et al.'s (2017) coverage loss, λ Σ_j min(α_tj, C_tj) per target
 piece, which costs attending again to a piece already attended to. A bahdanau-coverage model
 warm-started from a bahdanau checkpoint starts as that model (its w_c is zero) and learns what
@@ -82,7 +87,7 @@ from attn_demo.data.pairs import (
 from attn_demo.decoding.search import greedy_search, max_target_length
 from attn_demo.measures.timeline import continued, next_point, point, read_timeline, write_timeline
 from attn_demo.models.config import MODEL_KINDS, ModelConfig, TransformerConfig
-from attn_demo.models.tokenizer import Tokenizer, train_tokenizer
+from attn_demo.models.tokenizer import Tokenizer, sampling_seed, train_tokenizer
 from attn_demo.training.coverage import write_training_data
 from attn_demo.training.loss import output_cross_entropy
 from attn_demo.translator import device_name
@@ -92,7 +97,7 @@ DEFAULTS = dict(
     d_model=256, heads=4, enc_layers=3, dec_layers=3, ff_size=1024,
     dropout=0.2, max_tokens=3000, max_len=50, lr=2e-3, adam_beta2=0.999, schedule="cosine", warmup_steps=300,
     final_lr_fraction=0.02, schedule_step=0, patience=0, keep_saves=5,
-    label_smoothing=0.1, coverage_loss=0.0, clip=1.0, n_valid=2000, valid_minutes=5.0, save_minutes=10.0, seed=1, threads=2,
+    label_smoothing=0.1, subword_alpha=0.0, coverage_loss=0.0, clip=1.0, n_valid=2000, valid_minutes=5.0, save_minutes=10.0, seed=1, threads=2,
 )
 
 SCHEDULES = ("cosine", "inverse-sqrt")
@@ -115,6 +120,7 @@ def parse_args(argv=None):
              "join_prob": "fraction of each epoch's examples replaced by joined pairs", "join_max": "most pairs in one join",
              "join_max_len": "most pieces a side in a joined example",
              "clause_join_prob": "fraction of each epoch's examples replaced by statements joined into one sentence", "max_len": "most pieces a side in a single pair",
+             "subword_alpha": "each epoch, draw every training sentence's pieces with smoothing α (Kudo 2018; 0: the best)",
              "coverage_loss": "weight λ of See et al.'s coverage loss Σ_j min(α_tj, C_tj) per target piece (0: none)",
              "valid_minutes": "score on the validation split (and keep the best model) this often",
              "save_minutes": "save the resume state (runs/<name>/last.pt) at least this often",
@@ -168,7 +174,8 @@ def native_bf16(device: torch.device) -> bool:
 
 def prepare_data(args, run_dir: Path):
     """Splits, tokenizers (trained on the training split only, kept in run_dir, as is what the split
-    holds: coverage.TRAINING_DATA), encoded pairs, and the clause joiner over the training split."""
+    holds: coverage.TRAINING_DATA), the pairs trained on and their best segmentations, and the clause
+    joiner over the training split."""
     train, valid = train_valid_split(read_pairs(args.train_pool), read_pairs(args.test_set), args.n_valid, args.seed)
     tokenizers = []
     for side, name in ((0, "source"), (1, "target")):
@@ -180,7 +187,7 @@ def prepare_data(args, run_dir: Path):
     src_tok, tgt_tok = tokenizers
     kept, encoded = encode_pairs(train, src_tok, tgt_tok, args.max_len)
     write_training_data(run_dir, [en for en, _ in kept], args.train_pool.name)
-    return src_tok, tgt_tok, encoded, valid, ClauseJoiner(kept, src_tok, tgt_tok, args.join_max_len)
+    return src_tok, tgt_tok, kept, encoded, valid, ClauseJoiner(kept, src_tok, tgt_tok, args.join_max_len, args.subword_alpha)
 
 
 def training_device() -> torch.device:
@@ -310,7 +317,7 @@ class Run:
         if self.init:  # continued training keeps the checkpoint's vocabulary
             for name in ("source.model", "target.model"):
                 shutil.copyfile(args.init_from / name, self.run_dir / name)
-        self.src_tok, self.tgt_tok, self.train_pairs, self.valid, self.joiner = prepare_data(args, self.run_dir)
+        self.src_tok, self.tgt_tok, self.kept, self.train_pairs, self.valid, self.joiner = prepare_data(args, self.run_dir)
         self.config = model_config(args, len(self.src_tok), len(self.tgt_tok))
         self.model = build_model(self.config).to(self.device)
         self.warm = warm_start(self.model, self.init) if self.init else None
@@ -403,6 +410,7 @@ class Run:
             "training_pairs": len(self.train_pairs), "join_prob": args.join_prob, "join_max": args.join_max,
             "clause_join_prob": args.clause_join_prob, "dropout": args.dropout,
             **({"schedule_step": args.schedule_step} if args.schedule_step else {}),
+            **({"subword_alpha": args.subword_alpha} if args.subword_alpha else {}),
             **({"coverage_loss": args.coverage_loss} if args.coverage_loss else {}),
             **({"parts": progress.card_parts(elapsed)} if progress.parts else {}),
             **({"continued_from": {**self.warm, "training": self.init.card.get("training")}} if self.init else {}),
@@ -433,7 +441,11 @@ class Run:
     def epoch(self):
         """The current epoch's examples, with their joins, and its batches (the same after --resume)."""
         args, seed = self.args, self.args.seed + self.progress.epoch
-        examples = self.joiner.replace(self.train_pairs, args.clause_join_prob, seed) if args.clause_join_prob else self.train_pairs
+        examples = self.train_pairs
+        if args.subword_alpha:  # this epoch's segmentations, drawn as its joins are: from the epoch's seed
+            sampling_seed(seed)
+            examples = encode_pairs(self.kept, self.src_tok, self.tgt_tok, args.max_len, args.subword_alpha)[1]
+        examples = self.joiner.replace(examples, args.clause_join_prob, seed) if args.clause_join_prob else examples
         examples = join_examples(examples, args.join_prob, args.join_max, args.join_max_len, seed)
         return batches(examples, args.max_tokens, shuffle=True, seed=seed)
 

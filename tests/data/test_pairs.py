@@ -6,7 +6,7 @@ import random
 from attn_demo.data.pairs import (
     CONNECTIVES, LONG_BUCKETS, TEST_SET, ClauseJoiner, always_capitalised, batches, clause_join, clause_joinable,
     collate, encode_pairs, join_examples, long_test_set, read_pairs, train_valid_split)
-from attn_demo.models.tokenizer import Tokenizer, check_text
+from attn_demo.models.tokenizer import Tokenizer, check_text, sampling_seed
 from conftest import ROOT, toy_pairs
 
 
@@ -118,6 +118,18 @@ def test_only_single_plain_statements_are_joined_as_clauses():
     for en, fr in [("Is it late?", "Est-il tard ?"), ("Stop. Go.", "Arrête. Va."), ('He said "no".', "Il a dit « non »."),
                    ("Run!", "Cours !"), ("It is late.", "Il est tard !")]:
         assert not clause_joinable(en, fr), en
+
+
+def test_a_joiner_with_alpha_draws_the_joined_sentences_pieces(toy_tokenizers):
+    """The clause-joined examples of an epoch with subword regularization are drawn too: the same sentences as the
+    best segmentation's, in other pieces."""
+    src_tok, tgt_tok = toy_tokenizers
+    best, drawn = (ClauseJoiner(toy_pairs(), src_tok, tgt_tok, max_len=200, alpha=alpha) for alpha in (0.0, 0.1))
+    sampling_seed(0)
+    pairs = [(best.example(random.Random(i)), drawn.example(random.Random(i))) for i in range(10)]
+    assert all(src_tok.decode(a[0]) == src_tok.decode(b[0]) and tgt_tok.decode(a[1]) == tgt_tok.decode(b[1])
+               for a, b in pairs)
+    assert any(a != b for a, b in pairs)
 
 
 def test_clause_joined_examples_replace_a_seeded_share_of_an_epoch(toy_tokenizers):

@@ -1,6 +1,7 @@
 import pytest
 
-from attn_demo.models.tokenizer import MAX_INPUT_CHARS, check_text, normalise_english, read_english, unknown_characters
+from attn_demo.models.tokenizer import (
+    MAX_INPUT_CHARS, check_text, normalise_english, read_english, sampling_seed, unknown_characters)
 
 
 def test_check_text_normalises_whitespace():
@@ -50,3 +51,16 @@ def test_special_ids_are_fixed(toy_tokenizers):
         assert (tok.sp.pad_id(), tok.sp.unk_id(), tok.sp.bos_id(), tok.sp.eos_id()) == (0, 1, 2, 3)
         ids = tok.encode(text)
         assert min(ids) > 3 and tok.decode(ids) == text
+
+
+def test_alpha_draws_segmentations_of_the_same_text_which_the_seed_repeats(toy_tokenizers):
+    """Subword regularization: every draw spells the text, the draws vary, the seed repeats them, and without alpha
+    the one best segmentation comes back each time."""
+    source, text = toy_tokenizers[0], "I see the red cat."
+    best = source.encode(text)
+    sampling_seed(3)
+    draws = [source.encode(text, alpha=0.1) for _ in range(20)]
+    assert all(source.decode(ids) == source.decode(best) == text for ids in draws)
+    assert len({tuple(ids) for ids in draws}) > 1 and source.encode(text) == best
+    sampling_seed(3)
+    assert [source.encode(text, alpha=0.1) for _ in range(20)] == draws

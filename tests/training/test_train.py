@@ -196,6 +196,21 @@ def test_a_token_budget_with_joined_examples_gives_the_same_run_whatever_the_mac
     assert facts["target_tokens"] > 0 and "--join-prob 0.5" in facts["command"] and facts["clause_join_prob"] == 0.3
 
 
+def test_drawn_segmentations_make_the_same_run_for_one_seed_other_than_the_best_ones_and_the_card_says_so(tmp_path,
+                                                                                                          toy_tsv):
+    def run(name, *extra):
+        (tmp_path / name).mkdir()
+        main(train_args(tmp_path / name, toy_tsv, "none", minutes=10) + ["--target-tokens", "1500", *extra])
+        return torch.load(tmp_path / name / "run" / "last.pt", weights_only=True)["model"]
+
+    drawn, again, best = run("a", "--subword-alpha", "0.1"), run("b", "--subword-alpha", "0.1"), run("c")
+    assert all(torch.equal(weights, again[name]) for name, weights in drawn.items())
+    assert not all(torch.equal(weights, best[name]) for name, weights in drawn.items())
+    assert read_card(tmp_path / "a" / "out")["training"]["subword_alpha"] == 0.1
+    assert "pieces drawn, α 0.1" in (tmp_path / "a" / "out" / "README.md").read_text()
+    assert "subword_alpha" not in read_card(tmp_path / "c" / "out")["training"]
+
+
 def test_init_from_continues_a_checkpoint_and_its_card_keeps_both_trainings(tmp_path, toy_tsv):
     first = tmp_path / "first"
     main(train_args(tmp_path, toy_tsv, "luong-general", minutes=10) + ["--target-tokens", "5000", "--out", str(first)])
