@@ -41,8 +41,8 @@ def product(owner: nn.Module, x, pairs: tuple, slot: str = "") -> torch.Tensor:
     `owner` (under `slot`) until a weight changes (an optimizer step, a load); on a CPU with FBGEMM, where float16
     holds W exactly (a checkpoint's weights are stored so: attn_demo.checkpoints.folder), it is kept in float16 too
     and a product of a few rows (a step of a sentence, a beam, a class's batch) is made from it: the same products to
-    float32 rounding (the sums' order), from half the bytes, 2–3× sooner (CONTRIBUTING.md). Products that need
-    gradients (training, attribution) stack the weights themselves."""
+    float32 rounding (the sums' order), from half the bytes; a greedy translation a third sooner (CONTRIBUTING.md).
+    Products that need gradients (training, attribution) stack the weights themselves."""
     weights, biases = zip(*pairs)
     if torch.is_grad_enabled() or weights[0].is_inference():  # made in inference mode, W keeps no count of its changes
         return F.linear(x, _stacked(weights), _stacked(biases))
