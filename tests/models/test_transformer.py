@@ -1,6 +1,7 @@
 """attn_demo.models.transformer: the products kept for inference are nn.Linear's (from float16 weights where exact, to
-float32 rounding), the output layer's included, and follow every change of the weights; one product for q, k and v, one for every layer's cross-attention keys and values; the fused kernel where
-α is not kept computes the explicit weights' numbers."""
+float32 rounding), the output layer's included, and follow every change of the weights; one product for q, k and v,
+one for every layer's cross-attention keys and values; the fused kernel where α is not kept computes the explicit
+weights' numbers."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -25,7 +26,8 @@ def test_a_product_without_gradients_is_the_weights_own_read_in_float16_where_ex
                                                                                                      monkeypatch):
     linear, x, calls = layer(exact), 3 * torch.randn(rows, 1, 7), []
     fbgemm = getattr(torch, "fbgemm_linear_fp16_weight", None)
-    monkeypatch.setattr(torch, "fbgemm_linear_fp16_weight", lambda *args: calls.append(1) or fbgemm(*args), raising=False)
+    counted = lambda *args: calls.append(1) or fbgemm(*args)  # noqa: E731
+    monkeypatch.setattr(torch, "fbgemm_linear_fp16_weight", counted, raising=False)
     with torch.inference_mode():
         product = linear(x)
     expected = F.linear(x, linear.weight, linear.bias)
@@ -80,7 +82,8 @@ def test_the_output_layer_s_kept_product_is_the_target_embedding_s_and_follows_i
         decoder.out_bias.normal_()
         readout = torch.randn(2, 3, decoder.config.d_model)
         before = decoder.logits(readout)
-        torch.testing.assert_close(before, F.linear(readout, decoder.embed.weight, decoder.out_bias), rtol=1e-6, atol=1e-6)
+        expected = F.linear(readout, decoder.embed.weight, decoder.out_bias)
+        torch.testing.assert_close(before, expected, rtol=1e-6, atol=1e-6)
         assert (decoder._keptout.packed is not None) == FLOAT16_WEIGHTS  # a step's largest product, from float16
         decoder.embed.weight[5].add_(0.25)  # E_y, shared with the input side, changed in place
         after = decoder.logits(readout)
