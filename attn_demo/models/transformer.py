@@ -66,6 +66,11 @@ class Kept(NamedTuple):
     packed: torch.Tensor | None
 
 
+def affine(linears) -> tuple:
+    """The (W, b) pairs of these Linears, as product takes them."""
+    return tuple((linear.weight, linear.bias) for linear in linears)
+
+
 def _stacked(tensors: tuple) -> torch.Tensor:
     """The tensors one after the other (dim 0); a single one as it is, not copied."""
     return torch.cat(tensors) if len(tensors) > 1 else tensors[0]
@@ -87,7 +92,7 @@ class Linear(Plain, nn.Linear):
     float16 copy where that holds W exactly (product)."""
 
     def forward(self, x):
-        return product(self, x, ((self.weight, self.bias),))
+        return product(self, x, affine((self,)))
 
 
 @dataclass
@@ -125,9 +130,7 @@ class MultiHeadAttention(Plain, nn.Module):
     def project(self, x: torch.Tensor, which: str) -> torch.Tensor:
         """Those of q = W_Q x, k = W_K x, v = W_V x that `which` names ("QKV", "KV" or "Q"), from x (B, N, D) in one
         product, each split into heads: (B, len(which), H, N, d_k)."""
-        linears = (getattr(self, "W_" + letter) for letter in which)
-        pairs = tuple((linear.weight, linear.bias) for linear in linears)
-        y = product(self, x, pairs, which)  # (B, N, n·D)
+        y = product(self, x, affine(getattr(self, "W_" + letter) for letter in which), which)  # (B, N, n·D)
         return y.view(x.size(0), x.size(1), len(which), self.heads, self.d_k).permute(0, 2, 3, 1, 4)
 
     def forward(self, queries, keys, mask, forced=None, heads_on=None, keep: bool = True) -> Attended:
@@ -318,14 +321,14 @@ class Decoder(Plain, nn.Module):
         """k_j and v_j of every layer's cross-attention from h (B, S, D), all in one product: (B, L, 2, H, S, d_k)."""
         cfg = self.config
         linears = (getattr(layer.cross_attention, "W_" + letter) for layer in self.layers for letter in "KV")
-        pairs = tuple((linear.weight, linear.bias) for linear in linears)
-        y = product(self, annotations, pairs, "cross")  # (B, S, L·2·D)
+        y = product(self, annotations, affine(linears), "cross")  # (B, S, L·2·D)
         y = y.view(*annotations.shape[:2], cfg.dec_layers, 2, cfg.heads, cfg.head_size)  # (B, S, L, 2, H, d_k)
         return y.permute(0, 2, 3, 4, 1, 5).contiguous()
 
     def logits(self, readout):
         """(…, D) → (…, V), through the target embedding matrix (a kept product: it is a step's largest)."""
-        return product(self, readout, ((self.embed.weight, self.out_bias),), "out")
+        readout, weight, bias = self.output_layer(readout)
+        return product(self, readout, ((weight, bias),), "out")
 
     def output_layer(self, readout) -> tuple:
         """What the output layer computes with: its input LN(x_t), its weight E_y and bias."""
