@@ -32,9 +32,9 @@ FLOAT16_ROWS = 32  # up to this many rows a product is bound by reading W; FBGEM
 warnings.filterwarnings("ignore", message=r"fbgemm_\w*fp16\w* is deprecated")
 
 
-def product(owner: nn.Module, x, pairs: tuple, slot: str = "") -> torch.Tensor:
-    """[W_1; …; W_n] x + [b_1; …; b_n] for the (W, b) pairs that read the same x (W_Q, W_K and W_V of a
-    self-attention) in one product, each one's outputs after the one before's.
+def product(owner: nn.Module, x, slot: str = "") -> torch.Tensor:
+    """[W_1; …; W_n] x + [b_1; …; b_n] for the (W, b) pairs of owner.affine(slot) that read the same x (W_Q, W_K
+    and W_V of a self-attention) in one product, each one's outputs after the one before's.
 
     A decoding step of one sentence is bound by reading the weights, not by multiplying with them: every layer's W
     is read from memory for one vector, and each product costs a call. Without gradients, the stacked W is kept on
@@ -43,31 +43,39 @@ def product(owner: nn.Module, x, pairs: tuple, slot: str = "") -> torch.Tensor:
     and a product of a few rows (a step of a sentence, a beam, a class's batch) is made from it: the same products to
     float32 rounding (the sums' order), from half the bytes; a greedy translation a third sooner (CONTRIBUTING.md).
     Products that need gradients (training, attribution) stack the weights themselves."""
-    weights, biases = zip(*pairs)
-    if torch.is_grad_enabled() or weights[0].is_inference():  # made in inference mode, W keeps no count of its changes
+    if torch.is_grad_enabled():
+        weights, biases = zip(*owner.affine(slot))
         return F.linear(x, _stacked(weights), _stacked(biases))
-    version = [(t.data_ptr(), t._version) for pair in pairs for t in pair]  # which weights, how changed
     kept = owner.__dict__.get("_kept" + slot)
-    if kept is None or kept.version != version:
-        kept = _keep(owner, weights, biases, version, slot)
+    if kept is None or not kept.current():
+        kept = _keep(owner, owner.affine(slot), slot)
     if kept.packed is not None and x.numel() <= FLOAT16_ROWS * x.size(-1):
         return torch.fbgemm_linear_fp16_weight(x, kept.packed, kept.bias)
     return F.linear(x, kept.weight, kept.bias)
 
 
 class Kept(NamedTuple):
-    """A stack of weights kept for products without gradients: which weights they are (their data pointers and
-    counts of changes), W and b stacked, and W packed for FBGEMM's float16 product (None where float16 does not hold
-    it exactly)."""
+    """A stack of weights kept for products without gradients: the tensors it was made from (W_1, b_1, …), where each
+    was registered (its module's table of parameters and its name there) and what they were then (their data pointers
+    and counts of changes), W and b stacked, and W packed for FBGEMM's float16 product (None where float16 does not hold
+    it exactly). It is checked in those tables, not by looking the weights up on the modules again: nn.Module's lookup
+    of an attribute costs about a microsecond, and a step's products made some sixty (CONTRIBUTING.md)."""
 
+    sources: tuple
+    places: tuple
     version: list
     weight: torch.Tensor
     bias: torch.Tensor
     packed: torch.Tensor | None
 
+    def current(self) -> bool:
+        """Whether every tensor is still the one registered where it was, where it was and unchanged."""
+        return (all(table.get(name) is t for (table, name), t in zip(self.places, self.sources))
+                and [(t.data_ptr(), t._version) for t in self.sources] == self.version)
 
-def affine(linears) -> tuple:
-    """The (W, b) pairs of these Linears, as product takes them."""
+
+def pairs_of(linears) -> tuple:
+    """The (W, b) pairs of these Linears, as an owner's affine gives them to product."""
     return tuple((linear.weight, linear.bias) for linear in linears)
 
 
@@ -76,14 +84,22 @@ def _stacked(tensors: tuple) -> torch.Tensor:
     return torch.cat(tensors) if len(tensors) > 1 else tensors[0]
 
 
-def _keep(owner: nn.Module, weights: tuple, biases: tuple, version: list, slot: str) -> Kept:
+def _keep(owner: nn.Module, pairs: tuple, slot: str) -> Kept:
     """Kept on owner for the next products: one tuple swapped whole, so that requests in other threads see the old
-    one or the new one."""
+    one or the new one. Weights made in inference mode keep no count of their changes: their stack is made anew for
+    each product, in float32."""
+    sources = tuple(t for pair in pairs for t in pair)
+    registered = {id(t): (module._parameters, name)
+                  for module in owner.modules() for name, t in module._parameters.items()}
+    places = tuple(registered[id(t)] for t in sources)
     with torch.no_grad():
-        weight, bias = _stacked(weights).detach(), _stacked(biases).detach()
+        weight, bias = (_stacked(tensors).detach() for tensors in zip(*pairs))
+        if sources[0].is_inference():
+            return Kept(sources, places, [], weight, bias, None)
         exact = weight.dtype == torch.float32 and torch.equal(weight.half().float(), weight)
         packed = torch.fbgemm_pack_gemm_matrix_fp16(weight) if FLOAT16_WEIGHTS and weight.is_cpu and exact else None
-    owner.__dict__["_kept" + slot] = kept = Kept(version, weight, bias, packed)
+    version = [(t.data_ptr(), t._version) for t in sources]
+    owner.__dict__["_kept" + slot] = kept = Kept(sources, places, version, weight, bias, packed)
     return kept
 
 
@@ -92,7 +108,10 @@ class Linear(Plain, nn.Linear):
     float16 copy where that holds W exactly (product)."""
 
     def forward(self, x):
-        return product(self, x, affine((self,)))
+        return product(self, x)
+
+    def affine(self, _slot: str) -> tuple:
+        return ((self.weight, self.bias),)
 
 
 @dataclass
@@ -130,8 +149,12 @@ class MultiHeadAttention(Plain, nn.Module):
     def project(self, x: torch.Tensor, which: str) -> torch.Tensor:
         """Those of q = W_Q x, k = W_K x, v = W_V x that `which` names ("QKV", "KV" or "Q"), from x (B, N, D) in one
         product, each split into heads: (B, len(which), H, N, d_k)."""
-        y = product(self, x, affine(getattr(self, "W_" + letter) for letter in which), which)  # (B, N, n·D)
+        y = product(self, x, which)  # (B, N, n·D)
         return y.view(x.size(0), x.size(1), len(which), self.heads, self.d_k).permute(0, 2, 3, 1, 4)
+
+    def affine(self, which: str) -> tuple:
+        """The (W, b) pairs of W_Q, W_K, W_V that `which` names, for product."""
+        return pairs_of(getattr(self, "W_" + letter) for letter in which)
 
     def forward(self, queries, keys, mask, forced=None, heads_on=None, keep: bool = True) -> Attended:
         """queries (B, H, T, d_k) of the positions that ask, keys (B, 2, H, S, d_k) the k_j and v_j they read (project),
@@ -207,9 +230,10 @@ class DecoderLayer(Plain, nn.Module):
                 keep_cross=True, at=None):
         """x (B, T, D) the new positions; past (B, 2, H, t₀, d_k) the keys and values of the t₀ positions before
         them (t₀ = 0 for a whole target); causal (1, T, t₀ + T) which positions each may see; cross_keys (B, 2, H,
-        S, d_k), cross_mask (B, 1, S); forced (B, H, T, S) and heads_on (B, H), or None (MultiHeadAttention); keep_own
-        and keep_cross: whether the self- and the cross-attention keep α; at (B,), when given, the one position of
-        each row that goes on past the self-attention's keys and values (Decoder.readout_at), T = 1 from there.
+        S, d_k), cross_mask (B, 1, S), None where no row has padding; forced (B, H, T, S) and heads_on (B, H), or None
+        (MultiHeadAttention); keep_own and keep_cross: whether the self- and the cross-attention keep α; at (B,), when
+        given, the one position of each row that goes on past the self-attention's keys and values
+        (Decoder.readout_at), T = 1 from there.
         → x (B, T, D), the keys and values of all t₀ + T positions (B, 2, H, t₀ + T, d_k), the self- and the
         cross-attention."""
         y = self.norm_1(x)
@@ -320,19 +344,23 @@ class Decoder(Plain, nn.Module):
     def cross_keys(self, annotations) -> torch.Tensor:
         """k_j and v_j of every layer's cross-attention from h (B, S, D), all in one product: (B, L, 2, H, S, d_k)."""
         cfg = self.config
-        linears = (getattr(layer.cross_attention, "W_" + letter) for layer in self.layers for letter in "KV")
-        y = product(self, annotations, affine(linears), "cross")  # (B, S, L·2·D)
+        y = product(self, annotations, "cross")  # (B, S, L·2·D)
         y = y.view(*annotations.shape[:2], cfg.dec_layers, 2, cfg.heads, cfg.head_size)  # (B, S, L, 2, H, d_k)
         return y.permute(0, 2, 3, 4, 1, 5).contiguous()
 
     def logits(self, readout):
         """(…, D) → (…, V), through the target embedding matrix (a kept product: it is a step's largest)."""
-        readout, weight, bias = self.output_layer(readout)
-        return product(self, readout, ((weight, bias),), "out")
+        return product(self, readout, "out")
+
+    def affine(self, slot: str) -> tuple:
+        """For product: the output layer's (E_y, b) ("out"), or every layer's cross-attention W_K, W_V ("cross")."""
+        if slot == "out":
+            return ((self.embed.weight, self.out_bias),)
+        return pairs_of(getattr(layer.cross_attention, "W_" + letter) for layer in self.layers for letter in "KV")
 
     def output_layer(self, readout) -> tuple:
         """What the output layer computes with: its input LN(x_t), its weight E_y and bias."""
-        return readout, self.embed.weight, self.out_bias
+        return (readout, *self.affine("out")[0])
 
     def run(self, y_in, cache, memory, forced=None, every: bool = True, at=None):
         """y_in (B, T) at positions t₀ … t₀ + T − 1 after the cache (B, L, 2, H, t₀, d_k) → LN(x) (B, T, D), the
@@ -348,7 +376,9 @@ class Decoder(Plain, nn.Module):
         # each layer's share taken apart at once: their gradients are stacked back in one operation, not each
         # written into a zero tensor of all layers' size (a select's backward)
         past, cross_keys = cache.unbind(1), memory.keys.unbind(1)  # L × (B, 2, H, t₀, d_k), L × (B, 2, H, S, d_k)
-        cross_mask, kept, own, cross, last = memory.mask[:, None, :], [], [], [], len(self.layers) - 1
+        # a batch without padding (a sentence, its beam) attends to every piece: no mask to apply
+        cross_mask = None if memory.mask.all() else memory.mask[:, None, :]  # (B, 1, S)
+        kept, own, cross, last = [], [], [], len(self.layers) - 1
         for l, layer in enumerate(self.layers):
             heads_on = None if memory.heads_on is None else memory.heads_on[:, l]  # (B, H)
             x, keys, mine, theirs = layer(x, past[l], causal, cross_keys[l], cross_mask, self._forced(forced, l),
