@@ -111,6 +111,7 @@ class Linear(Plain, nn.Linear):
         return product(self, x)
 
     def affine(self, _slot: str) -> tuple:
+        """Its own (W, b), for product."""
         return ((self.weight, self.bias),)
 
 
