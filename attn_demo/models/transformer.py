@@ -89,15 +89,15 @@ def _keep(owner: nn.Module, pairs: tuple, slot: str) -> Kept:
     one or the new one. Weights made in inference mode keep no count of their changes: their stack is made anew for
     each product, in float32."""
     sources = tuple(t for pair in pairs for t in pair)
-    registered = {id(t): (module._parameters, name)
-                  for module in owner.modules() for name, t in module._parameters.items()}
-    places = tuple(registered[id(t)] for t in sources)
     with torch.no_grad():
         weight, bias = (_stacked(tensors).detach() for tensors in zip(*pairs))
         if sources[0].is_inference():
-            return Kept(sources, places, [], weight, bias, None)
+            return Kept(sources, (), [], weight, bias, None)
         exact = weight.dtype == torch.float32 and torch.equal(weight.half().float(), weight)
         packed = torch.fbgemm_pack_gemm_matrix_fp16(weight) if FLOAT16_WEIGHTS and weight.is_cpu and exact else None
+    registered = {id(t): (module._parameters, name)
+                  for module in owner.modules() for name, t in module._parameters.items()}
+    places = tuple(registered[id(t)] for t in sources)
     version = [(t.data_ptr(), t._version) for t in sources]
     owner.__dict__["_kept" + slot] = kept = Kept(sources, places, version, weight, bias, packed)
     return kept
