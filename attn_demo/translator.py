@@ -39,6 +39,7 @@ class Heads:
     encoder: np.ndarray  # α of the encoder's self-attention (L_enc, H, S, S): row i, what h_i read
     decoder: np.ndarray  # α of the decoder's masked self-attention (L, H, T, T): row t reads steps ≤ t only
     shown: tuple[int, int | None]  # the layer and head (None: the mean of its heads) of Translation.attention
+    activation: str  # the feed-forward sublayers' φ (config.ACTIVATIONS)
     off: tuple = ()  # the (layer, head) pairs turned off: their outputs are zero, their α still shown
 
     def __post_init__(self):
@@ -337,18 +338,19 @@ class Translator:
         return [only for only, in self._translations(read, memory, encoder, hypotheses)]
 
     def attribute(self, english: str, french: str | list[str] | None = None,
-                  method: str = "integrated-gradients", workers: int = 1) -> Attribution:
+                  method: str = "integrated-gradients", workers: int = 1, integrator=None) -> Attribution:
         """How much each English piece contributed to each French piece's log-probability (see
         attn_demo.decoding.attribution): for the model's own greedy translation, or for a given French
         sentence read by teacher forcing, as text or as the pieces of a Translation (target_tokens,
         </s> last). A (T, S) array, rows in the order of the French pieces. Integrated gradients' batches
-        are integrated on `workers` threads at once: the same numbers."""
+        are integrated on `workers` threads at once: the same numbers; `integrator` another integrator of the path (e.g.
+        attribution.evenly's reference)."""
         source_ids, _ = self.read(english)
         if french is None or isinstance(french, list):
             target_ids = self._piece_ids(self.translate(english).target_tokens if french is None else french)
         else:
             target_ids = self.encode_target(french)
-        scores, log_probs, gap, points = attribute(self.model, source_ids, target_ids, method, workers)
+        scores, log_probs, gap, points = attribute(self.model, source_ids, target_ids, method, workers, integrator)
         return Attribution(method, self.source_tokenizer.pieces(source_ids), self.target_tokenizer.pieces(target_ids),
                            scores, log_probs, gap, points)
 
@@ -411,7 +413,7 @@ class Translator:
             decoder=stacked(trace.decoder, "weights", slice(T), slice(T)))
         numbers = {name: value.float().cpu().numpy() for name, value in arrays.items()}
         return Heads(**numbers, W_O=self._output_weights[0], b_O=self._output_weights[1],
-                     shown=(cfg.layer_shown, cfg.shown_head), off=off)
+                     shown=(cfg.layer_shown, cfg.shown_head), activation=cfg.activation, off=off)
 
     @cached_property
     def _output_weights(self) -> tuple[np.ndarray, np.ndarray]:

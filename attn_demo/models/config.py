@@ -8,6 +8,8 @@ from pathlib import Path
 ATTENTION_SCORES = ("bahdanau", "bahdanau-coverage", "luong-dot", "luong-general", "luong-lowrank", "luong-concat")  # the attention modules
 ATTENTION_TYPES = ATTENTION_SCORES + ("none",)  # "none": the no-attention baseline, one fixed context c
 MODEL_KINDS = ATTENTION_TYPES + ("transformer",)  # every kind of model, as attention.KINDS describes them
+ACTIVATION_NAMES = {"relu": "ReLU", "gelu": "GELU"}  # a Transformer's feed-forward nonlinearity φ, as cards write it
+ACTIVATIONS = tuple(ACTIVATION_NAMES)
 
 
 class JsonConfig:
@@ -79,6 +81,7 @@ class TransformerConfig(JsonConfig):
     enc_layers: int = 3
     dec_layers: int = 3
     ff_size: int = 1024  # the feed-forward sublayer's hidden size
+    activation: str = "relu"  # its φ: "relu" max(0, ·) (Vaswani et al. 2017) or "gelu" (Hendrycks & Gimpel 2016)
     dropout: float = 0.3  # on every sublayer's output and on the embeddings (Araabi & Monz 2020)
     shown_layer: int | None = None  # the decoder layer (from 0) of the page's grid; None: the penultimate
     shown_head: int | None = None  # its head (from 0); None: the mean over the layer's heads
@@ -91,6 +94,8 @@ class TransformerConfig(JsonConfig):
     def __post_init__(self):
         if self.architecture != "transformer":
             raise ValueError(f"TransformerConfig is for architecture 'transformer', not {self.architecture!r}")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"unknown activation {self.activation!r}; valid: {', '.join(ACTIVATIONS)}")
         if self.d_model % self.heads:
             raise ValueError(f"d_model {self.d_model} must split evenly into {self.heads} heads")
         if not 0 <= self.layer_shown < self.dec_layers:
@@ -119,7 +124,8 @@ class TransformerConfig(JsonConfig):
     def describe(self) -> str:
         """The sizes in one line of a model card."""
         return (f"d_model {self.d_model}, {self.heads} heads of d_k {self.head_size}, {self.enc_layers} encoder + "
-                f"{self.dec_layers} decoder layers, feed-forward {self.ff_size}; pre-norm, sinusoidal positions")
+                f"{self.dec_layers} decoder layers, feed-forward {self.ff_size} ({ACTIVATION_NAMES[self.activation]}); "
+                "pre-norm, sinusoidal positions")
 
 
 def read_config(path: Path) -> ModelConfig | TransformerConfig:

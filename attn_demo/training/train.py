@@ -86,7 +86,7 @@ from attn_demo.data.pairs import (
     TEST_SET, TRAIN_POOL, ClauseJoiner, batches, encode_pairs, join_examples, read_pairs, train_valid_split)
 from attn_demo.decoding.search import greedy_search, max_target_length
 from attn_demo.measures.timeline import continued, next_point, point, read_timeline, write_timeline
-from attn_demo.models.config import MODEL_KINDS, ModelConfig, TransformerConfig
+from attn_demo.models.config import ACTIVATIONS, MODEL_KINDS, ModelConfig, TransformerConfig
 from attn_demo.models.tokenizer import Tokenizer, sampling_seed, train_tokenizer
 from attn_demo.training.coverage import write_training_data
 from attn_demo.training.loss import output_cross_entropy
@@ -94,7 +94,7 @@ from attn_demo.translator import device_name
 
 DEFAULTS = dict(
     minutes=60.0, target_tokens=0, join_prob=0.1, clause_join_prob=0.0, join_max=10, join_max_len=150, vocab_size=4000, emb_size=256, enc_hidden_size=256, dec_hidden_size=512, attn_hidden_size=256, attn_rank=64,
-    d_model=256, heads=4, enc_layers=3, dec_layers=3, ff_size=1024,
+    d_model=256, heads=4, enc_layers=3, dec_layers=3, ff_size=1024, activation="relu",
     dropout=0.2, max_tokens=3000, max_len=50, lr=2e-3, adam_beta2=0.999, schedule="cosine", warmup_steps=300,
     final_lr_fraction=0.02, schedule_step=0, patience=0, keep_saves=5,
     label_smoothing=0.1, subword_alpha=0.0, coverage_loss=0.0, clip=1.0, n_valid=2000, valid_minutes=5.0, save_minutes=10.0, seed=1, threads=2,
@@ -130,13 +130,14 @@ def parse_args(argv=None):
              "dec_hidden_size": "H (GRU models)", "d_model": "D (transformer)", "heads": "heads (transformer)",
              "enc_layers": "encoder layers (transformer)", "dec_layers": "decoder layers (transformer)",
              "ff_size": "feed-forward size (transformer)",
+             "activation": "the feed-forward sublayer's φ (transformer): gelu is smooth, which integrated gradients converge on sooner",
              "adam_beta2": "Adam's β2 (Vaswani et al. 2017 train the Transformer with 0.98)",
              "schedule_step": "inverse-sqrt: go on with a schedule as if this many steps were trained (a continued run)",
              "patience": "end the run once this many validations in a row have not beaten its best (0: train to the budget)",
              "keep_saves": "keep the weights of this many last validations in runs/<name>/saves/"}
     for name, value in DEFAULTS.items():
         p.add_argument("--" + name.replace("_", "-"), type=type(value), default=value, help=helps.get(name, name.replace("_", " ")),
-                       choices=SCHEDULES if name == "schedule" else None)
+                       choices={"schedule": SCHEDULES, "activation": ACTIVATIONS}.get(name))
     p.add_argument("--keep-last", action="store_true",
                    help="keep the run's last weights in --out, not the best on validation (whose greedy BLEU on short "
                         "sentences does not see what a run may be for, e.g. fewer repeated phrases in long ones)")
@@ -238,7 +239,8 @@ def model_config(args, src_vocab_size: int, tgt_vocab_size: int) -> ModelConfig 
     if args.attention == "transformer":
         return TransformerConfig(architecture="transformer", src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size,
                                  d_model=args.d_model, heads=args.heads, enc_layers=args.enc_layers,
-                                 dec_layers=args.dec_layers, ff_size=args.ff_size, dropout=args.dropout)
+                                 dec_layers=args.dec_layers, ff_size=args.ff_size, activation=args.activation,
+                                 dropout=args.dropout)
     return ModelConfig(attention=args.attention, src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size,
                        emb_size=args.emb_size, enc_hidden_size=args.enc_hidden_size, dec_hidden_size=args.dec_hidden_size,
                        attn_hidden_size=args.attn_hidden_size, attn_rank=args.attn_rank, dropout=args.dropout)

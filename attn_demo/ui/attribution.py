@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import gradio as gr
 
-from attn_demo.decoding.attribution import METHODS, agreement
+from attn_demo.decoding.attribution import JUMPING_GRADIENT_NOTE, METHODS, agreement, gradient_jumps
 from attn_demo.decoding.grids import words_view
 from attn_demo.serving.computed_once import ComputedOnce
 from attn_demo.translator import Translator
@@ -64,6 +64,8 @@ class AttributionSection:
         gap = (f" The attributions of each step add up to its change in log-probability within "
                f"{100 * result.completeness_gap.max():.1f}% ({result.path_points} path points)."
                if result.completeness_gap is not None else "")
+        if result.completeness_gap is not None and gradient_jumps(model.translator.config):
+            gap += f" {JUMPING_GRADIENT_NOTE}"
         if view.attention is None:
             return f"**{html.escape(model.title)}** has no α to compare with: this is what it relied on.{gap}"
         a = agreement(view.attention, result.scores)

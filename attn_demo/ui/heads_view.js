@@ -56,6 +56,7 @@
       h.read.L = L;
       h.read.H = H;
       h.read.dk = Number(h.queries.shape.split(",")[3]);
+      h.read.activation = h.activation;  // "max(0, " or "GELU(": how φ( of the feed-forward is written
       h.read.means = h.read.cross.map(meanOf);  // each layer's mean over its heads (T, S)
     }
     return model.heads.read;

@@ -160,7 +160,7 @@
 
     // A Transformer's decoder layer at step i, the same way: the picked layer's sublayers with its grid's α.
     layerLabels(i, best) {
-      const t = i + 1, p = String(i), S = this.S, D = this.D, { L, H, dk } = this.layers, { layer, head } = this.pick;
+      const t = i + 1, p = String(i), S = this.S, D = this.D, { L, H, dk, activation } = this.layers, { layer, head } = this.pick;
       const x = ["x", String(t)], before = ["y", p], reader = head === null ? `the ${H} heads' mean` : `head ${head + 1}`;
       const written = this.selfWeights[i], most = written.indexOf(Math.max(...written.slice(0, t)));  // of y_0 … y_{t−1}
       const above = layer + 1 === L ? [[`layer ${L} is the top one`], ["then LN(", x, ")"]]
@@ -182,7 +182,7 @@
                 [x, " ← ", x, " + ", ["W", "O"], " [", ["o", String(t)], "¹; …; ", ["o", String(t)], "ᴴ]"],
                 [`(B, H, 1, S) = (1, ${H}, 1, ${S})`]],
         feedforward: [["feed-forward, this position alone"],
-                      [x, " ← ", x, " + ", ["W", "2"], " max(0, ", ["W", "1"], " LN(", x, ") + ", ["b", "1"], ") + ", ["b", "2"]]],
+                      [x, " ← ", x, " + ", ["W", "2"], " " + activation, ["W", "1"], " LN(", x, ") + ", ["b", "1"], ") + ", ["b", "2"]]],
         above,
         output: [["output layer → p(", ["y", String(t)], ")"], ["softmax(", ["E", "y"], " LN(", x, ") + b)"]],
         emitted: [[["y", String(t)], " = ", shorten(this.target[i], PIECE)]],

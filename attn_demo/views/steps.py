@@ -28,6 +28,7 @@ EOS_NOTE = ("attention often rests on </s> when the piece being written depends 
             "(a first article, punctuation): an observation across many sentences, not a rule")
 
 # What a model without heads (every GRU model) shows where a Transformer's heads and self-attention are drawn
+ACTIVATION_OPENINGS = {"relu": "max(0, ", "gelu": "GELU("}  # φ( of config.ACTIVATIONS, as the network view writes it
 NO_HEADS = "One score, one grid: this model attends with a single score, so it has no heads or layers to pick."
 NO_SELF_ATTENTION = ("No self-attention: its encoder's GRUs read the sentence piece by piece, and its decoder's GRU "
                      "carries a state from step to step; that recurrence carries what a Transformer's self-attention reads.")
@@ -102,6 +103,7 @@ def heads_payload(heads, title: str) -> dict:
               "title": grid_title(title, "pieces", grid_name(l, h))} for l in range(L) for h in (None, *range(H))]
     return {
         "shown": pick_key(*heads.shown),  # the grid Translation.attention is (config.json's choice)
+        "activation": ACTIVATION_OPENINGS[heads.activation],  # how the network view writes φ(…) of the feed-forward
         "grids": grids,
         "off": [list(pair) for pair in sorted(heads.off)],  # (layer, head) turned off: outputs zero, α still shown
         "cross": typed(heads.cross),  # (L, H, T, S): α_tj of each head

@@ -1,3 +1,4 @@
+import dataclasses
 import threading
 from contextlib import nullcontext
 
@@ -8,9 +9,10 @@ from captum.attr import IntegratedGradients
 
 from attn_demo import load_translator
 from attn_demo.decoding import attribution
-from attn_demo.decoding.attribution import METHODS, agreement, ranks
+from attn_demo.decoding.attribution import METHODS, agreement, gradient_jumps, ranks
+from attn_demo.models.config import MODEL_KINDS
 from attn_demo.models.rnn import FixedContextDecoder, gradients_through_eval_gru
-from conftest import DEVICE, ROOT
+from conftest import DEVICE, ROOT, tiny_config
 
 SENTENCE = "I see the red cat."
 
@@ -128,20 +130,24 @@ def test_the_first_pieces_hold_equal_shares_of_the_change_along_the_scan(values,
 
 
 def test_the_completeness_gap_is_what_the_scores_miss(translator, monkeypatch):
-    """The reported gap, path cut into pieces or not, is |Σ_j A_tj − (f_t(x) − f_t(x'))| / |f_t(x) − f_t(x')|
-    with f_t computed here afresh: the pieces' own misses add up to the whole path's."""
+    """The reported gap, path cut into pieces or not, or evenly spread (attribution.evenly), is
+    |Σ_j A_tj − (f_t(x) − f_t(x'))| / |f_t(x) − f_t(x')| with f_t computed here afresh: the pieces' own misses add up
+    to the whole path's."""
     monkeypatch.setattr(attribution, "MAX_HALVINGS", 3)
+    results = []
     for gap in (float("inf"), -1.0):
         monkeypatch.setattr(attribution, "MAX_GAP", gap)
-        result = translator.attribute(SENTENCE)
-        model, T = translator.model, len(result.target_tokens)
-        source = torch.tensor([translator.encode(SENTENCE)] * T, device=DEVICE)
-        target = [translator.target_tokenizer.sp.piece_to_id(p) for p in result.target_tokens]
-        args = [torch.tensor(x, device=DEVICE) for x in ([source.size(1)] * T, [[model.config.bos_id, *target[:-1]]] * T,
-                                                          [target] * T, list(range(T)))]
-        with torch.no_grad(), gradients_through_eval_gru():  # the GRU kernels attribution ran: a gap is float noise
-            embedded = model.encoder.embed(source)
-            change = (attribution.log_likelihood(model, embedded, *args) - attribution.log_likelihood(model, 0 * embedded, *args)).cpu().numpy()
+        results.append(translator.attribute(SENTENCE))
+    results.append(translator.attribute(SENTENCE, results[0].target_tokens, integrator=attribution.evenly(3, 2)))
+    model, T = translator.model, len(results[0].target_tokens)
+    source = torch.tensor([translator.encode(SENTENCE)] * T, device=DEVICE)
+    target = [translator.target_tokenizer.sp.piece_to_id(p) for p in results[0].target_tokens]
+    args = [torch.tensor(x, device=DEVICE) for x in ([source.size(1)] * T, [[model.config.bos_id, *target[:-1]]] * T,
+                                                      [target] * T, list(range(T)))]
+    with torch.no_grad(), gradients_through_eval_gru():  # the GRU kernels attribution ran: a gap is float noise
+        embedded = model.encoder.embed(source)
+        change = (attribution.log_likelihood(model, embedded, *args) - attribution.log_likelihood(model, 0 * embedded, *args)).cpu().numpy()
+    for result in results:
         # float32 sums divided by a change that can be small: another CPU (AVX-512) moved a gap by 3e-5
         np.testing.assert_allclose(result.completeness_gap, np.abs(result.scores.sum(1) - change) / np.abs(change), rtol=1e-3, atol=1e-4)
 
@@ -231,3 +237,20 @@ def test_attributions_running_at_once_on_the_shared_model_each_equal_their_own_r
         for result in together[job]:
             assert result.target_tokens == alone[job].target_tokens
             np.testing.assert_allclose(result.scores, alone[job].scores, rtol=1e-6, atol=1e-7, err_msg=str(job))
+
+
+@pytest.mark.parametrize("attention", MODEL_KINDS)
+def test_only_a_transformer_with_relu_is_said_to_have_a_gradient_that_jumps_along_the_path(attention):
+    config = tiny_config(attention)
+    assert gradient_jumps(config) == (attention == "transformer")  # the GRUs' tanh and σ are smooth
+    if attention == "transformer":
+        assert not gradient_jumps(dataclasses.replace(config, activation="gelu"))
+
+
+
+def test_an_even_integral_of_more_pieces_comes_closer_to_the_page_s(translator):
+    french = translator.translate(SENTENCE).target_tokens
+    page = translator.attribute(SENTENCE, french)
+    coarse, fine = (translator.attribute(SENTENCE, french, integrator=attribution.evenly(pieces, 4)) for pieces in (1, 32))
+    assert coarse.path_points == 4 and fine.path_points == 128
+    assert np.abs(fine.scores - page.scores).max() < np.abs(coarse.scores - page.scores).max()

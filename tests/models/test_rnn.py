@@ -182,6 +182,10 @@ def test_config_round_trips_through_json_and_rejects_bad_values(tmp_path, attent
         TransformerConfig("transformer", V, V, heads=4, shown_head=4)
     assert TransformerConfig("transformer", V, V, dec_layers=3).layer_shown == 1  # the penultimate (Garg et al. 2019)
     assert TransformerConfig("transformer", V, V, dec_layers=1).layer_shown == 0
+    with pytest.raises(ValueError, match="unknown activation 'swish'; valid: relu, gelu"):
+        TransformerConfig("transformer", V, V, activation="swish")
+    (tmp_path / "config.json").write_text('{"architecture": "transformer", "src_vocab_size": 4, "tgt_vocab_size": 4}')
+    assert read_config(tmp_path / "config.json").activation == "relu"  # a config saved before φ could be chosen
 
 
 @pytest.mark.parametrize("enabled", [True, False])

@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attn_demo.models.transformer import FLOAT16_ROWS, FLOAT16_WEIGHTS, Linear
+from attn_demo.models.transformer import FLOAT16_ROWS, FLOAT16_WEIGHTS, FeedForward, Linear
 from conftest import tiny_model
 
 
@@ -128,3 +128,12 @@ def test_the_fused_kernel_where_alpha_is_not_kept_gives_the_explicit_weights_num
     assert all(a.weights is None for a in fused[2]) and all(a.weights is None for i, a in enumerate(fused[3]) if i != shown)
     assert all(a.weights is not None for a in attended)
     torch.testing.assert_close(fused[3][shown].weights, traced[3][shown].weights, atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("activation, phi", [("relu", lambda u: u.clamp(min=0)),
+                                             ("gelu", lambda u: u * 0.5 * (1 + torch.erf(u / 2 ** 0.5)))])
+def test_the_feed_forward_sublayer_is_w2_phi_of_w1_x_with_the_configured_phi(activation, phi):
+    torch.manual_seed(0)
+    ffn, x = FeedForward(6, 9, activation), torch.randn(2, 3, 6)
+    expected = phi(x @ ffn.W_1.weight.T + ffn.W_1.bias) @ ffn.W_2.weight.T + ffn.W_2.bias  # Vaswani et al. 2017, eq. 2
+    torch.testing.assert_close(ffn(x), expected)

@@ -11,7 +11,7 @@ from attn_demo.checkpoints.folder import build_model, load_checkpoint, read_trai
 from attn_demo.checkpoints.card import read_card
 from attn_demo.data.pairs import collate, encode_pairs
 from attn_demo.measures.timeline import ALPHA_DECIMALS, PROBES, kept_point, read_timeline
-from attn_demo.training.train import RunClock, coverage_loss, learning_rate, main, parse_args, validate
+from attn_demo.training.train import RunClock, coverage_loss, learning_rate, main, model_config, parse_args, validate
 from attn_demo.translator import device_name
 from conftest import tiny_model, toy_pairs
 
@@ -140,6 +140,14 @@ def test_the_inverse_square_root_schedule_peaks_after_the_warm_up_whatever_the_b
     assert math.isclose(learning_rate(args, 1599, 0.0), 5e-4 / 2) and learning_rate(args, 1599, 1.0) == learning_rate(args, 1599, 0.0)
     with pytest.raises(SystemExit):
         parse_args(["--attention", "transformer", "--out", "x", "--schedule", "linear"])
+
+
+def test_a_transformer_s_feed_forward_nonlinearity_is_chosen_on_the_command_line_and_relu_by_default():
+    gelu = parse_args(["--attention", "transformer", "--out", "x", "--activation", "gelu"])
+    assert model_config(gelu, 40, 50).activation == "gelu"
+    assert model_config(parse_args(["--attention", "transformer", "--out", "x"]), 40, 50).activation == "relu"
+    with pytest.raises(SystemExit):
+        parse_args(["--attention", "transformer", "--out", "x", "--activation", "tanh"])
 
 
 def test_a_continued_inverse_square_root_run_warms_up_again_then_decays_as_the_run_before():

@@ -95,5 +95,11 @@ def test_the_network_view_lights_each_step_with_the_pieces_of_the_models_trace(s
             page.evaluate(f"(t) => {GROUP}.show(t)", t)
             assert page.evaluate(NETWORK_OVERLAPS, "left") == [], t
         page.locator("#left-network").screenshot(path=str(SCREENSHOT_DIR / f"network-baseline-{width}.png"))
+    transformer = first_of_kind(shipped, "transformer")
+    if transformer is not None:  # its feed-forward written with the φ its config names, as the server sent it
+        pick(page, "left", transformer)
+        page.wait_for_function(f"() => {GROUP}.payload?.views[0].heads?.activation", timeout=60_000)
+        written = page.evaluate(f"() => {GROUP}.payload.views[0].heads.activation")
+        assert written == "max(0, " and written in page.locator('#left-network [data-node="feedforward"]').text_content()
     assert errors == []
     page.close()

@@ -3,6 +3,7 @@ import gradio as gr
 import numpy as np
 import pytest
 
+from attn_demo.decoding.attribution import JUMPING_GRADIENT_NOTE
 from attn_demo.decoding.grids import words_view
 from attn_demo.models.config import MODEL_KINDS
 from attn_demo.ui.attribution import AttributionSection
@@ -25,8 +26,10 @@ def test_attribution_is_drawn_for_every_model_and_compared_with_alpha_where_ther
     assert list(grid.layout.yaxis.ticktext) == [label(piece) for piece in left.target_tokens]
     assert ("no α to compare" in note) == (attention == "none") and "Spearman" in other_note
     words = plotly_figure(AttributionSection(section.models).show(state, "integrated-gradients", False, "words")[0])
-    assert "by word" in words.layout.title.text and "path points" in AttributionSection(section.models).show(
-        state, "integrated-gradients", False, "pieces")[1]
+    integrated = AttributionSection(section.models).show(state, "integrated-gradients", False, "pieces")[1]
+    assert "by word" in words.layout.title.text and "path points" in integrated
+    assert (JUMPING_GRADIENT_NOTE in integrated) == (attention == "transformer")  # the tiny Transformer's φ is ReLU
+    assert JUMPING_GRADIENT_NOTE not in note  # input × gradient takes no path
     nothing = AttributionSection(section.models).show(None, "input-x-gradient", False, "pieces")
     assert nothing[1] == "Translate a sentence first." and nothing[-1] is None
     refused = AttributionSection(section.models).show(state, "lime", False, "pieces")  # through the API: said in words

@@ -1,9 +1,10 @@
+import dataclasses
 import json
 
 import numpy as np
 import pytest
 
-from attn_demo.checkpoints.folder import save_checkpoint
+from attn_demo.checkpoints.folder import build_model, save_checkpoint
 from attn_demo.decoding.grids import PICK_KEY, pick_key
 from attn_demo.models.attention import KINDS
 from attn_demo.models.config import ATTENTION_TYPES
@@ -11,7 +12,7 @@ from attn_demo.translator import Translation, Translator
 from attn_demo.views.steps import (
     EOS_NOTE, NO_HEADS, NO_SELF_ATTENTION, VECTOR_COLORSCALE, latex_parts, pca_projection, project, step_payload,
     symbol_parts)
-from conftest import tiny_model, untyped
+from conftest import tiny_config, tiny_model, untyped
 
 SOURCE = ["▁the", "▁<img", "▁src=x", "▁the", "</s>"]  # S = 5, a repeated piece and markup
 TARGET = ["▁le", "▁<b>", "</s>"]  # T = 3
@@ -116,6 +117,14 @@ def test_pca_projection_spans_the_top_two_principal_directions(size):
     # fails for a basis that is off by a rounding of float32 (~1e-7)
     np.testing.assert_allclose(basis.T @ basis, np.diag([1.0] * rank + [0.0] * (2 - rank)), atol=1e-12)
     np.testing.assert_allclose(basis @ basis.T, vt[:rank].T @ vt[:rank], atol=1e-12)  # same subspace as the SVD
+
+
+@pytest.mark.parametrize("activation, written", [("relu", "max(0, "), ("gelu", "GELU(")])
+def test_the_network_view_writes_the_feed_forward_nonlinearity_the_model_has(toy_tokenizers, tmp_path, activation, written):
+    model = build_model(dataclasses.replace(tiny_config("transformer"), activation=activation)).eval()
+    save_checkpoint(tmp_path / "t", model, *toy_tokenizers)
+    result = Translator(tmp_path / "t", "cpu").translate("I see the red cat.")
+    assert step_payload("T", result, None)["heads"]["activation"] == written
 
 
 def test_a_transformers_payload_carries_every_head_exactly_and_no_2d_map(toy_tokenizers, tmp_path):
