@@ -189,7 +189,8 @@ class FeedForward(Plain, nn.Module):
     """FFN(x) = W_2 φ(W_1 x + b_1) + b_2, at every position apart (Vaswani et al. 2017, eq. 2), φ = max(0, ·) as
     there or GELU(u) = u Φ(u) (Hendrycks & Gimpel 2016; BERT, GPT). GELU is smooth: along integrated gradients' path
     the gradient does not jump where a unit turns on, and their quadrature converges on the integral far sooner
-    (decoding.attribution.JUMPING_GRADIENT_NOTE). No dropout inside, as in the paper: on this CPU drawing its F-wide mask cost more than a sixth of a training step."""
+    (decoding.attribution.JUMPING_GRADIENT_NOTE). No dropout inside, as in the paper: on this CPU drawing its F-wide
+    mask cost more than a sixth of a training step."""
 
     NONLINEARITIES = {"relu": F.relu, "gelu": F.gelu}
 
