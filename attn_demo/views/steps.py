@@ -27,8 +27,9 @@ VECTOR_COLORSCALE = make_colorscale(diverging.RdBu)
 EOS_NOTE = ("attention often rests on </s> when the piece being written depends on no single English piece "
             "(a first article, punctuation): an observation across many sentences, not a rule")
 
-# What a model without heads (every GRU model) shows where a Transformer's heads and self-attention are drawn
 ACTIVATION_OPENINGS = {"relu": "max(0, ", "gelu": "GELU("}  # φ( of config.ACTIVATIONS, as the network view writes it
+
+# What a model without heads (every GRU model) shows where a Transformer's heads and self-attention are drawn
 NO_HEADS = "One score, one grid: this model attends with a single score, so it has no heads or layers to pick."
 NO_SELF_ATTENTION = ("No self-attention: its encoder's GRUs read the sentence piece by piece, and its decoder's GRU "
                      "carries a state from step to step; that recurrence carries what a Transformer's self-attention reads.")
