@@ -254,3 +254,64 @@ def test_an_even_integral_of_more_pieces_comes_closer_to_the_page_s(translator):
     coarse, fine = (translator.attribute(SENTENCE, french, integrator=attribution.evenly(pieces, 4)) for pieces in (1, 32))
     assert coarse.path_points == 4 and fine.path_points == 128
     assert np.abs(fine.scores - page.scores).max() < np.abs(coarse.scores - page.scores).max()
+
+
+def test_legendre_turns_samples_of_a_polynomial_into_its_coefficients_and_its_integral():
+    nodes, weights, transform = attribution.legendre(6)
+    samples = np.polynomial.legendre.legval(nodes, [2.0, -1.0, 0.0, 0.5, 0.0, 0.25])  # 2 P_0 − P_1 + P_3 / 2 + P_5 / 4
+    np.testing.assert_allclose(transform @ samples, [2.0, -1.0, 0.0, 0.5, 0.0, 0.25], atol=1e-12)
+    assert (weights * samples).sum() == pytest.approx(4.0)  # ∫_{−1}^{1}: 2 c_0
+
+
+def rows_summing_to(total: float, seed: int) -> torch.Tensor:
+    """Five steps' inputs (T, S, E) = (5, 7, 3), positive, each summing to `total`."""
+    x = torch.rand(5, 7, 3, generator=torch.Generator().manual_seed(seed)) + 0.1
+    return x / x.sum((1, 2), keepdim=True) * total
+
+
+def test_error_controlled_leaves_a_smooth_path_as_first_cut_and_integrates_it_exactly():
+    """f = (Σx / 10)³: its integrand is a quadratic in a, nothing left unresolved on any piece."""
+    x, args = rows_summing_to(ROW_SUM, 5), tuple(torch.arange(5) for _ in range(4))
+    cube = lambda embedded, *row_args: (embedded.sum((1, 2)) / ROW_SUM) ** 3  # noqa: E731
+    exact = (x.sum(-1) / ROW_SUM * (cube(x) - cube(0 * x))[:, None]).numpy()
+    scores, gap, points = attribution.error_controlled(1e-4)(IntegratedGradients(cube), x, args, cube(x))
+    assert points == attribution.FIRST_PIECES * attribution.PIECE_POINTS and (gap < 1e-5).all()
+    np.testing.assert_allclose(scores, exact, rtol=1e-5, atol=1e-7)
+
+
+def test_error_controlled_goes_on_where_completeness_is_met_and_its_scores_are_still_off(monkeypatch):
+    """The sharp turn: completeness alone stops once a step's sum is within MAX_GAP, here with every score off by that
+    same share (the step function's gradient is the same for every x_j), 4.9% of the largest; the pieces' own points
+    see what they leave unresolved, and a tighter tolerance takes more of them, closer still."""
+    monkeypatch.setattr(attribution, "MAX_HALVINGS", 12)
+    x, args, f = rows_summing_to(ROW_SUM, 3), tuple(torch.arange(5) for _ in range(4)), SharpTurn()
+    exact = (x.sum(-1) / ROW_SUM * (f(x) - f(0 * x))[:, None]).numpy()
+    error = lambda scores: np.abs(scores - exact).max() / np.abs(exact).max()  # noqa: E731
+    page, _, page_points = attribution.integrated_gradients(IntegratedGradients(f), x, args, f(x))
+    found = {tolerance: attribution.error_controlled(tolerance)(IntegratedGradients(f), x, args, f(x))
+             for tolerance in (0.3, 0.003)}
+    assert error(page) > 0.02 and all(error(scores) < 1e-3 for scores, _, _ in found.values())
+    assert page_points < found[0.3][2] < found[0.003][2]
+    assert error(found[0.003][0]) <= error(found[0.3][0])
+
+
+def test_error_controlled_halves_a_turn_between_its_points_where_completeness_misses_it(monkeypatch):
+    """A turn so sharp that no point of its piece falls on it leaves nothing unresolved there; the piece's miss of
+    completeness still halves it, as integrated_gradients does."""
+    x, args, f = rows_summing_to(ROW_SUM, 3), tuple(torch.arange(5) for _ in range(4)), SharpTurn()
+    monkeypatch.setattr(attribution, "MAX_HALVINGS", 0)
+    _, gap, _ = attribution.error_controlled(0.01)(IntegratedGradients(f), x, args, f(x))
+    assert (gap > 0.05).all()  # the first pieces alone: the turn missed
+    monkeypatch.setattr(attribution, "MAX_HALVINGS", 12)
+    _, gap, _ = attribution.error_controlled(0.01)(IntegratedGradients(f), x, args, f(x))
+    assert (gap <= 0.05).all()
+
+
+def test_error_controlled_comes_as_close_to_the_integral_as_the_page_s_rule_on_every_kind(translator):
+    french = translator.translate(SENTENCE).target_tokens
+    reference = translator.attribute(SENTENCE, french, integrator=attribution.evenly(48, 4)).scores
+    distance = lambda result: (np.abs(result.scores - reference).max(1) / np.abs(reference).max(1)).max()  # noqa: E731
+    page = translator.attribute(SENTENCE, french)
+    controlled = translator.attribute(SENTENCE, french, integrator=attribution.error_controlled(0.01))
+    assert (controlled.completeness_gap <= 0.05).all() and distance(controlled) <= max(distance(page), 1e-3)
+
