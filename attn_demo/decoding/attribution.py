@@ -173,8 +173,7 @@ def integrated_gradients(ig, embedded, args, log_probs, workers: Workers = Worke
     """Integrated gradients of every step, its path first cut where f_t changes, then halved where it misses
     completeness (SCAN_POINTS … MAX_HALVINGS above), each round's batches integrated by `workers` (threads).
     Returns A (T, S), the completeness gap (T,) and the most points any step's integral took."""
-    paths = [first_pieces(t, values) for t, values in enumerate(scan(ig, embedded, args, log_probs, workers))]
-    change = [max(abs(path[-1].f_end - path[0].f_start), 1e-12) for path in paths]  # |f_t(x) − f_t(x')|
+    paths, change = first_cut(ig, embedded, args, log_probs, workers)
     todo = [piece for path in paths for piece in path]
     while todo:
         integrate(ig, embedded, args, todo, PIECE_POINTS, workers)
@@ -214,8 +213,7 @@ def error_controlled(tolerance: float) -> Callable:
     is missed), its pieces also halved where their own points estimate a single score's error over `tolerance` of its
     row's largest (above)."""
     def integrate_to_tolerance(ig, embedded, args, log_probs, workers: Workers = Workers()) -> tuple:
-        paths = [first_pieces(t, values) for t, values in enumerate(scan(ig, embedded, args, log_probs, workers))]
-        change = [max(abs(path[-1].f_end - path[0].f_start), 1e-12) for path in paths]  # |f_t(x) − f_t(x')|
+        paths, change = first_cut(ig, embedded, args, log_probs, workers)
         todo = [piece for path in paths for piece in path]
         while todo:
             sample(ig, embedded, args, todo, workers)
@@ -287,6 +285,12 @@ def totals(paths: list[list[Piece]], change: list[float]) -> tuple:
     scores = np.stack([sum(piece.scores for piece in path) for path in paths])
     gaps = np.array([gap(path, c) for path, c in zip(paths, change)])
     return scores, gaps, max(sum(piece.points for piece in path) for path in paths)
+
+
+def first_cut(ig, embedded, args, log_probs, workers: Workers = Workers()) -> tuple[list[list[Piece]], list[float]]:
+    """Every step's path cut where its scan sees f_t change (first_pieces), and |f_t(x) − f_t(x')| of each step."""
+    paths = [first_pieces(t, values) for t, values in enumerate(scan(ig, embedded, args, log_probs, workers))]
+    return paths, [max(abs(path[-1].f_end - path[0].f_start), 1e-12) for path in paths]
 
 
 def scan(ig, embedded, args, log_probs, workers: Workers = Workers()) -> np.ndarray:

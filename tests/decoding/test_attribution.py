@@ -247,7 +247,6 @@ def test_only_a_transformer_with_relu_is_said_to_have_a_gradient_that_jumps_alon
         assert not gradient_jumps(dataclasses.replace(config, activation="gelu"))
 
 
-
 def test_an_even_integral_of_more_pieces_comes_closer_to_the_page_s(translator):
     french = translator.translate(SENTENCE).target_tokens
     page = translator.attribute(SENTENCE, french)

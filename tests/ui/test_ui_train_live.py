@@ -20,7 +20,7 @@ from conftest import plotly_figure
 
 def test_train_toy_answers_one_json_object_of_the_run():
     # the workshop in this process: the app's own, a process at the lowest priority, waits for a busy CI's cores
-    # (65 s, against 5 here); it answers the REST API in test_train_toy_is_on_the_running_app_s_rest_api
+    # (65 s, against about 3 here); it answers the REST API in test_train_toy_is_on_the_running_app_s_rest_api
     reply = TrainLiveSection(ToyRuns(Workshop())).train_toy("reverse", "bahdanau", 0.5, 3)
     assert json.loads(json.dumps(reply)) == reply  # plain JSON for a REST client
     assert reply["settings"]["seed"] == 3 and reply["updates"] >= 10 and reply["loss_curve"][0][0] == 10
