@@ -29,7 +29,7 @@ from attn_demo.measures.alignment import links_source
 from attn_demo.measures.marks import MARKS
 from attn_demo.measures.timeline import AGREEMENT, attach, first_agreement, read_timeline
 from attn_demo.models.attention import KINDS
-from attn_demo.models.config import read_config
+from attn_demo.models.config import ACTIVATION_NAMES, read_config
 
 CARD = "README.md"
 FACTS = "card.json"  # the facts of the card's sections, by key: the card shows them, the app and the tools read them
@@ -260,6 +260,9 @@ def _training_text(t: dict | None) -> str:
     rows = "\n".join(f"| {i} | {_start_text(run, i)} | {_run_row(run)} |" for i, run in enumerate(runs, start=1))
     replaced = "".join(f"\n\nRun {i}: {w['attention']} attention replaced by {w['replaced_by']}, {w['how']}."
                        for i, w in enumerate((r.get("continued_from") or {} for r in runs), 1) if "replaced_by" in w)
+    phis = "".join(f"\n\nRun {i}: every weight of `{w['checkpoint']}`, its feed-forward φ "
+                   f"{ACTIVATION_NAMES[w['activation'][1]]} where it was {ACTIVATION_NAMES[w['activation'][0]]}."
+                   for i, w in enumerate((r.get("continued_from") or {} for r in runs), 1) if "activation" in w)
     averaged = "".join(f"\n\nRun {i}: the mean of its weights at steps {', '.join(map(str, run['averaged_steps']))} "
                        "(`python -m attn_demo.training.average`), validated as such."
                        for i, run in enumerate(runs, 1) if run.get("averaged_steps"))
@@ -268,7 +271,7 @@ def _training_text(t: dict | None) -> str:
     return (f"{_pairs_text(runs)} Validation scores are greedy; a run ends at its budget or at its plateau (no better "
             "validation BLEU in its patience's validations in a row).\n\n| run | from | target pieces (updates, epochs) | time "
             "| dropout; joined | valid BLEU (chrF) | ended |\n"
-            f"|---|---|---|---|---|---|---|\n{rows}{replaced}{averaged}\n\n```\n{commands}\n```{checked}")
+            f"|---|---|---|---|---|---|---|\n{rows}{replaced}{phis}{averaged}\n\n```\n{commands}\n```{checked}")
 
 
 def _plateau_text(check: dict, run: int) -> str:

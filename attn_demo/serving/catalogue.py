@@ -21,6 +21,7 @@ from pathlib import Path
 from attn_demo.checkpoints.card import run_gpu, training_runs
 from attn_demo.measures.alignment import ALIGNERS
 from attn_demo.models.attention import KINDS, AttentionKind
+from attn_demo.models.config import ACTIVATION_NAMES
 from attn_demo.serving import zerogpu
 from attn_demo.serving.batching import MicroBatcher
 from attn_demo.serving.computed_once import ComputedOnce
@@ -153,7 +154,8 @@ def training_summary(training: dict) -> str:
     """A model's training runs, first to last, in a line: "60 min from scratch → 8.0M pieces, 34.9 min"; a run on
     a GPU names it ("6.0M pieces, 0.8 min on NVIDIA H200"; the CPU goes unsaid), and so does a run that moved to
     one ("40.0M pieces, 261.4 min (6.2 min on NVIDIA H100)");
-    a run whose dropout differs from the run before it says so ("…, dropout 0"), and so does the first
+    a run whose dropout differs from the run before it says so ("…, dropout 0"), as does one that took its weights into
+    another feed-forward φ ("…, GELU"), and so does the first
     with clause-joined examples ("…, clause joins"), one that ended at its plateau ("…, to its plateau") and one
     whose continuation to its plateau was no better ("…, at its plateau": checkpoints.card.plateau_check)."""
     runs, parts = training_runs(training), []
@@ -168,6 +170,8 @@ def training_summary(training: dict) -> str:
         step += " from scratch" if not parts else ""
         if "dropout" in before and "dropout" in run and run["dropout"] != before["dropout"]:
             step += f", dropout {run['dropout']:g}"
+        if phis := (run.get("continued_from") or {}).get("activation"):
+            step += f", {ACTIVATION_NAMES[phis[1]]}"
         if run.get("clause_join_prob") and not before.get("clause_join_prob"):
             step += ", clause joins"
         if run.get("ended") == "plateau":

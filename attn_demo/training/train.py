@@ -13,6 +13,8 @@ starts afresh (checkpoint.warm_start), e.g. Luong's dot score from luong-en-fr:
     python -m attn_demo.training.train --attention luong-dot --out runs/luong-dot --init-from checkpoints/luong-en-fr \
         --target-tokens 6000000 --lr 1e-3 --clause-join-prob 0.25
 
+A Transformer's weights may also go on under another --activation (every weight taken; the card says so).
+
 A run writes into a folder of its own: a candidate moves into checkpoints/ only once it measures better
 than the checkpoint it would replace (CONTRIBUTING.md). Each shipped card's Training section has its recipe.
 

@@ -5,7 +5,7 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from attn_demo.checkpoints.folder import load_checkpoint, read_folder, save_checkpoint, warm_start, warm_start_text
+from attn_demo.checkpoints.folder import build_model, load_checkpoint, read_folder, save_checkpoint, warm_start, warm_start_text
 from attn_demo.measures.marks import write_marks
 from attn_demo.models.rnn import Seq2Seq
 from attn_demo.translator import load_translator
@@ -130,6 +130,16 @@ def test_warm_start_with_the_same_attention_is_strict(toy_checkpoint, attention)
     for name, t in load_checkpoint(toy_checkpoint)[0].state_dict().items():
         assert torch.equal(model.state_dict()[name], t), name
     assert "replaced_by" not in warm and warm_start_text(warm).endswith("every weight")
+
+
+def test_warm_start_takes_a_transformer_s_weights_into_another_feed_forward_nonlinearity(tmp_path, toy_tokenizers):
+    save_checkpoint(tmp_path / "relu", tiny_model("transformer"), *toy_tokenizers)
+    model = build_model(dataclasses.replace(tiny_config("transformer"), activation="gelu"))
+    warm = warm_start(model, read_folder(tmp_path / "relu"))
+    for name, t in load_checkpoint(tmp_path / "relu")[0].state_dict().items():
+        assert torch.equal(model.state_dict()[name], t), name
+    assert warm["activation"] == ["relu", "gelu"]
+    assert warm_start_text(warm).endswith("every weight, its feed-forward φ gelu where it was relu")
 
 
 def test_warm_start_refuses_a_checkpoint_that_differs_beyond_its_attention(tmp_path, toy_tokenizers):

@@ -125,6 +125,13 @@ def test_training_summary_says_which_runs_reached_their_plateau():
     assert training_summary({**first, "plateau": {"patience": 4}}) == "40.0M pieces, 60.0 min from scratch, at its plateau"
 
 
+def test_training_summary_says_where_a_run_took_its_weights_into_another_nonlinearity():
+    first = {"minutes": 243.8, "target_tokens": 5.16e7}
+    gelu = {"minutes": 41.0, "target_tokens": 5.3e6, "ended": "plateau",
+            "continued_from": {"checkpoint": "a", "attention": "transformer", "activation": ["relu", "gelu"], "training": first}}
+    assert training_summary(gelu) == "51.6M pieces, 243.8 min from scratch → 5.3M pieces, 41.0 min, GELU, to its plateau"
+
+
 def test_training_summary_names_the_gpu_part_of_a_run_that_moved():
     parts = [{"device": "CPU", "threads": 1, "minutes": 250.1}, {"device": "NVIDIA H100", "threads": 2, "minutes": 6.2}]
     moved = {"minutes": 256.3, "target_tokens": 40_000_000, "device": "NVIDIA H100", "parts": parts}

@@ -265,6 +265,18 @@ def test_init_from_another_attention_warm_starts_and_the_card_says_what_it_took(
     assert "Run 2: bahdanau attention replaced by none" in card and "| 2 | `checkpoints/first` |" in card
 
 
+def test_init_from_a_transformer_with_another_nonlinearity_takes_every_weight_and_the_card_says_so(tmp_path, toy_tsv):
+    first = tmp_path / "first"
+    main(train_args(tmp_path, toy_tsv, "transformer", minutes=10) + ["--target-tokens", "3000", "--out", str(first)])
+    gelu = train_args(tmp_path, toy_tsv, "transformer", minutes=10)
+    gelu[gelu.index("--run-dir") + 1] = str(tmp_path / "gelu-run")
+    main(gelu + ["--target-tokens", "3000", "--init-from", str(first), "--activation", "gelu"])
+    assert load_checkpoint(tmp_path / "out")[0].config.activation == "gelu"
+    assert read_card(tmp_path / "out")["training"]["continued_from"]["activation"] == ["relu", "gelu"]
+    card = (tmp_path / "out" / "README.md").read_text()
+    assert "Run 2: every weight of `" in card and "its feed-forward φ GELU where it was ReLU." in card
+
+
 def test_a_run_whose_out_folder_is_its_run_folder_writes_its_card_and_training_data(tmp_path, toy_tsv):
     args = train_args(tmp_path, toy_tsv, "luong-dot", minutes=10)
     args[args.index("--run-dir") + 1] = str(tmp_path / "out")  # as `--out runs/x` does with the default run folder
