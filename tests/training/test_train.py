@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from attn_demo.checkpoints.folder import build_model, load_checkpoint, read_training_data
+from attn_demo.checkpoints.folder import build_model, load_checkpoint, read_training_data, save_checkpoint
 from attn_demo.checkpoints.card import read_card
 from attn_demo.data.pairs import collate, encode_pairs
 from attn_demo.measures.timeline import ALPHA_DECIMALS, PROBES, kept_point, read_timeline
@@ -265,16 +265,16 @@ def test_init_from_another_attention_warm_starts_and_the_card_says_what_it_took(
     assert "Run 2: bahdanau attention replaced by none" in card and "| 2 | `checkpoints/first` |" in card
 
 
-def test_init_from_a_transformer_with_another_nonlinearity_takes_every_weight_and_the_card_says_so(tmp_path, toy_tsv):
-    first = tmp_path / "first"
-    main(train_args(tmp_path, toy_tsv, "transformer", minutes=10) + ["--target-tokens", "3000", "--out", str(first)])
-    gelu = train_args(tmp_path, toy_tsv, "transformer", minutes=10)
-    gelu[gelu.index("--run-dir") + 1] = str(tmp_path / "gelu-run")
-    main(gelu + ["--target-tokens", "3000", "--init-from", str(first), "--activation", "gelu"])
+def test_init_from_a_transformer_with_another_nonlinearity_takes_every_weight_and_the_card_says_so(tmp_path, toy_tsv,
+                                                                                                  toy_tokenizers):
+    save_checkpoint(tmp_path / "relu", tiny_model("transformer"), *toy_tokenizers)  # train_args' sizes
+    main(train_args(tmp_path, toy_tsv, "transformer", minutes=10) +
+         ["--target-tokens", "500", "--init-from", str(tmp_path / "relu"), "--activation", "gelu"])
     assert load_checkpoint(tmp_path / "out")[0].config.activation == "gelu"
     assert read_card(tmp_path / "out")["training"]["continued_from"]["activation"] == ["relu", "gelu"]
     card = (tmp_path / "out" / "README.md").read_text()
-    assert "Run 2: every weight of `" in card and "its feed-forward φ GELU where it was ReLU." in card
+    assert "Run 1: every weight of `checkpoints/relu`, its feed-forward φ GELU where it was ReLU." in card
+    assert "feed-forward 10 (GELU)" in card
 
 
 def test_a_run_whose_out_folder_is_its_run_folder_writes_its_card_and_training_data(tmp_path, toy_tsv):
