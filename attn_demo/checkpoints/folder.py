@@ -99,10 +99,11 @@ def read_training_data(folder: Path) -> dict | None:
 
 
 def warm_start(model: Seq2Seq, checkpoint: CheckpointFolder) -> dict:
-    """Load a checkpoint's weights into `model`, which may differ from it in its attention alone.
+    """Load a checkpoint's weights into `model`, which may differ from it in its attention alone, or a Transformer in
+    its feed-forward φ.
 
-    Same attention: every weight, strictly; a Transformer may take them with another feed-forward φ (e.g. gelu from a
-    relu checkpoint: the same weights, a smooth nonlinearity to learn to use). Another attention: every weight outside the attention
+    Same attention: every weight, strictly (a Transformer's under its own φ: GELU from a ReLU checkpoint, the same
+    weights and a smooth nonlinearity to learn to use). Another attention: every weight outside the attention
     module must match in name and shape and is taken; the attention module starts afresh, except
     luong-lowrank from luong-general, whose U, V come from the rank-R truncated SVD of the trained
     W (the best rank-R approximation of s_tᵀ W h_j, Eckart–Young), and bahdanau-coverage from
@@ -113,9 +114,10 @@ def warm_start(model: Seq2Seq, checkpoint: CheckpointFolder) -> dict:
     old, new = source.config.attention, model.config.attention
     if old == new:
         model.load_state_dict(source.state_dict())
-        phis = (source.config.activation, model.config.activation) if new == "transformer" else ()
-        return {"checkpoint": str(folder), "attention": old,
-                **({"activation": list(phis)} if phis and phis[0] != phis[1] else {})}
+        warm = {"checkpoint": str(folder), "attention": old}
+        if new == "transformer" and source.config.activation != model.config.activation:
+            warm["activation"] = [source.config.activation, model.config.activation]
+        return warm
     own, stored = model.state_dict(), source.state_dict()
     taken = {name: t for name, t in stored.items() if name in own and own[name].shape == t.shape}
     if (old, new) == ("luong-general", "luong-lowrank"):
