@@ -55,10 +55,10 @@ def main(argv=None) -> list[dict]:
     p.add_argument("--tolerance", type=float, help="measure attribution.error_controlled at this tolerance, not the page's rule")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
+    integrator, rule = ((None, "the page's") if args.tolerance is None else
+                        (error_controlled(args.tolerance), f"error_controlled({args.tolerance:g})'s"))
     report = []
     for checkpoint in args.checkpoints:
-        integrator, rule = ((None, "the page's") if args.tolerance is None else
-                            (error_controlled(args.tolerance), f"error_controlled({args.tolerance:g})'s"))
         found, most, seconds = distances(load_translator(checkpoint), TEXTS, args.pieces, args.points, integrator)
         row = {"model": checkpoint.name, "rule": rule, "steps": len(found), "largest": float(found.max()),
                "p90": float(np.quantile(found, 0.9)), "median": float(np.median(found)), "path_points": most,

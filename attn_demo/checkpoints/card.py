@@ -258,11 +258,12 @@ def _training_text(t: dict | None) -> str:
         return "Not recorded."
     runs = training_runs(t)
     rows = "\n".join(f"| {i} | {_start_text(run, i)} | {_run_row(run)} |" for i, run in enumerate(runs, start=1))
+    warm_starts = [run.get("continued_from") or {} for run in runs]  # what each run took from the checkpoint before
     replaced = "".join(f"\n\nRun {i}: {w['attention']} attention replaced by {w['replaced_by']}, {w['how']}."
-                       for i, w in enumerate((r.get("continued_from") or {} for r in runs), 1) if "replaced_by" in w)
+                       for i, w in enumerate(warm_starts, 1) if "replaced_by" in w)
     phis = "".join(f"\n\nRun {i}: every weight of `{w['checkpoint']}`, its feed-forward φ "
                    f"{ACTIVATION_NAMES[w['activation'][1]]} where it was {ACTIVATION_NAMES[w['activation'][0]]}."
-                   for i, w in enumerate((r.get("continued_from") or {} for r in runs), 1) if "activation" in w)
+                   for i, w in enumerate(warm_starts, 1) if "activation" in w)
     averaged = "".join(f"\n\nRun {i}: the mean of its weights at steps {', '.join(map(str, run['averaged_steps']))} "
                        "(`python -m attn_demo.training.average`), validated as such."
                        for i, run in enumerate(runs, 1) if run.get("averaged_steps"))
