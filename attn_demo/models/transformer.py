@@ -370,8 +370,9 @@ class Decoder(Plain, nn.Module):
         return (readout, *self.affine("out")[0])
 
     def run(self, y_in, cache, memory, forced=None, every: bool = True, at=None):
-        """y_in (B, T) at positions t₀ … t₀ + T − 1 after the cache (B, L, 2, H, t₀, d_k) → LN(x) (B, T, D), the
-        new cache (B, L, 2, H, t₀ + T, d_k), and each layer's self- and cross-attention: every layer's α kept (the
+        """y_in (B, T) at positions t₀ … t₀ + T − 1 after the cache (B, L, 2, H, t₀, d_k) → LN(x) (B, T, D), each
+        layer's keys and values of all t₀ + T positions (L × (B, 2, H, t₀ + T, d_k): step stacks them into the next
+        cache, the other callers need none), and each layer's self- and cross-attention: every layer's α kept (the
         trace), or with every=False only the shown grid's (a search step, training, attribution). forced (B, T, S) α
         set by hand (NaN rows: the model's own) for the heads of the shown grid; memory.heads_on the cross-attention
         heads at work. at (B,), when given: the last layer computes position at[b] of each row b alone (no layer
@@ -394,7 +395,7 @@ class Decoder(Plain, nn.Module):
             kept.append(keys)
             own.append(mine)
             cross.append(theirs)
-        return self.norm(x), torch.stack(kept, 1), own, cross
+        return self.norm(x), kept, own, cross
 
     def _forced(self, forced, layer: int):
         """forced (B, T, S) as the weights of every head of the layer (B, H, T, S): those of the shown grid
@@ -440,10 +441,10 @@ class Decoder(Plain, nn.Module):
         """One output step from the cache (B, L, 2, H, t, d_k); weights (B, S), when given, replace the shown
         grid's α at this step; coverage (B, S), the step before's Step.coverage, is summed on (no score reads it)."""
         forced = None if weights is None else weights[:, None]
-        readout, cache, _, cross = self.run(y_prev[:, None], cache, memory, forced, every=False)
+        readout, keys, _, cross = self.run(y_prev[:, None], cache, memory, forced, every=False)
         alpha, context = (value[:, 0] for value in self.shown(cross))  # (B, S), (B, D)
         coverage = no_coverage(memory) if coverage is None else coverage
-        return Step(self.logits(readout[:, 0]), cache, None, None, alpha, context, coverage + alpha)
+        return Step(self.logits(readout[:, 0]), torch.stack(keys, 1), None, None, alpha, context, coverage + alpha)
 
 
 @dataclass
