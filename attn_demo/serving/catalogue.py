@@ -161,7 +161,7 @@ def training_summary(training: dict) -> str:
     runs, parts = training_runs(training), []
     for before, run in zip([{}] + runs, runs):
         tokens = f"{run['target_tokens'] / 1e6:.1f}M pieces, " if run.get("target_tokens") else ""
-        replaced = (run.get("continued_from") or {}).get("replaced_by")
+        warm = run.get("continued_from") or {}  # what the run took from the checkpoint before (checkpoints.folder.warm_start)
         step = f"{tokens}{run['minutes']} min"
         if "parts" in run:  # a run that a --resume moved names the time each GPU took of it
             step += "".join(f" ({part['minutes']} min on {run_gpu(part)})" for part in run["parts"] if run_gpu(part))
@@ -170,13 +170,13 @@ def training_summary(training: dict) -> str:
         step += " from scratch" if not parts else ""
         if "dropout" in before and "dropout" in run and run["dropout"] != before["dropout"]:
             step += f", dropout {run['dropout']:g}"
-        if phis := (run.get("continued_from") or {}).get("activation"):
-            step += f", {ACTIVATION_NAMES[phis[1]]}"
+        if "activation" in warm:
+            step += f", {ACTIVATION_NAMES[warm['activation'][1]]}"
         if run.get("clause_join_prob") and not before.get("clause_join_prob"):
             step += ", clause joins"
         if run.get("ended") == "plateau":
             step += ", to its plateau"
         elif run.get("plateau"):  # continued until its plateau and found no better (checkpoints.card.plateau_check)
             step += ", at its plateau"
-        parts.append(f"attention replaced, then {step}" if replaced else step)
+        parts.append(f"attention replaced, then {step}" if "replaced_by" in warm else step)
     return " → ".join(parts) if parts else "not recorded"
