@@ -72,7 +72,10 @@ STATUS_EVERY_S = 1.0
 # holds one while it waits for its batch. Without threads to spare, a full class would also stall
 # what needs no decoding, queue joins and room calls included (tests/test_app.py).
 MAX_THREADS = CONCURRENCY + ROOM_CONCURRENCY + 16
-TOGGLE_LARGE_TEXT = "(large) => { document.body.classList.toggle('attn-large', large); }"
+# The projector switch in the browser: the page's text and every step view at the new size. Gradio runs the listeners
+# of one event in turn, each to the end of its server call: registered first, this draws at once, before the figures
+# that the server redraws for the switch.
+TOGGLE_LARGE_TEXT = "(large) => { document.body.classList.toggle('attn-large', large); window.attnSteps.relayoutAll(large); }"
 
 
 def start() -> tuple[list, list[str], Rooms]:
@@ -140,6 +143,7 @@ def build_demo(models, notices=(), rooms: Rooms | None = None) -> Page:
             with gr.Column(scale=4, min_width=320):  # a phone puts the switch below the title
                 gr.Markdown(header_markdown(models, notices), elem_id="header")
             large_text = gr.Checkbox(label="Large text (projector)", value=False, scale=0, min_width=200)
+        large_text.change(None, large_text, None, js=TOGGLE_LARGE_TEXT, api_name="toggle_large_text")
         gr.HTML(contents(), elem_id="contents")  # every section one click away, kept at the top of the screen
         with section("translate"):
             controls = translate.render(large_text)
@@ -169,7 +173,6 @@ def build_demo(models, notices=(), rooms: Rooms | None = None) -> Page:
                     "(CC-BY 2.0 FR). The alignment check uses the English–French Hansards word alignments of the "
                     "HLT-NAACL 2003 shared task (Mihalcea & Pedersen 2003).")
         train_live.render_api()
-        large_text.change(None, large_text, None, js=TOGGLE_LARGE_TEXT, api_name="toggle_large_text")
         # the page opens on its link's view, or on the first example: from the cache (warm_up), so a full room costs nothing
         controls.open_page(demo)
     demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=2, status_update_rate=STATUS_EVERY_S)

@@ -93,6 +93,16 @@ def test_large_text_redraws_the_grids_from_state(shipped, translated):
     assert plotly_figure(grid).layout.font.size > plotly_figure(reply(translated)["left"]["grid"]).layout.font.size
 
 
+def test_the_projector_switch_draws_in_the_browser_before_the_server_redraws_the_figures(shipped):
+    """Gradio runs one event's listeners in turn, each to the end of its server call: the switch's one browser-only
+    listener comes first, or the page's text grows only once every figure has come back from a busy server."""
+    switch = next(block for block in shipped.demo.blocks.values() if getattr(block, "label", None) == "Large text (projector)")
+    listeners = [dep for dep in shipped.demo.get_config_file()["dependencies"]
+                 if (switch._id, "change") in (tuple(target) for target in dep["targets"])]
+    assert [dep["api_name"] for dep in listeners if not dep["backend_fn"]] == ["toggle_large_text"]
+    assert listeners[0]["api_name"] == "toggle_large_text" and len(listeners) > 1  # the grids and charts follow
+
+
 @pytest.mark.parametrize("text", BAD_INPUTS)
 def test_bad_input_gives_a_message_and_clears_the_page(shipped, text):
     outputs = shipped.translate.translate(text, 1, False)

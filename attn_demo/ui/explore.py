@@ -346,6 +346,5 @@ class ExploreSection:
         then_load(move_button.click(self.move, [*inputs, large_text], outputs, api_name="explore_move"), "explore_move")
         then_load(head.input(self.turn_off, [explored, head, large_text], outputs, api_name="explore_head_off"),
                   "explore_head_off")
-        large_text.change(None, large_text, None, js=STEPS.relayout, api_name="explore_relayout_steps")
         # the model explored follows the left side's pick, a link's included; in the browser, with no request
         controls.pickers[0].change(None, controls.pickers[0], key, js="(left) => left", api_name="explore_follow_left")

@@ -59,10 +59,6 @@ class StepGroup:
     def load(self) -> str:
         return f"(payload, large) => {{ {self.call('load(payload, large)')}; }}"
 
-    @property
-    def relayout(self) -> str:
-        return f"(large) => {{ {self.call('relayout(large)')}; }}"
-
     def scrubber(self, api_prefix: str = "") -> gr.Slider:
         """◀ slider ▶ and Play, wired to the browser only (no round trip, no server work); returns the slider."""
         with gr.Row(equal_height=True):

@@ -680,6 +680,10 @@
       if (!groups.has(id) || groups.get(id).root !== root) groups.set(id, new StepGroup(root));
       return groups.get(id);
     },
+    // The page's text size switched (the projector): every group made so far, relaid out at that size.
+    relayoutAll(large) {
+      for (const id of groups.keys()) if (document.getElementById(id)) this.group(id).relayout(large);
+    },
     // what network_view.js and heads_view.js draw with (they set window.attnSteps.NetworkView, HeadStepView, …)
     draw: { floats, node, svgNode, write, setText, upwards, placeUpwards, textWidth, colourTable, alphaIndex, tableColour,
             running, paint, weigh, SIZES, HIGHLIGHT, MUTED, StepView },

@@ -384,7 +384,6 @@ class TranslateSection:
             grid_pick.change(self.side_grid(side), [session, large_text, unit, grid_pick],
                              [sides[side][field] for field in GRID_FIELDS], api_name=f"{side}_grid", queue=False,
                              show_progress="hidden")
-        large_text.change(None, large_text, None, js=STEPS.relayout, api_name="relayout_steps")
         grids_svg.click(None, None, None, js=GRIDS_AS_SVG, api_name="grids_svg")
 
         def translate_after(event, name: str):
