@@ -1,4 +1,5 @@
 from attn_demo.measures.aligner import aligner_links, grow_diag_final_and, tokenise_english, tokenise_french
+from attn_demo.measures.marks import ALIGNER_VOTES
 from conftest import toy_pairs
 
 
@@ -19,13 +20,16 @@ def test_grow_diag_final_and_by_hand():
 
 def test_eflomal_finds_the_adjective_noun_inversion():
     """The toy corpus puts French adjectives after their nouns: an aligner must cross the links.
-    Each direction may leave a word unaligned (eflomal samples; about 1 run in 10 the forward
-    direction sends "rouge" or "chat" to NULL), but none may draw a wrong link."""
+    Each direction may leave a word unaligned (eflomal samples, seeded from the system: of 1,000 runs, each direction
+    sent "rouge" or "chat" to NULL in about 60, both in 1), but no run may draw a wrong link, and the majority of
+    ALIGNER_VOTES runs finds all three, as the measures that read eflomal count (measures.marks)."""
     pairs = toy_pairs()
     english, french = [["the", "red", "cat"]], [["le", "chat", "rouge"]]
-    links = aligner_links(english, french, pairs)
-    assert set(links) == {"eflomal forward", "eflomal reverse", "eflomal intersection", "eflomal grow-diag-final-and"}
+    runs = [aligner_links(english, french, pairs) for _ in range(ALIGNER_VOTES)]
     right = {(0, 0), (1, 2), (2, 1)}
-    for name, sentence_links in links.items():
-        assert len(sentence_links) == 1 and sentence_links[0] <= right, name
-    assert links["eflomal grow-diag-final-and"][0] == right
+    for links in runs:
+        assert set(links) == {"eflomal forward", "eflomal reverse", "eflomal intersection", "eflomal grow-diag-final-and"}
+        for name, sentence_links in links.items():
+            assert len(sentence_links) == 1 and sentence_links[0] <= right, name
+    symmetrised = [links["eflomal grow-diag-final-and"][0] for links in runs]
+    assert 2 * symmetrised.count(right) > ALIGNER_VOTES, symmetrised
