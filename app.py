@@ -146,7 +146,7 @@ def build_demo(models, notices=(), rooms: Rooms | None = None) -> Page:
         large_text.change(None, large_text, None, js=TOGGLE_LARGE_TEXT, api_name="toggle_large_text")
         gr.HTML(contents(), elem_id="contents")  # every section one click away, kept at the top of the screen
         with section("translate"):
-            controls = translate.render(large_text)
+            controls = translate.render(demo, large_text)
         with section("share"):
             share.render(controls)
             export.render(controls.session, controls.grid_picks)
@@ -173,8 +173,6 @@ def build_demo(models, notices=(), rooms: Rooms | None = None) -> Page:
                     "(CC-BY 2.0 FR). The alignment check uses the English–French Hansards word alignments of the "
                     "HLT-NAACL 2003 shared task (Mihalcea & Pedersen 2003).")
         train_live.render_api()
-        # the page opens on its link's view, or on the first example: from the cache (warm_up), so a full room costs nothing
-        controls.open_page(demo)
     demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=2, status_update_rate=STATUS_EVERY_S)
     cache_block_configs(demo)  # every new session builds its state from all of the page's blocks
     translate.warm_up()

@@ -39,7 +39,7 @@ SECTION = ReplayedSection(ON_PAGE)
 
 with gr.Blocks() as demo:
     large_text = gr.Checkbox(label="Large text")
-    controls = SECTION.render(large_text)
+    controls = SECTION.render(demo, large_text)
     ExploreSection(ON_PAGE).render(controls, large_text)
     QuizSection(MODELS).render(controls.session)
 

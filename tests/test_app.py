@@ -103,6 +103,23 @@ def test_the_projector_switch_draws_in_the_browser_before_the_server_redraws_the
     assert listeners[0]["api_name"] == "toggle_large_text" and len(listeners) > 1  # the grids and charts follow
 
 
+def test_a_users_translation_cancels_the_pages_opening_before_it_is_sent(shipped):
+    """A user who translates or picks before the page has opened wins; Gradio runs one event's listeners in turn, each
+    to the end of its server call, so the cancelling comes first: after the user's translation it would let the
+    opening write its example over the user's sentence meanwhile."""
+    dependencies = shipped.demo.get_config_file()["dependencies"]
+    opening = {dep["id"] for dep in dependencies if dep["api_name"] in ("open_page", "open_page_step_data")}
+    cancelling = [dep for dep in dependencies if opening & set(dep["cancels"])]
+    assert len(cancelling) == 1 and set(cancelling[0]["cancels"]) == opening
+    triggers = [tuple(target) for target in cancelling[0]["targets"]]
+    assert len(triggers) == 4  # Translate, Enter in the box, and either side's model picked
+    for trigger in triggers:
+        listeners = [dep for dep in dependencies if trigger in (tuple(target) for target in dep["targets"])]
+        first_server = next(i for i, dep in enumerate(listeners) if dep["backend_fn"])
+        assert listeners[first_server]["api_name"] in ("translate", "pick_model")
+        assert listeners.index(cancelling[0]) < first_server
+
+
 @pytest.mark.parametrize("text", BAD_INPUTS)
 def test_bad_input_gives_a_message_and_clears_the_page(shipped, text):
     outputs = shipped.translate.translate(text, 1, False)

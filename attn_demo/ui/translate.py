@@ -295,9 +295,9 @@ class TranslateSection:
             return [{**skipped, "grid": grid}[field] for field in GRID_FIELDS]
         return redraw
 
-    def render(self, large_text: gr.Checkbox) -> "TranslateControls":
-        """The section's components and events, inside the page's gr.Blocks; large_text is the page's
-        projector switch, which redraws this section's figures. Returns what later sections use:
+    def render(self, page: gr.Blocks, large_text: gr.Checkbox) -> "TranslateControls":
+        """The section's components and events, inside the page's gr.Blocks (`page`, which opens translated);
+        large_text is the page's projector switch, which redraws this section's figures. Returns what later sections use:
         the session state (the last translation), the pickers, and a way to translate on their events."""
         session = gr.State(None)
         with gr.Row(equal_height=True):
@@ -369,6 +369,24 @@ class TranslateSection:
             drawn = steps.then(None, [steps_json, large_text], None, js=STEPS.load, api_name=f"{prefix}load_steps")
             return steps, drawn
 
+        def open_page() -> tuple:
+            """When the page loads: the view of its link (or the first example), then that link's step; returns the
+            events a user's own translation cancels."""
+            requested_step = gr.Number(1, visible=False)  # not a State: the browser reads it (MOVE_TO_STEP)
+            link_view = {"q": source_box, "beam": beam_slider, "unit": unit, "left": pickers[0], "right": pickers[1],
+                         "step": requested_step, "left_grid": grid_picks[0], "right_grid": grid_picks[1]}
+            opening = page.load(self.open_link, large_text, [*(link_view[name] for name in LINK_VIEW), *outputs],
+                                api_name="open_page", show_progress_on=progress_on)
+            steps, drawn = with_steps(opening, "open_page_", cancellable=True)
+            drawn.then(None, requested_step, step_slider, js=MOVE_TO_STEP, api_name="open_page_step")
+            return opening, steps
+
+        # The page opens on its link's view, or on the first example: from the cache (warm_up), so a full room costs
+        # nothing. A user who translates or picks before it has opened wins: what is left of the opening is cancelled,
+        # so its view is never drawn over the user's. Gradio runs one event's listeners in turn, each to the end of its
+        # server call: the cancelling is registered first, to come before the user's translation, not after it.
+        gr.on([translate_button.click, source_box.submit, *(picker.input for picker in pickers)], None, None,
+              cancels=list(open_page()), api_name="open_page_cancel")
         translate_inputs = [source_box, beam_slider, large_text, unit, *pickers, *grid_picks]
         with_steps(gr.on([translate_button.click, source_box.submit], replying(self.translate), translate_inputs, outputs,
                          api_name="translate", concurrency_limit=CONCURRENCY, show_progress_on=progress_on), "")
@@ -391,30 +409,15 @@ class TranslateSection:
             with_steps(event.then(replying(self.translate), translate_inputs, outputs, api_name=name, show_progress_on=progress_on),
                        f"{name}_")
 
-        def open_page(page: gr.Blocks):
-            """When the page loads: the view of its link (or the first example), then that link's step."""
-            requested_step = gr.Number(1, visible=False)  # not a State: the browser reads it (MOVE_TO_STEP)
-            link_view = {"q": source_box, "beam": beam_slider, "unit": unit, "left": pickers[0], "right": pickers[1],
-                         "step": requested_step, "left_grid": grid_picks[0], "right_grid": grid_picks[1]}
-            opening = page.load(self.open_link, large_text, [*(link_view[name] for name in LINK_VIEW), *outputs],
-                                api_name="open_page", show_progress_on=progress_on)
-            steps, drawn = with_steps(opening, "open_page_", cancellable=True)
-            drawn.then(None, requested_step, step_slider, js=MOVE_TO_STEP, api_name="open_page_step")
-            # a user who translates or picks before the page has opened wins: what is left of the opening is
-            # cancelled, so its step views can never be drawn over the user's
-            gr.on([translate_button.click, source_box.submit, *(picker.input for picker in pickers)], None, None,
-                  cancels=[opening, steps], api_name="open_page_cancel")
-
         return TranslateControls(session, source_box, beam_slider, unit, pickers, grid_picks, step_slider, steps_json,
-                                 translate_after, open_page)
+                                 translate_after)
 
 
 @dataclass(frozen=True)
 class TranslateControls:
     """What later sections and the page use of this one: its session state and inputs, its step
     slider, its step data (in the browser; it changes with every translation shown),
-    translate_after(event, api_name), which translates what the inputs hold once the event has run,
-    and open_page(demo)."""
+    and translate_after(event, api_name), which translates what the inputs hold once the event has run."""
 
     session: gr.State
     source: gr.Textbox
@@ -425,4 +428,3 @@ class TranslateControls:
     step: gr.Slider
     steps: gr.JSON
     translate_after: Callable
-    open_page: Callable  # open_page(demo): the page opens on its link's view, or on the first example

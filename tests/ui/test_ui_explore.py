@@ -153,7 +153,7 @@ def test_turning_a_head_off_through_the_rest_api_answers_with_a_message(models, 
     section = TranslateSection(ModelsOnPage(models, ("tiny-transformer", "tiny-bahdanau")), TraceFiles(tmp_path))
     with gr.Blocks() as demo:
         large_text = gr.Checkbox(False)
-        ExploreSection(section.models).render(section.render(large_text), large_text)
+        ExploreSection(section.models).render(section.render(demo, large_text), large_text)
     demo.queue().launch(prevent_thread_lock=True, server_port=free_port(), quiet=True)
     try:
         client = Client(demo.local_url, verbose=False)
