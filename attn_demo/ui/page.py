@@ -38,6 +38,7 @@ THEME = gr.themes.Soft().set(
 CSS = """
 body.attn-large .prose, body.attn-large textarea, body.attn-large input, body.attn-large button,
 body.attn-large label span { font-size: 1.4rem !important; }
+body.attn-large .info-text { font-size: 1.15rem !important; }  /* a control's note under its label (Gradio's info=) */
 .translation textarea { font-size: 1.25rem !important; }
 .katex { font-size: 1.2em; }
 body.attn-large .katex { font-size: 1.6em; }
