@@ -93,14 +93,18 @@ def test_large_text_redraws_the_grids_from_state(shipped, translated):
     assert plotly_figure(grid).layout.font.size > plotly_figure(reply(translated)["left"]["grid"]).layout.font.size
 
 
+def listeners(dependencies: list, trigger: tuple) -> list:
+    """The page's listeners of one event, (component id, event name), in the order the browser runs them."""
+    return [dep for dep in dependencies if trigger in (tuple(target) for target in dep["targets"])]
+
+
 def test_the_projector_switch_draws_in_the_browser_before_the_server_redraws_the_figures(shipped):
     """Gradio runs one event's listeners in turn, each to the end of its server call: the switch's one browser-only
     listener comes first, or the page's text grows only once every figure has come back from a busy server."""
     switch = next(block for block in shipped.demo.blocks.values() if getattr(block, "label", None) == "Large text (projector)")
-    listeners = [dep for dep in shipped.demo.get_config_file()["dependencies"]
-                 if (switch._id, "change") in (tuple(target) for target in dep["targets"])]
-    assert [dep["api_name"] for dep in listeners if not dep["backend_fn"]] == ["toggle_large_text"]
-    assert listeners[0]["api_name"] == "toggle_large_text" and len(listeners) > 1  # the grids and charts follow
+    switched = listeners(shipped.demo.get_config_file()["dependencies"], (switch._id, "change"))
+    assert [dep["api_name"] for dep in switched if not dep["backend_fn"]] == ["toggle_large_text"]
+    assert switched[0]["api_name"] == "toggle_large_text" and len(switched) > 1  # the grids and charts follow
 
 
 def test_a_users_translation_cancels_the_pages_opening_before_it_is_sent(shipped):
@@ -114,10 +118,10 @@ def test_a_users_translation_cancels_the_pages_opening_before_it_is_sent(shipped
     triggers = [tuple(target) for target in cancelling[0]["targets"]]
     assert len(triggers) == 4  # Translate, Enter in the box, and either side's model picked
     for trigger in triggers:
-        listeners = [dep for dep in dependencies if trigger in (tuple(target) for target in dep["targets"])]
-        first_server = next(i for i, dep in enumerate(listeners) if dep["backend_fn"])
-        assert listeners[first_server]["api_name"] in ("translate", "pick_model")
-        assert listeners.index(cancelling[0]) < first_server
+        run = listeners(dependencies, trigger)
+        first_server = next(i for i, dep in enumerate(run) if dep["backend_fn"])
+        assert run[first_server]["api_name"] in ("translate", "pick_model")
+        assert run.index(cancelling[0]) < first_server
 
 
 @pytest.mark.parametrize("text", BAD_INPUTS)
